@@ -1,0 +1,1 @@
+"""The `tsattn` command line (installed as ``tsattn.cli``): a thin click skin over the library."""

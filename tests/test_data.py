@@ -1,0 +1,111 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsattn
+from tsattn.data import MAX_FIBONACCI_N, as_series, read_csv_series
+from tsattn.errors import ConfigError, DataError
+
+
+def test_sunspots_check_figures():
+    s = tsattn.load_dataset("sunspots")
+    assert len(s) == 2820
+    assert s.dtype == np.float64
+    assert isinstance(s.index, pd.DatetimeIndex) and s.index.freqstr == "MS"
+    assert s.index[0] == pd.Timestamp("1749-01-01") and s.index[-1] == pd.Timestamp("1983-12-01")
+    assert s.sum() == pytest.approx(144570.0)
+    assert (s.min(), s.max()) == (0.0, 253.8)
+    assert s.iloc[:3].tolist() == [58.0, 62.6, 70.0] and s.iloc[-3:].tolist() == [55.8, 33.3, 33.4]
+
+
+def test_fibonacci_as_tutorial_and_log():
+    assert tsattn.load_dataset("fibonacci", n=8).tolist() == [1, 2, 3, 5, 8, 13, 21, 34]
+    assert len(tsattn.load_dataset("fibonacci")) == 1200
+    log = tsattn.load_dataset("fibonacci", n=10, log=True)
+    np.testing.assert_allclose(np.exp(log), tsattn.fibonacci(10))
+    # the brief's measured fact: after min-max scaling 1185 of the 1200 values are below 0.001
+    values = tsattn.fibonacci(1200).to_numpy()
+    scaled = (values - values.min()) / (values.max() - values.min())
+    assert (scaled < 0.001).sum() == 1185
+
+
+def test_fibonacci_overflow_refused():
+    assert np.isfinite(tsattn.fibonacci(MAX_FIBONACCI_N).iloc[-1])
+    with pytest.raises(ConfigError, match="overflows float64"):
+        tsattn.fibonacci(MAX_FIBONACCI_N + 1)
+    assert 1470 < MAX_FIBONACCI_N < 1480
+
+
+def test_unknown_dataset_and_option():
+    with pytest.raises(ConfigError, match="available: fibonacci, sunspots"):
+        tsattn.load_dataset("sunspot")
+    with pytest.raises(ConfigError, match="takes: n, log"):
+        tsattn.load_dataset("fibonacci", size=3)
+
+
+def test_nan_refused_or_filled():
+    s = pd.Series([1.0, np.nan, 3.0, 4.0], index=pd.date_range("2020-01-01", periods=4, freq="D"))
+    with pytest.raises(DataError, match=r"1 missing \(NaN\) value\(s\), first at 2020-01-02.*interpolate"):
+        as_series(s)
+    assert as_series(s, fill="interpolate").tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert as_series(s, fill="ffill").tolist() == [1.0, 1.0, 3.0, 4.0]
+    assert len(as_series(s, fill="drop")) == 3
+    with pytest.raises(DataError, match="infinite"):
+        as_series(pd.Series([1.0, np.inf, 2.0]))
+
+
+def test_duplicates_refused_unsorted_sorted_with_warning():
+    index = pd.to_datetime(["2020-01-01", "2020-01-01", "2020-01-02"])
+    with pytest.raises(DataError, match="duplicate timestamp"):
+        as_series(pd.Series([1.0, 2.0, 3.0], index=index))
+    unsorted = pd.Series([3.0, 1.0, 2.0], index=pd.to_datetime(["2020-01-03", "2020-01-01", "2020-01-02"]))
+    with pytest.warns(UserWarning, match="sorted"):
+        result = as_series(unsorted)
+    assert result.tolist() == [1.0, 2.0, 3.0] and result.index.freqstr == "D"
+
+
+def test_inputs_accepted():
+    assert as_series(np.arange(5)).index.equals(pd.RangeIndex(5))
+    assert as_series(pd.DataFrame({"v": [1, 2, 3]})).tolist() == [1.0, 2.0, 3.0]
+    period = pd.Series([1.0, 2.0, 3.0], index=pd.period_range("2020-01", periods=3, freq="M"))
+    assert isinstance(as_series(period).index, pd.PeriodIndex)
+    with pytest.raises(DataError, match="one column"):
+        as_series(pd.DataFrame({"a": [1], "b": [2]}))
+    with pytest.raises(DataError, match="not numeric"):
+        as_series(pd.Series(["1", "x", "3"]))
+    with pytest.raises(DataError, match="empty"):
+        as_series(pd.Series([], dtype=float))
+
+
+def test_csv_reading(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("date,value,other\n2020-03-01,3,a\n2020-01-01,1,b\n2020-02-01,2,c\n")
+    with pytest.warns(UserWarning, match="sorted"):
+        s = read_csv_series(path, column="value", date_column="date")
+    assert s.tolist() == [1.0, 2.0, 3.0] and s.index.freqstr == "MS"
+    no_dates = read_csv_series(path, column="value")
+    assert isinstance(no_dates.index, pd.RangeIndex)
+    with pytest.raises(DataError, match="column 'missing' not found.*available columns: date, value, other"):
+        read_csv_series(path, column="missing")
+    with pytest.raises(DataError, match="not numeric"):
+        read_csv_series(path, column="other")
+    with pytest.raises(DataError, match="choose the value column"):
+        read_csv_series(path)
+    with pytest.raises(DataError, match="does not exist"):
+        read_csv_series(tmp_path / "nope.csv", column="v")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match="is empty"):
+        read_csv_series(empty, column="v")
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("a,b\n")
+    with pytest.raises(DataError, match="no rows"):
+        read_csv_series(header_only, column="a")
+    binary = tmp_path / "corrupt.csv"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(DataError):
+        read_csv_series(binary, column="a")
+    bad_dates = tmp_path / "bad_dates.csv"
+    bad_dates.write_text("date,value\nyesterday,1\ntoday,2\n")
+    with pytest.raises(DataError, match="cannot be parsed as dates"):
+        read_csv_series(bad_dates, column="value", date_column="date")

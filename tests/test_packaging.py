@@ -1,0 +1,42 @@
+"""Install tsattn non-editably into a fresh virtual environment and use it from another directory."""
+
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_regular_install_loads_sunspots_from_anywhere(tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    # tsattn itself is built and installed for real (no --editable); its heavy dependencies are reused
+    # from this environment through a .pth line instead of being downloaded again.
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
+                    str(ROOT)], check=True, cwd=tmp_path)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "zz_outer_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = ("import tsattn; s = tsattn.load_dataset('sunspots'); print(len(s), s.index.freqstr); "
+            "print(tsattn.__file__)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([str(python), "-c", code], cwd=elsewhere, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    first, location = result.stdout.strip().splitlines()
+    assert first == "2820 MS"
+    assert str(env_dir) in location  # the installed copy, not the source tree
+    cli = subprocess.run([str(env_dir / "bin" / "tsattn"), "datasets"], cwd=elsewhere, capture_output=True,
+                         text=True, env=env)
+    assert cli.returncode == 0 and "sunspots" in cli.stdout and "fibonacci" in cli.stdout
+    module = subprocess.run([str(python), "-m", "tsattn", "--version"], cwd=elsewhere, capture_output=True,
+                            text=True, env=env)
+    assert module.returncode == 0 and "tsattn, version" in module.stdout

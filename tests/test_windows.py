@@ -1,0 +1,111 @@
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsattn
+from tsattn.errors import ConfigError, DataError
+from tsattn.windows import Scaler, SplitSpec, make_windows, window_series
+
+
+def test_make_windows_shapes_values_and_no_copy():
+    values = np.arange(10.0)
+    X, y = make_windows(values, window=3, horizon=2)
+    assert X.shape == (6, 3, 1) and y.shape == (6, 2)
+    assert X[0, :, 0].tolist() == [0, 1, 2] and y[0].tolist() == [3, 4]
+    assert X[-1, :, 0].tolist() == [5, 6, 7] and y[-1].tolist() == [8, 9]
+    assert np.shares_memory(X, values) and np.shares_memory(y, values)
+    Xs, ys = make_windows(values, window=3, stride=3)
+    assert Xs[:, :, 0].tolist() == [[0, 1, 2], [3, 4, 5], [6, 7, 8]] and ys.ravel().tolist() == [3, 6, 9]
+
+
+def test_make_windows_million_points_fast():
+    values = np.random.default_rng(0).normal(size=1_000_000)
+    start = time.perf_counter()
+    X, y = make_windows(values, window=64)
+    elapsed = time.perf_counter() - start
+    assert X.shape == (1_000_000 - 64, 64, 1)
+    assert np.shares_memory(X, values)
+    assert elapsed < 0.5  # views only; a copy would take seconds and 500 MB
+
+
+def test_make_windows_errors():
+    with pytest.raises(DataError, match="window 10 \\+ horizon 1 needs at least 11 values but the series has 5"):
+        make_windows(np.arange(5.0), window=10)
+    for name in ("window", "horizon", "stride"):
+        with pytest.raises(ConfigError, match=f"{name} must be an integer >= 1; got 0"):
+            make_windows(np.arange(5.0), **{"window": 2, name: 0})
+
+
+def test_tutorial_fibonacci_shuffled_split():
+    # the tutorial's get_fib_XY(12, 3, 0.7) with RandomState(13): these rows and targets, before scaling
+    data = window_series(tsattn.fibonacci(12), 3, split=SplitSpec("shuffled", 0.7, 0.0), scaler_fit="all")
+    assert data.X("train", scaled=False)[:, :, 0].tolist() == [
+        [8, 13, 21], [5, 8, 13], [2, 3, 5], [13, 21, 34], [21, 34, 55], [34, 55, 89]]
+    assert data.y("train", scaled=False).ravel().tolist() == [34, 21, 8, 55, 89, 144]
+    assert data.count("test") == 3 and data.count("validation") == 0
+    # scaler fit on the whole series, as the tutorial does
+    assert data.scaler.offset == 1 and data.scaler.scale == 232
+
+
+def test_tutorial_sunspots_non_overlapping_windows():
+    # the tutorial's get_XY: split the series 80/20, then windows of 12 with stride 12 inside each part
+    s = tsattn.load_dataset("sunspots")
+    data = window_series(s, 12, stride=12, split=SplitSpec(train=0.8, validation=0.0, within_parts=True),
+                         scaler_fit="all")
+    values = s.to_numpy()
+    train, test = values[:2256], values[2256:]
+    y_ind = np.arange(12, len(train), 12)
+    np.testing.assert_array_equal(data.y("train", scaled=False).ravel(), train[y_ind])
+    np.testing.assert_array_equal(data.X("train", scaled=False).reshape(len(y_ind), 12),
+                                  train[: 12 * len(y_ind)].reshape(len(y_ind), 12))
+    y_ind_test = np.arange(12, len(test), 12)
+    np.testing.assert_array_equal(data.y("test", scaled=False).ravel(), test[y_ind_test])
+    assert data.count("train") == 187 and data.count("test") == 46
+
+
+def test_chronological_split_boundaries_no_shared_targets():
+    s = tsattn.load_dataset("sunspots")
+    data = window_series(s, 24, horizon=3)
+    assert data.boundaries == (1974, 2256)
+    targets = {part: set(data.target_positions(part).ravel()) for part in ("train", "validation", "test")}
+    assert not targets["train"] & targets["validation"] and not targets["validation"] & targets["test"]
+    assert max(targets["train"]) < 1974 <= min(targets["validation"])
+    assert max(targets["validation"]) < 2256 <= min(targets["test"])
+    assert (np.diff(data.starts["test"]) > 0).all()  # chronological order kept
+    # inputs may reach back into earlier parts
+    assert data.input_positions("test").min() < 2256
+    one_step = window_series(s, 24)
+    assert one_step.count("test") == 564 and one_step.target_positions("test")[0, 0] == 2256
+
+
+def test_scaler_fit_on_train_only_and_inverse():
+    values = np.concatenate([np.linspace(0, 1, 80), np.linspace(5, 10, 20)])
+    series = pd.Series(values)
+    data = window_series(series, 5, split=SplitSpec(train=0.7, validation=0.1))
+    assert data.scaler.offset == 0 and data.scaler.scale == pytest.approx(values[:70].max())
+    assert data.y("test").max() > 1  # test values outside the training range are not squeezed into [0, 1]
+    np.testing.assert_allclose(data.scaler.inverse_transform(data.y("test")), data.y("test", scaled=False),
+                               rtol=1e-5)
+    leaky = window_series(series, 5, scaler_fit="all")
+    assert leaky.scaler.scale == 10
+    standard = window_series(series, 5, scaling="standard")
+    train_values = values[:70]
+    assert standard.scaler.offset == pytest.approx(train_values.mean())
+    restored = Scaler.from_dict(standard.scaler.to_dict())
+    np.testing.assert_allclose(restored.inverse_transform(restored.transform(values)), values)
+
+
+def test_split_errors():
+    s = pd.Series(np.arange(30.0))
+    with pytest.raises(ConfigError, match="leave no test part"):
+        window_series(s, 3, split=SplitSpec(train=0.8, validation=0.2))
+    with pytest.raises(DataError, match="too short for window 22.*the train part gets no window"):
+        window_series(s, 22)
+    with pytest.raises(ConfigError, match="split must be one of"):
+        SplitSpec("random")
+    with pytest.raises(ConfigError, match="train fraction must be a number between 0 and 1"):
+        SplitSpec(train=1.5)
+    with pytest.raises(ConfigError, match="scaling must be one of"):
+        window_series(s, 3, scaling="log")

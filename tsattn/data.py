@@ -1,0 +1,314 @@
+"""Data sources: the dataset registry (fibonacci, sunspots), CSV files and user series.
+
+Every source ends as a validated float64 ``pandas.Series``: finite values, a unique and sorted index
+(DatetimeIndex with its frequency inferred when regular, PeriodIndex, or RangeIndex).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError, DataError
+
+FILL_METHODS = ("interpolate", "ffill", "drop")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Validation of any series
+# ----------------------------------------------------------------------------------------------------
+def _describe_position(index: pd.Index, positions: np.ndarray) -> str:
+    first = positions[0]
+    label = index[first]
+    where = f"at {label}" if not isinstance(index, pd.RangeIndex) else f"at position {first}"
+    return where
+
+
+def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Series:
+    """Validate and normalise user data into a float64 Series.
+
+    Args:
+        data: a pandas Series, a one-column DataFrame, or a 1-D array-like.
+        name: the name to report in errors (defaults to the series' own name).
+        fill: what to do with NaN values: None (refuse), "interpolate", "ffill" or "drop".
+            Infinite values are always refused.
+
+    Returns:
+        A float64 Series with a sorted, unique index (RangeIndex for arrays).
+
+    Raises:
+        DataError: with a one-line message naming the problem and the fix.
+    """
+    if isinstance(data, pd.DataFrame):
+        if data.shape[1] != 1:
+            raise DataError(
+                f"expected one column but the DataFrame has {data.shape[1]} ({', '.join(map(str, data.columns))}); "
+                "select the column to forecast, e.g. df['value']"
+            )
+        data = data.iloc[:, 0]
+    if not isinstance(data, pd.Series):
+        array = np.asarray(data)
+        if array.ndim != 1:
+            raise DataError(f"expected a 1-D series but got an array of shape {array.shape}; pass one column")
+        data = pd.Series(array)
+    label = name or (str(data.name) if data.name is not None else "series")
+    if len(data) == 0:
+        raise DataError(f"{label} is empty; pass a series with values")
+    if not (
+        isinstance(data.index, (pd.DatetimeIndex, pd.PeriodIndex, pd.RangeIndex))
+        or pd.api.types.is_integer_dtype(data.index)
+    ):
+        raise DataError(
+            f"{label} has an index of type {type(data.index).__name__}; use a DatetimeIndex, PeriodIndex "
+            "or RangeIndex (e.g. series.reset_index(drop=True))"
+        )
+    if not pd.api.types.is_numeric_dtype(data.dtype) or pd.api.types.is_bool_dtype(data.dtype):
+        converted = pd.to_numeric(data, errors="coerce")
+        bad = converted.isna() & data.notna()
+        if bad.any():
+            example = data[bad].iloc[0]
+            raise DataError(
+                f"{label} is not numeric: {int(bad.sum())} value(s) such as {example!r} "
+                f"{_describe_position(data.index, np.flatnonzero(bad.to_numpy()))} cannot be read as numbers; "
+                "choose a numeric column"
+            )
+        data = converted
+    values = data.to_numpy(dtype=np.float64, na_value=np.nan)
+    series = pd.Series(values, index=data.index, name=data.name)
+
+    if series.index.has_duplicates:
+        duplicated = series.index[series.index.duplicated()]
+        raise DataError(
+            f"{label} has {len(duplicated)} duplicate timestamp(s), first {duplicated[0]}; "
+            "aggregate or drop duplicates first (e.g. series.groupby(level=0).mean())"
+        )
+    if not series.index.is_monotonic_increasing:
+        warnings.warn(f"{label}: timestamps were not in order; sorted them", UserWarning, stacklevel=2)
+        series = series.sort_index()
+
+    infinite = np.isinf(series.to_numpy())
+    if infinite.any():
+        positions = np.flatnonzero(infinite)
+        raise DataError(
+            f"{label} has {len(positions)} infinite value(s), first {_describe_position(series.index, positions)}; "
+            "replace them with finite numbers"
+        )
+    missing = np.isnan(series.to_numpy())
+    if missing.any():
+        positions = np.flatnonzero(missing)
+        if fill is None:
+            raise DataError(
+                f"{label} has {len(positions)} missing (NaN) value(s), first "
+                f"{_describe_position(series.index, positions)}; fill them with fill='interpolate' or "
+                "'ffill' (CLI: --fill interpolate) or drop them with fill='drop'"
+            )
+        if fill == "interpolate":
+            series = series.interpolate(limit_direction="both")
+        elif fill == "ffill":
+            series = series.ffill().bfill()
+        elif fill == "drop":
+            series = series.dropna()
+        else:
+            raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
+        if series.isna().any() or len(series) == 0:
+            raise DataError(f"{label} has no values left after fill={fill!r}; pass a series with values")
+    return _with_frequency(series)
+
+
+def _with_frequency(series: pd.Series) -> pd.Series:
+    """Attach the inferred frequency to a DatetimeIndex when the timestamps are regular."""
+    index = series.index
+    if isinstance(index, pd.DatetimeIndex) and index.freq is None and len(index) >= 3:
+        freq = pd.infer_freq(index)
+        if freq is not None:
+            series = series.copy()
+            series.index = pd.DatetimeIndex(index, freq=freq)
+    elif not isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex, pd.RangeIndex)):
+        # An integer index: keep the labels but make it a RangeIndex when it is 0..n-1 in steps of 1.
+        if len(index) and index[0] == 0 and (np.diff(index.to_numpy()) == 1).all():
+            series = series.copy()
+            series.index = pd.RangeIndex(len(series))
+    return series
+
+
+def frequency_of(series: pd.Series) -> str | None:
+    """The frequency string of a series' index ("MS", "D", ...) or None when irregular / integer."""
+    index = series.index
+    if isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex)):
+        return index.freqstr if index.freq is not None else None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# CSV files
+# ----------------------------------------------------------------------------------------------------
+def read_csv_series(
+    path: str | Path,
+    column: str | None = None,
+    date_column: str | None = None,
+    fill: str | None = None,
+) -> pd.Series:
+    """Read one numeric column of a CSV file as a validated Series.
+
+    Args:
+        path: the CSV file.
+        column: the value column; may be omitted when the file has exactly one column besides the date.
+        date_column: an optional column of timestamps, parsed and used as the index (sorted, frequency
+            inferred when regular). Without it the index is 0..n-1.
+        fill: passed to :func:`as_series` for NaN values.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"CSV file {path} does not exist; check the path")
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a CSV file; pass the file's path")
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
+    if frame.empty:
+        raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    if date_column is not None and date_column not in columns:
+        raise DataError(
+            f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"
+        )
+    if column is None:
+        candidates = [c for c in columns if c != date_column]
+        if len(candidates) != 1:
+            raise DataError(
+                f"{path} has several columns ({', '.join(columns)}); choose the value column with --column"
+            )
+        column = candidates[0]
+    if column not in columns:
+        raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
+    values = frame[column]
+    if date_column is not None:
+        try:
+            index = pd.DatetimeIndex(pd.to_datetime(frame[date_column], errors="raise"))
+        except (ValueError, TypeError) as exc:
+            raise DataError(
+                f"date column {date_column!r} in {path} cannot be parsed as dates ({str(exc).splitlines()[0]}); "
+                "check the column or leave out --date-column"
+            ) from None
+        if index.hasnans:
+            raise DataError(f"date column {date_column!r} in {path} has empty dates; fill or remove those rows")
+        values = pd.Series(values.to_numpy(), index=index, name=column)
+    else:
+        values = pd.Series(values.to_numpy(), name=column)
+    return as_series(values, name=f"column {column!r} of {path.name}", fill=fill)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Registry of shipped / generated datasets
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DatasetInfo:
+    """One entry of the dataset registry."""
+
+    name: str
+    description: str
+    loader: Callable[..., pd.Series]
+    default_length: int
+    frequency: str
+
+
+def _load_sunspots() -> pd.Series:
+    source = resources.files("tsattn.datasets").joinpath("monthly_sunspots.csv")
+    with resources.as_file(source) as path:
+        frame = pd.read_csv(path)
+    index = pd.DatetimeIndex(pd.to_datetime(frame["Month"], format="%Y-%m"), freq="MS", name="month")
+    return pd.Series(frame["Sunspots"].to_numpy(dtype=np.float64), index=index, name="sunspots")
+
+
+def _largest_fibonacci_n() -> int:
+    """The largest n for which the tutorial's sequence (1, 2, 3, 5, ...) stays finite in float64."""
+    previous, current, n = 0.0, 1.0, 0
+    with np.errstate(over="ignore"):
+        while True:
+            following = previous + current
+            if not math.isfinite(following):
+                return n
+            previous, current, n = current, following, n + 1
+
+
+MAX_FIBONACCI_N = _largest_fibonacci_n()
+
+
+def fibonacci(n: int = 1200, log: bool = False) -> pd.Series:
+    """The Fibonacci sequence as built in the attention tutorial: 1, 2, 3, 5, 8, ...
+
+    Args:
+        n: how many numbers (at most MAX_FIBONACCI_N, the largest that float64 holds).
+        log: return natural-log values, where the recurrence is learnable; without it, min-max scaling
+            squeezes almost every value to ~0 (1185 of 1200 below 0.001).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ConfigError(f"fibonacci n must be a positive integer; got {n!r}")
+    if n > MAX_FIBONACCI_N:
+        raise ConfigError(
+            f"fibonacci n={n} overflows float64 (the largest that fits is n={MAX_FIBONACCI_N}); choose a smaller n"
+        )
+    sequence = np.zeros(n)
+    previous, current = 0.0, 1.0
+    for i in range(n):
+        sequence[i] = previous + current
+        previous, current = current, sequence[i]
+    if log:
+        sequence = np.log(sequence)
+    return pd.Series(sequence, index=pd.RangeIndex(n), name="log_fibonacci" if log else "fibonacci")
+
+
+DATASETS: dict[str, DatasetInfo] = {
+    "fibonacci": DatasetInfo(
+        "fibonacci",
+        "Fibonacci numbers 1, 2, 3, 5, ... as in the attention tutorial (options n, log)",
+        fibonacci,
+        1200,
+        "none (integer steps)",
+    ),
+    "sunspots": DatasetInfo(
+        "sunspots",
+        "Monthly mean sunspot numbers, Zurich/Tokyo, 1749-01..1983-12 (shipped CSV)",
+        _load_sunspots,
+        2820,
+        "MS (monthly)",
+    ),
+}
+
+
+def list_datasets() -> list[str]:
+    """Names of the registered datasets."""
+    return sorted(DATASETS)
+
+
+def load_dataset(name: str, **options) -> pd.Series:
+    """Load a registered dataset as a validated float Series.
+
+    Example:
+        >>> s = load_dataset("sunspots")
+        >>> len(s), s.index.freqstr
+        (2820, 'MS')
+    """
+    if name not in DATASETS:
+        raise ConfigError(f"unknown dataset {name!r}; available: {', '.join(list_datasets())}")
+    info = DATASETS[name]
+    accepted = list(inspect.signature(info.loader).parameters)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        takes = ", ".join(accepted) if accepted else "no options"
+        raise ConfigError(f"dataset {name!r} does not take option(s) {', '.join(unknown)}; it takes: {takes}")
+    series = info.loader(**options)
+    return as_series(series, name=f"dataset {name!r}")

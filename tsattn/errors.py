@@ -1,0 +1,26 @@
+"""User-facing errors.
+
+Every problem a user can cause (bad data, a bad option, a missing file) raises a subclass of
+:class:`TsattnError` with a one-line message that names the problem and how to fix it. The CLI prints
+that line and exits with code 2; library users can catch ``TsattnError`` (it is also a ``ValueError``).
+"""
+
+
+class TsattnError(ValueError):
+    """A problem with the user's input or configuration, explained in one line."""
+
+
+class DataError(TsattnError):
+    """The series or file cannot be used as given (NaN values, a missing column, too short...)."""
+
+
+class ConfigError(TsattnError):
+    """An unknown name or an invalid parameter (model, dataset, preset, window, split...)."""
+
+
+class NotFittedError(TsattnError, AttributeError):
+    """A method that needs a fitted Forecaster was called before ``fit``."""
+
+
+class TrainingError(TsattnError):
+    """Training failed in a way the user can act on (for example a non-finite loss)."""
