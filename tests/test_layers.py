@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+import keras
+
+from tsattn.errors import ConfigError
+from tsattn.layers import (AdditiveAttention, BahdanauAttention, LuongAttention, MultiHeadSelfAttention,
+                           PositionalEncoding, TransformerEncoderBlock, WarmupSchedule,
+                           scaled_dot_product_attention, sinusoidal_encoding)
+
+RNG = np.random.default_rng(0)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_additive_attention_matches_numpy():
+    h = RNG.normal(size=(4, 5, 3)).astype("float32")
+    layer = AdditiveAttention()
+    layer.build(h.shape)
+    W, b = RNG.normal(size=(3, 1)), RNG.normal(size=(5, 1))
+    layer.set_weights([W, b])
+    context, weights = layer(h, return_attention_scores=True)
+    e = np.tanh(h @ W + b)[..., 0]  # (batch, window)
+    a = softmax(e)
+    np.testing.assert_allclose(weights, a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(context, (h * a[..., None]).sum(axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(weights).sum(axis=1), 1.0, rtol=1e-6)
+    assert [w.shape for w in layer.weights] == [(3, 1), (5, 1)]
+
+
+def test_bahdanau_attention_matches_numpy():
+    h = RNG.normal(size=(2, 6, 4)).astype("float32")
+    layer = BahdanauAttention(attention_units=3)
+    layer.build(h.shape)
+    W1, W2, v = RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3)), RNG.normal(size=(3, 1))
+    layer.set_weights([W1, W2, v])
+    context, weights = layer(h, return_attention_scores=True)
+    score = (np.tanh(h @ W1 + (h[:, -1, :] @ W2)[:, None, :]) @ v)[..., 0]
+    a = softmax(score)
+    np.testing.assert_allclose(weights, a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(context, (h * a[..., None]).sum(axis=1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("score", ["dot", "general"])
+def test_luong_attention_matches_numpy(score):
+    h = RNG.normal(size=(2, 6, 4)).astype("float32")
+    layer = LuongAttention(score)
+    layer.build(h.shape)
+    last = h[:, -1, :]
+    if score == "general":
+        W = RNG.normal(size=(4, 4))
+        layer.set_weights([W])
+        raw = np.einsum("btu,uv,bv->bt", h, W, last)  # h_t^T W h_T
+    else:
+        raw = np.einsum("btu,bu->bt", h, last)
+    context, weights = layer(h, return_attention_scores=True)
+    a = softmax(raw)
+    np.testing.assert_allclose(weights, a, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(context, (h * a[..., None]).sum(axis=1), rtol=1e-4, atol=1e-5)
+
+
+def test_scaled_dot_product_attention_matches_numpy():
+    q, k, v = (RNG.normal(size=(2, 3, 5, 4)).astype("float32") for _ in range(3))
+    output, weights = scaled_dot_product_attention(q, k, v)
+    expected_weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(4))
+    np.testing.assert_allclose(weights, expected_weights, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(output, expected_weights @ v, rtol=1e-5, atol=1e-6)
+    mask = np.tril(np.ones((5, 5), dtype=bool))
+    _, masked = scaled_dot_product_attention(q, k, v, mask)
+    assert np.allclose(np.asarray(masked)[..., ~mask], 0.0)
+
+
+def test_multi_head_self_attention_matches_numpy():
+    x = RNG.normal(size=(2, 5, 8)).astype("float32")
+    layer = MultiHeadSelfAttention(num_heads=2, key_dim=4)
+    layer.build(x.shape)
+    weights = [RNG.normal(size=w.shape) * 0.3 for w in layer.get_weights()]
+    layer.set_weights(weights)
+    wq, bq, wk, bk, wv, bv, wo, bo = weights
+
+    def heads(t):
+        return t.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(x @ wq + bq), heads(x @ wk + bk), heads(x @ wv + bv)
+    a = softmax(q @ k.transpose(0, 1, 3, 2) / 2.0)
+    expected = (a @ v).transpose(0, 2, 1, 3).reshape(2, 5, 8) @ wo + bo
+    output, scores = layer(x, return_attention_scores=True)
+    np.testing.assert_allclose(scores, a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(output, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_positional_encoding_check_figure():
+    expected = [[0, 1, 0, 1], [0.84147098, 0.54030231, 0.09983342, 0.99500417],
+                [0.90929743, -0.41614684, 0.19866933, 0.98006658], [0.14112001, -0.9899925, 0.29552021, 0.95533649]]
+    np.testing.assert_allclose(sinusoidal_encoding(4, 4, 100), expected, atol=1e-8)
+    layer = PositionalEncoding(n=100)
+    zeros = np.zeros((1, 4, 4), dtype="float32")
+    np.testing.assert_allclose(layer(zeros)[0], expected, atol=1e-6)
+    assert layer.trainable_weights == []  # fixed, not trained
+    learned = PositionalEncoding("learned")
+    learned.build((None, 4, 4))
+    assert [w.shape for w in learned.trainable_weights] == [(4, 4)]
+    odd = sinusoidal_encoding(3, 5)
+    assert odd.shape == (3, 5) and odd[0].tolist() == [0, 1, 0, 1, 0]
+
+
+def test_encoder_block_shapes_symbolic_and_eager():
+    block = TransformerEncoderBlock(d_model=8, num_heads=2, ff_dim=16, dropout=0.1, causal=True)
+    symbolic = keras.Input((6, 8))
+    out, scores = block(symbolic, return_attention_scores=True)
+    assert tuple(out.shape) == (None, 6, 8) and tuple(scores.shape) == (None, 2, 6, 6)
+    eager_out, eager_scores = block(np.ones((3, 6, 8), "float32"), return_attention_scores=True)
+    assert eager_out.shape == (3, 6, 8) and eager_scores.shape == (3, 2, 6, 6)
+    # causal: step k attends only to steps <= k
+    assert np.allclose(np.triu(np.asarray(eager_scores)[0, 0], k=1), 0.0)
+
+
+@pytest.mark.parametrize("layer", [
+    AdditiveAttention(name="a"), BahdanauAttention(5, name="b"), LuongAttention("general", name="c"),
+    PositionalEncoding("learned", n=50.0, name="d"), MultiHeadSelfAttention(2, 3, causal=True, name="e"),
+    TransformerEncoderBlock(8, 2, 16, 0.2, True, name="f"),
+])
+def test_layer_config_round_trip(layer):
+    config = layer.get_config()
+    clone = type(layer).from_config(config)
+    assert clone.get_config() == config
+    x = RNG.normal(size=(2, 4, 8)).astype("float32")
+    first = layer(x)
+    clone(x)
+    clone.set_weights(layer.get_weights())
+    np.testing.assert_allclose(clone(x), first, rtol=1e-6)
+
+
+def test_warmup_schedule_values_and_serialisation():
+    schedule = WarmupSchedule(1e-3, warmup_steps=10, decay="inverse_sqrt")
+    rates = [float(schedule(step)) for step in (0, 4, 9, 39)]
+    np.testing.assert_allclose(rates, [1e-4, 5e-4, 1e-3, 1e-3 * np.sqrt(10 / 40)], rtol=1e-5)
+    cosine = WarmupSchedule(1e-3, warmup_steps=10, decay="cosine", decay_steps=110, min_learning_rate=1e-5)
+    np.testing.assert_allclose([float(cosine(9)), float(cosine(59)), float(cosine(500))],
+                               [1e-3, 1e-5 + (1e-3 - 1e-5) * 0.5, 1e-5], rtol=1e-4)
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(cosine))
+    assert isinstance(restored, WarmupSchedule) and restored.get_config() == cosine.get_config()
+    optimizer = keras.optimizers.Adam(learning_rate=schedule)
+    again = keras.optimizers.Adam.from_config(optimizer.get_config())
+    assert isinstance(again.learning_rate, WarmupSchedule) or float(again.learning_rate) > 0
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: TransformerEncoderBlock(10, 3, 8), "d_model must be divisible by num_heads=3; got 10"),
+    (lambda: TransformerEncoderBlock(8, 2, 8, dropout=-0.1), "dropout must be in \\[0, 1\\); got -0.1"),
+    (lambda: LuongAttention("cosine"), "score must be one of dot, general; got 'cosine'"),
+    (lambda: PositionalEncoding("rotary"), "positional must be one of sinusoidal, learned"),
+    (lambda: WarmupSchedule(warmup_steps=0), "warmup_steps must be an integer >= 1; got 0"),
+])
+def test_layer_argument_errors(make, message):
+    with pytest.raises(ConfigError, match=message):
+        make()

@@ -1,0 +1,115 @@
+import numpy as np
+import pytest
+import keras
+
+from tsattn.errors import ConfigError
+from tsattn.models import MODELS, attention_model, get_model, list_models
+
+VARIANTS = [(name, {}) for name in MODELS] + [
+    ("attention-rnn", {"attention": "bahdanau"}),
+    ("attention-rnn", {"attention": "luong-dot", "cell": "gru"}),
+    ("attention-rnn", {"attention": "luong-general", "cell": "lstm"}),
+    ("transformer", {"positional": "learned", "pooling": "average", "causal": True}),
+    ("simple-rnn", {"cell": "lstm", "skip": "none"}),
+]
+
+
+def test_registry_names():
+    assert list_models() == ["simple-rnn", "attention-rnn", "transformer"]
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("window, features, horizon", [(2, 1, 1), (7, 3, 4)])
+def test_builds_and_predicts_shape(name, window, features, horizon):
+    model = get_model(name, window=window, features=features, horizon=horizon)
+    out = model.predict(np.zeros((5, window, features), "float32"), verbose=0)
+    assert out.shape == (5, horizon)
+    assert model.count_params() > 0
+    symbolic = model(keras.Input((window, features)))
+    assert tuple(symbolic.shape) == (None, horizon)
+
+
+@pytest.mark.parametrize("name, params", VARIANTS)
+def test_one_training_step_lowers_loss(name, params):
+    keras.utils.set_random_seed(0)
+    t = np.arange(64, dtype="float32")
+    series = 0.5 + 0.4 * np.sin(t / 3)
+    X = np.stack([series[i:i + 8] for i in range(48)])[..., None]
+    y = series[8:56][:, None]
+    model = get_model(name, window=8, **params)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    before = model.evaluate(X, y, verbose=0)
+    model.train_on_batch(X, y)
+    after = model.evaluate(X, y, verbose=0)
+    assert after < before
+
+
+@pytest.mark.parametrize("name, params", VARIANTS)
+def test_keras_file_round_trip(name, params, tmp_path):
+    model = get_model(name, window=6, features=2, horizon=3, **params)
+    x = np.random.default_rng(1).normal(size=(4, 6, 2)).astype("float32")
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)  # no custom_objects needed
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    attention = attention_model(loaded)
+    if MODELS[name].attention is None:
+        assert attention is None
+    else:
+        scores = attention.predict(x, verbose=0)
+        scores = scores if isinstance(scores, list) else [scores]
+        for s in scores:
+            np.testing.assert_allclose(s.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def test_tutorial_attention_rnn_parameter_count():
+    model = get_model("attention-rnn", window=20, features=1, horizon=1, units=2, activation="tanh",
+                      output_activation="tanh", skip="none")
+    counts = {layer.name: layer.count_params() for layer in model.layers}
+    assert (counts["rnn"], counts["attention"], counts["output"]) == (8, 22, 3)
+    assert model.count_params() == 33
+
+
+def test_tutorial_simple_rnn_hand_computation():
+    # the SimpleRNN tutorial: linear activations, x = [1, 2, 3], two hidden units
+    model = get_model("simple-rnn", window=3, units=2, activation="linear", output_activation="linear", skip="none")
+    rng = np.random.default_rng(3)
+    wx, wh, bh = rng.normal(size=(1, 2)), rng.normal(size=(2, 2)), rng.normal(size=2)
+    wy, by = rng.normal(size=(2, 1)), rng.normal(size=1)
+    model.get_layer("rnn").set_weights([wx, wh, bh])
+    model.get_layer("output").set_weights([wy, by])
+    x = np.array([1.0, 2.0, 3.0])
+    h1 = x[0] * wx + bh
+    h2 = x[1] * wx + h1 @ wh + bh
+    h3 = x[2] * wx + h2 @ wh + bh
+    o3 = h3 @ wy + by
+    np.testing.assert_allclose(model.predict(x.reshape(1, 3, 1), verbose=0), o3, rtol=1e-5)
+
+
+def test_linear_skip_is_an_autoregression_on_the_window():
+    model = get_model("simple-rnn", window=4, units=3)
+    assert model.get_layer("linear_skip").count_params() == 4 + 1
+    x = np.random.default_rng(0).normal(size=(2, 4, 1)).astype("float32")
+    network_only = model.get_layer("output").output
+    before = model.predict(x, verbose=0)
+    kernel = np.array([[0.5], [0.0], [0.0], [1.0]])
+    model.get_layer("linear_skip").set_weights([kernel, np.array([0.25])])
+    after = model.predict(x, verbose=0)
+    np.testing.assert_allclose(after - before, x[:, :, 0] @ kernel + 0.25, rtol=1e-5, atol=1e-6)
+    assert network_only is not None
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: get_model("lstm", window=4), "unknown model 'lstm'; available: simple-rnn, attention-rnn, transformer"),
+    (lambda: get_model("simple-rnn", window=1), "window must be an integer >= 2 for model 'simple-rnn'; got 1"),
+    (lambda: get_model("simple-rnn", window=4, horizon=0), "horizon must be an integer >= 1"),
+    (lambda: get_model("transformer", window=4, d_model=30, num_heads=4), "d_model must be divisible by num_heads=4; got 30"),
+    (lambda: get_model("transformer", window=4, dropout=-0.5), "dropout must be a number in \\[0, 1\\); got -0.5"),
+    (lambda: get_model("attention-rnn", window=4, attention="cosine"), "attention must be one of additive, bahdanau"),
+    (lambda: get_model("simple-rnn", window=4, cell="transformer"), "cell must be one of rnn, lstm, gru; got 'transformer'"),
+    (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, dropout"),
+    (lambda: get_model("simple-rnn", window=4, units=0), "units must be an integer >= 1; got 0"),
+])
+def test_invalid_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

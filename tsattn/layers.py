@@ -1,0 +1,340 @@
+"""Custom Keras 3 layers: attention over RNN states, positional encoding, transformer encoder, warm-up.
+
+All computation uses ``keras.ops`` so nothing ties the layers to one backend; every layer is registered
+under the ``tsattn`` package and returns all its constructor arguments from ``get_config`` so a ``.keras``
+file reloads without ``custom_objects``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import _backend  # noqa: F401  (quiet TensorFlow import)
+import keras
+import numpy as np
+from keras import layers, ops
+
+from .errors import ConfigError
+
+
+def _require(condition: bool, name: str, value, expected: str):
+    if not condition:
+        raise ConfigError(f"{name} must be {expected}; got {value!r}")
+
+
+def _static_window(input_shape, layer_name: str) -> int:
+    window = input_shape[1]
+    if window is None:
+        raise ConfigError(f"{layer_name} needs a fixed window length; got input shape {tuple(input_shape)}")
+    return int(window)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Attention over the hidden states of an RNN: (batch, window, units) -> context (batch, units)
+# ----------------------------------------------------------------------------------------------------
+@keras.saving.register_keras_serializable(package="tsattn")
+class AdditiveAttention(layers.Layer):
+    """The tutorial's additive attention over time.
+
+    e = tanh(h W + b) with W: (units, 1) and b: (window, 1); a = softmax(e) over time;
+    context = sum_t a_t * h_t.
+
+    Call args:
+        inputs: hidden states h, (batch, window, units).
+        return_attention_scores: also return a, (batch, window).
+    """
+
+    def build(self, input_shape):
+        window = _static_window(input_shape, "AdditiveAttention")
+        self.W = self.add_weight(name="attention_weight", shape=(input_shape[-1], 1), initializer="random_normal")
+        self.b = self.add_weight(name="attention_bias", shape=(window, 1), initializer="zeros")
+
+    def call(self, inputs, return_attention_scores=False):
+        scores = ops.tanh(ops.matmul(inputs, self.W) + self.b)  # (batch, window, 1)
+        weights = ops.softmax(ops.squeeze(scores, axis=-1), axis=-1)  # (batch, window)
+        context = ops.sum(inputs * ops.expand_dims(weights, -1), axis=1)  # (batch, units)
+        return (context, weights) if return_attention_scores else context
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class BahdanauAttention(layers.Layer):
+    """Bahdanau attention with the last hidden state as the query.
+
+    score_t = v^T tanh(W1 h_t + W2 h_T); a = softmax(score) over time; context = sum_t a_t h_t.
+
+    Args:
+        attention_units: size of the tanh layer (default: the RNN's units).
+    """
+
+    def __init__(self, attention_units: int | None = None, **kwargs):
+        super().__init__(**kwargs)
+        if attention_units is not None:
+            _require(isinstance(attention_units, int) and attention_units >= 1, "attention_units",
+                     attention_units, "an integer >= 1 or None")
+        self.attention_units = attention_units
+
+    def build(self, input_shape):
+        units = input_shape[-1]
+        size = self.attention_units or units
+        self.W1 = self.add_weight(name="W1", shape=(units, size), initializer="glorot_uniform")
+        self.W2 = self.add_weight(name="W2", shape=(units, size), initializer="glorot_uniform")
+        self.v = self.add_weight(name="v", shape=(size, 1), initializer="glorot_uniform")
+
+    def call(self, inputs, return_attention_scores=False):
+        query = ops.matmul(inputs[:, -1, :], self.W2)  # (batch, size)
+        keys = ops.matmul(inputs, self.W1)  # (batch, window, size)
+        scores = ops.squeeze(ops.matmul(ops.tanh(keys + ops.expand_dims(query, 1)), self.v), -1)  # (batch, window)
+        weights = ops.softmax(scores, axis=-1)
+        context = ops.sum(inputs * ops.expand_dims(weights, -1), axis=1)  # (batch, units)
+        return (context, weights) if return_attention_scores else context
+
+    def get_config(self):
+        return {**super().get_config(), "attention_units": self.attention_units}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class LuongAttention(layers.Layer):
+    """Luong attention with the last hidden state h_T as the query.
+
+    score_t = h_t . h_T ("dot") or h_t^T W h_T ("general"); a = softmax(score); context = sum_t a_t h_t.
+    """
+
+    SCORES = ("dot", "general")
+
+    def __init__(self, score: str = "dot", **kwargs):
+        super().__init__(**kwargs)
+        _require(score in self.SCORES, "score", score, f"one of {', '.join(self.SCORES)}")
+        self.score = score
+
+    def build(self, input_shape):
+        if self.score == "general":
+            units = input_shape[-1]
+            self.W = self.add_weight(name="W", shape=(units, units), initializer="glorot_uniform")
+
+    def call(self, inputs, return_attention_scores=False):
+        query = inputs[:, -1, :]  # (batch, units)
+        if self.score == "general":
+            query = ops.matmul(query, ops.transpose(self.W))  # W h_T
+        scores = ops.sum(inputs * ops.expand_dims(query, 1), axis=-1)  # (batch, window)
+        weights = ops.softmax(scores, axis=-1)
+        context = ops.sum(inputs * ops.expand_dims(weights, -1), axis=1)  # (batch, units)
+        return (context, weights) if return_attention_scores else context
+
+    def get_config(self):
+        return {**super().get_config(), "score": self.score}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Transformer pieces
+# ----------------------------------------------------------------------------------------------------
+def sinusoidal_encoding(seq_len: int, d: int, n: float = 10000.0) -> np.ndarray:
+    """P(k, 2i) = sin(k / n^(2i/d)), P(k, 2i+1) = cos(k / n^(2i/d)); shape (seq_len, d)."""
+    positions = np.arange(seq_len, dtype=np.float64)[:, None]  # k
+    pair = np.arange(d) // 2  # i for columns 2i and 2i+1
+    angles = positions / np.power(float(n), 2.0 * pair / d)[None, :]
+    return np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class PositionalEncoding(layers.Layer):
+    """Adds a position signal to (batch, window, d) inputs.
+
+    Args:
+        mode: "sinusoidal" (fixed, :func:`sinusoidal_encoding`, not trained) or "learned" (a trained
+            (window, d) embedding).
+        n: the base of the sinusoidal encoding (10000 in "Attention is all you need").
+    """
+
+    MODES = ("sinusoidal", "learned")
+
+    def __init__(self, mode: str = "sinusoidal", n: float = 10000.0, **kwargs):
+        super().__init__(**kwargs)
+        _require(mode in self.MODES, "positional", mode, f"one of {', '.join(self.MODES)}")
+        _require(isinstance(n, (int, float)) and n > 1, "positional_base", n, "a number > 1")
+        self.mode = mode
+        self.n = float(n)
+
+    def build(self, input_shape):
+        window = _static_window(input_shape, "PositionalEncoding")
+        d = int(input_shape[-1])
+        if self.mode == "learned":
+            self.embedding = self.add_weight(name="position_embedding", shape=(window, d),
+                                             initializer=keras.initializers.RandomNormal(stddev=0.02))
+        else:
+            self.embedding = ops.convert_to_tensor(sinusoidal_encoding(window, d, self.n), dtype=self.compute_dtype)
+
+    def call(self, inputs):
+        return inputs + ops.expand_dims(ops.cast(self.embedding, inputs.dtype), 0)  # (batch, window, d)
+
+    def encoding_matrix(self) -> np.ndarray:
+        """The (window, d) matrix added to the inputs."""
+        return np.asarray(ops.convert_to_numpy(self.embedding))
+
+    def get_config(self):
+        return {**super().get_config(), "mode": self.mode, "n": self.n}
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    """softmax(Q K^T / sqrt(d_k)) V.
+
+    Args:
+        query: (..., q_len, d_k); key: (..., k_len, d_k); value: (..., k_len, d_v).
+        mask: optional boolean (q_len, k_len) or broadcastable; False positions get no weight.
+
+    Returns:
+        output (..., q_len, d_v) and weights (..., q_len, k_len).
+    """
+    d_k = ops.cast(ops.shape(key)[-1], query.dtype)
+    scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) / ops.sqrt(d_k)  # (..., q_len, k_len)
+    if mask is not None:
+        scores = ops.where(mask, scores, ops.full_like(scores, -1e9))
+    weights = ops.softmax(scores, axis=-1)
+    return ops.matmul(weights, value), weights
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class MultiHeadSelfAttention(layers.Layer):
+    """Multi-head self-attention: heads of scaled dot-product attention over projected inputs.
+
+    Q = x Wq, K = x Wk, V = x Wv split into ``num_heads`` heads of ``key_dim``; each head computes
+    softmax(Q K^T / sqrt(key_dim)) V; the heads are concatenated and projected back with Wo.
+    """
+
+    def __init__(self, num_heads: int, key_dim: int, causal: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
+        _require(isinstance(key_dim, int) and key_dim >= 1, "key_dim", key_dim, "an integer >= 1")
+        self.num_heads, self.key_dim, self.causal = num_heads, key_dim, bool(causal)
+
+    def build(self, input_shape):
+        d_model, inner = int(input_shape[-1]), self.num_heads * self.key_dim
+        for name in ("query", "key", "value"):
+            setattr(self, f"{name}_kernel", self.add_weight(name=f"{name}_kernel", shape=(d_model, inner),
+                                                              initializer="glorot_uniform"))
+            setattr(self, f"{name}_bias", self.add_weight(name=f"{name}_bias", shape=(inner,), initializer="zeros"))
+        self.output_kernel = self.add_weight(name="output_kernel", shape=(inner, d_model), initializer="glorot_uniform")
+        self.output_bias = self.add_weight(name="output_bias", shape=(d_model,), initializer="zeros")
+
+    def _heads(self, x, kernel, bias):
+        projected = ops.matmul(x, kernel) + bias  # (batch, window, heads * key_dim)
+        shape = ops.shape(x)
+        split = ops.reshape(projected, (-1, shape[1], self.num_heads, self.key_dim))
+        return ops.transpose(split, (0, 2, 1, 3))  # (batch, heads, window, key_dim)
+
+    def call(self, inputs, return_attention_scores=False):
+        query = self._heads(inputs, self.query_kernel, self.query_bias)
+        key = self._heads(inputs, self.key_kernel, self.key_bias)
+        value = self._heads(inputs, self.value_kernel, self.value_bias)
+        mask = None
+        if self.causal:
+            steps = ops.shape(inputs)[1]
+            mask = ops.tril(ops.ones((steps, steps), dtype="bool"))  # position k sees positions <= k
+        attended, weights = scaled_dot_product_attention(query, key, value, mask)  # weights: (b, h, w, w)
+        shape = ops.shape(inputs)
+        merged = ops.reshape(ops.transpose(attended, (0, 2, 1, 3)), (-1, shape[1], self.num_heads * self.key_dim))
+        output = ops.matmul(merged, self.output_kernel) + self.output_bias  # (batch, window, d_model)
+        return (output, weights) if return_attention_scores else output
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim, "causal": self.causal}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class TransformerEncoderBlock(layers.Layer):
+    """One post-norm transformer encoder block.
+
+    x = LayerNorm(x + Dropout(MultiHeadSelfAttention(x)))
+    x = LayerNorm(x + Dropout(Dense(d_model)(Dense(ff_dim, relu)(x))))
+    """
+
+    def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.0, causal: bool = False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        _require(isinstance(d_model, int) and d_model >= 1, "d_model", d_model, "an integer >= 1")
+        _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
+        _require(d_model % num_heads == 0, "d_model", d_model, f"divisible by num_heads={num_heads}")
+        _require(isinstance(ff_dim, int) and ff_dim >= 1, "ff_dim", ff_dim, "an integer >= 1")
+        _require(isinstance(dropout, (int, float)) and 0 <= dropout < 1, "dropout", dropout, "in [0, 1)")
+        self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
+        self.dropout, self.causal = float(dropout), bool(causal)
+        self.attention = MultiHeadSelfAttention(num_heads, d_model // num_heads, causal=causal, name="attention")
+        self.attention_dropout = layers.Dropout(self.dropout)
+        self.attention_norm = layers.LayerNormalization(epsilon=1e-6, name="attention_norm")
+        self.ff_hidden = layers.Dense(ff_dim, activation="relu", name="ff_hidden")
+        self.ff_output = layers.Dense(d_model, name="ff_output")
+        self.ff_dropout = layers.Dropout(self.dropout)
+        self.ff_norm = layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
+
+    def build(self, input_shape):
+        _require(int(input_shape[-1]) == self.d_model, "input features", input_shape[-1], f"d_model={self.d_model}")
+        self.attention.build(input_shape)
+        self.attention_norm.build(input_shape)
+        self.ff_hidden.build(input_shape)
+        self.ff_output.build((*input_shape[:-1], self.ff_dim))
+        self.ff_norm.build(input_shape)
+
+    def call(self, inputs, training=None, return_attention_scores=False):
+        attended, weights = self.attention(inputs, return_attention_scores=True)  # weights: (b, heads, w, w)
+        x = self.attention_norm(inputs + self.attention_dropout(attended, training=training))
+        feed_forward = self.ff_output(self.ff_hidden(x))
+        x = self.ff_norm(x + self.ff_dropout(feed_forward, training=training))
+        return (x, weights) if return_attention_scores else x
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "ff_dim": self.ff_dim, "dropout": self.dropout, "causal": self.causal}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up to ``peak_learning_rate`` over ``warmup_steps``, then a decay.
+
+    decay "inverse_sqrt": peak * sqrt(warmup_steps / step) (as in "Attention is all you need");
+    decay "cosine": from peak down to ``min_learning_rate`` at ``decay_steps``; "constant": stay at peak.
+    """
+
+    DECAYS = ("inverse_sqrt", "cosine", "constant")
+
+    def __init__(self, peak_learning_rate: float = 1e-3, warmup_steps: int = 100, decay: str = "inverse_sqrt",
+                 decay_steps: int = 10000, min_learning_rate: float = 0.0):
+        _require(peak_learning_rate > 0, "learning_rate", peak_learning_rate, "> 0")
+        _require(isinstance(warmup_steps, int) and warmup_steps >= 1, "warmup_steps", warmup_steps, "an integer >= 1")
+        _require(decay in self.DECAYS, "decay", decay, f"one of {', '.join(self.DECAYS)}")
+        _require(isinstance(decay_steps, int) and decay_steps > warmup_steps, "decay_steps", decay_steps,
+                 f"an integer > warmup_steps={warmup_steps}")
+        self.peak_learning_rate, self.warmup_steps = float(peak_learning_rate), warmup_steps
+        self.decay, self.decay_steps, self.min_learning_rate = decay, decay_steps, float(min_learning_rate)
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32") + 1.0
+        warmup = float(self.warmup_steps)
+        rising = self.peak_learning_rate * step / warmup
+        if self.decay == "inverse_sqrt":
+            after = self.peak_learning_rate * ops.sqrt(warmup / step)
+        elif self.decay == "cosine":
+            progress = ops.clip((step - warmup) / float(self.decay_steps - self.warmup_steps), 0.0, 1.0)
+            after = self.min_learning_rate + (self.peak_learning_rate - self.min_learning_rate) * 0.5 * (
+                1.0 + ops.cos(math.pi * progress))
+        else:
+            after = ops.full_like(step, self.peak_learning_rate)
+        return ops.where(step < warmup, rising, after)
+
+    def get_config(self):
+        return {"peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
+                "decay": self.decay, "decay_steps": self.decay_steps, "min_learning_rate": self.min_learning_rate}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class LastStep(layers.Layer):
+    """(batch, window, d) -> (batch, d): the representation of the last time step."""
+
+    def call(self, inputs):
+        return inputs[:, -1, :]
+
+
+ATTENTION_KINDS = {
+    "additive": lambda units: AdditiveAttention(name="attention"),
+    "bahdanau": lambda units: BahdanauAttention(units, name="attention"),
+    "luong-dot": lambda units: LuongAttention("dot", name="attention"),
+    "luong-general": lambda units: LuongAttention("general", name="attention"),
+}
