@@ -2,3 +2,34 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def make_series(n=160, freq="MS", seed=0):
+    """A small seasonal series with noise (monthly timestamps unless freq is None)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = 50 + 30 * np.sin(2 * np.pi * t / 12) + 5 * rng.normal(size=n)
+    index = pd.date_range("2000-01-01", periods=n, freq=freq) if freq else pd.RangeIndex(n)
+    return pd.Series(values, index=index, name="demand")
+
+
+@pytest.fixture
+def small_series():
+    return make_series()
+
+
+# tiny settings that keep training tests fast
+TINY = {"window": 8, "epochs": 3, "batch_size": 16}
+TINY_PARAMS = {"simple-rnn": {"units": 4}, "attention-rnn": {"units": 4},
+               "transformer": {"d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1}}
+
+
+@pytest.fixture
+def small_csv(tmp_path, small_series):
+    path = tmp_path / "demand.csv"
+    small_series.rename_axis("date").reset_index().to_csv(path, index=False)
+    return path

@@ -1,0 +1,124 @@
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from tsattn.cli.main import main
+
+TINY_ARGS = ["--window", "8", "--epochs", "2", "--batch-size", "32", "--set", "units=4", "--quiet"]
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def invoke(runner, args):
+    return runner.invoke(main, args, catch_exceptions=False)
+
+
+def assert_clean_error(result, pattern):
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.strip().splitlines() if line.startswith("Error:")]
+    assert len(lines) == 1 and re.search(pattern, lines[0]), result.output
+    assert "Traceback" not in result.output
+
+
+def test_version_help_datasets_models(runner):
+    assert re.search(r"tsattn, version \d+\.\d+", invoke(runner, ["--version"]).output)
+    assert "fit" in invoke(runner, ["--help"]).output
+    listing = invoke(runner, ["datasets"]).output
+    assert re.search(r"fibonacci\s+1200", listing) and re.search(r"sunspots\s+2820\s+MS", listing)
+    models = invoke(runner, ["models"]).output
+    for name in ("simple-rnn:", "attention-rnn:", "transformer:", "num_heads", "attention "):
+        assert name in models
+
+
+def test_fit_csv_writes_run(runner, small_csv, tmp_path):
+    out = tmp_path / "run"
+    result = invoke(runner, ["fit", "--model", "attention-rnn", "--csv", str(small_csv), "--column", "demand",
+                             "--date-column", "date", *TINY_ARGS, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"attention-rnn\s+[\d.]+", result.output)
+    for baseline in ("naive", "seasonal-naive", "linear"):
+        assert re.search(rf"^{baseline}\s+[\d.]+", result.output, re.M)
+    assert "the naive last-value forecast" in result.output and f"Wrote {out}" in result.output
+    for name in ("metrics.json", "config.json", "model.keras", "history.csv", "predictions.csv",
+                 "plots/forecast.png", "plots/loss.png", "plots/attention.png"):
+        assert (out / name).is_file(), name
+    config = json.loads((out / "config.json").read_text())
+    assert config["config"]["csv"] == str(small_csv) and config["config"]["window"] == 8
+    assert config["model_params_resolved"]["units"] == 4 and "tensorflow" in config["versions"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"]["naive"]["rmse"] > 0 and metrics["epochs_run"] == 2
+    again = invoke(runner, ["fit", "--csv", str(small_csv), "--column", "demand", *TINY_ARGS, "--out", str(out)])
+    assert_clean_error(again, "already exists and is not empty.*--force")
+    forced = invoke(runner, ["fit", "--csv", str(small_csv), "--column", "demand", *TINY_ARGS, "--out", str(out),
+                             "--force", "--model", "simple-rnn"])
+    assert forced.exit_code == 0 and not (out / "plots" / "attention.png").exists()
+
+
+def test_python_m_tsattn_runs_the_cli():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "tsattn", "datasets"], capture_output=True, text=True)
+    assert result.returncode == 0 and "sunspots" in result.stdout and result.stderr == ""
+
+
+@pytest.mark.parametrize("args, pattern", [
+    (["--model", "lstm", "--dataset", "sunspots"], "unknown model 'lstm'; available: simple-rnn"),
+    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; available: fibonacci, sunspots"),
+    (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
+    (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),
+    (["--dataset", "sunspots", "--set", "units"], "--set expects KEY=VALUE"),
+    (["--dataset", "sunspots", "--csv", "x.csv"], "either --dataset or --csv, not both"),
+    ([], "no data: give --dataset NAME"),
+    (["--dataset", "sunspots", "--window", "5000"], "window 5000 \\+ horizon 1 needs at least 5001 values"),
+    (["--dataset", "sunspots", "--window", "0"], "window must be an integer >= 1; got 0"),
+    (["--dataset", "sunspots", "--set", "validation_fraction=0.3", "--set", "train_fraction=0.7"], "leave no test part"),
+    (["--dataset", "sunspots", "--set", "units=-1"], "units must be an integer >= 1; got -1"),
+    (["--dataset", "fibonacci", "--set", "dataset_options={\"n\": 2000}"], "overflows float64"),
+])
+def test_fit_errors_are_one_line_exit_2_nothing_written(runner, tmp_path, args, pattern):
+    out = tmp_path / "out"
+    result = invoke(runner, ["fit", *args, "--out", str(out), "--quiet"])
+    assert_clean_error(result, pattern)
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fit_data_errors(runner, tmp_path, small_csv):
+    nan_csv = tmp_path / "nan.csv"
+    nan_csv.write_text("date,value\n2020-01-01,1\n2020-02-01,\n2020-03-01,3\n")
+    cases = [
+        (["--csv", str(nan_csv), "--column", "value", "--date-column", "date"], "missing \\(NaN\\).*2020-02-01.*--fill"),
+        (["--csv", str(small_csv), "--column", "nope"], "column 'nope' not found.*available columns: date, demand"),
+        (["--csv", str(small_csv), "--column", "date"], "is not numeric"),
+        (["--csv", str(tmp_path / "missing.csv"), "--column", "v"], "does not exist"),
+        (["--column", "v", "--dataset", "sunspots"], "--column and --date-column go with --csv"),
+    ]
+    for args, pattern in cases:
+        out = tmp_path / "out"
+        assert_clean_error(invoke(runner, ["fit", *args, "--out", str(out), "--quiet"]), pattern)
+        assert not out.exists()
+
+
+def test_unwritable_out(runner, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = invoke(runner, ["fit", "--dataset", "sunspots", "--out", str(blocker / "run"), "--quiet"])
+    assert_clean_error(result, "is a file; choose another place|cannot create")
+    result = invoke(runner, ["fit", "--dataset", "sunspots", "--out", str(blocker), "--quiet"])
+    assert_clean_error(result, "is a file, not a directory")
+
+
+def test_non_finite_loss_error(runner, tmp_path):
+    path = tmp_path / "huge.csv"
+    path.write_text("v\n" + "\n".join(str(1e25 * (1 + i / 100)) for i in range(120)) + "\n")
+    out = tmp_path / "out"
+    result = invoke(runner, ["fit", "--csv", str(path), "--column", "v", *TINY_ARGS, "--set", "scaling=none",
+                             "--out", str(out)])
+    assert_clean_error(result, "non-finite at epoch 1; lower the learning rate")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["huge.csv"]

@@ -1,0 +1,133 @@
+import numpy as np
+import pandas as pd
+import pytest
+import keras
+
+from conftest import TINY, TINY_PARAMS, make_series
+from tsattn.errors import ConfigError, TrainingError
+from tsattn.harness import PRESETS, RunConfig, fit, make_dataset, preset_config
+from tsattn.runs import predictions_frame, write_run
+
+
+def tiny_config(model="simple-rnn", **changes):
+    return RunConfig(model=model, model_params=dict(TINY_PARAMS[model]), dataset=None, **{**TINY, **changes})
+
+
+@pytest.mark.parametrize("model", list(TINY_PARAMS))
+def test_fit_every_model_reports_metrics_and_baselines(model, small_series):
+    result = fit(tiny_config(model), series=small_series)
+    for part in ("train", "validation", "test"):
+        block = result.metrics[part]
+        for name in ("model", "naive", "seasonal_naive", "linear"):
+            for key in ("mse", "rmse", "mae", "mape", "smape", "mase"):
+                assert block[name][key] is not None and np.isfinite(block[name][key])
+        assert set(block["scaled"]) == {"mse", "rmse"}
+    assert result.season == 12  # monthly
+    assert result.epochs_run == 3 and len(result.history) == 3
+    test = result.forecasts["test"]
+    origins = result.data.starts["test"] + result.data.window - 1
+    np.testing.assert_array_equal(test.baselines["naive"][:, 0], small_series.to_numpy()[origins])
+    np.testing.assert_allclose(test.actual[:, 0], small_series.to_numpy()[origins + 1])
+    naive_rmse = np.sqrt(np.mean((test.actual - test.baselines["naive"]) ** 2))
+    assert result.metrics["test"]["naive"]["rmse"] == pytest.approx(naive_rmse)
+
+
+def test_same_seed_same_metrics_other_seed_differs(small_series):
+    first = fit(tiny_config("attention-rnn"), series=small_series)
+    again = fit(tiny_config("attention-rnn"), series=small_series)
+    other = fit(tiny_config("attention-rnn", seed=1), series=small_series)
+    assert first.metrics["test"]["model"] == again.metrics["test"]["model"]
+    pd.testing.assert_frame_equal(first.history, again.history)
+    assert first.metrics["test"]["model"]["rmse"] != other.metrics["test"]["model"]["rmse"]
+
+
+def test_early_stopping_restores_best_weights(small_series):
+    result = fit(tiny_config("simple-rnn", epochs=60, patience=2, learning_rate=0.05), series=small_series)
+    assert result.epochs_run < 60
+    best = result.history["val_loss"].min()
+    assert result.best_epoch == int(result.history["val_loss"].idxmin())
+    # the returned model is the best epoch's: its validation MSE equals the best logged val_loss
+    assert result.metrics["validation"]["scaled"]["mse"] == pytest.approx(best, rel=1e-4)
+
+
+def test_multi_step_horizon_per_step_metrics(small_series):
+    result = fit(tiny_config("simple-rnn", horizon=3), series=small_series)
+    assert result.forecasts["test"].predicted.shape[1] == 3
+    assert len(result.metrics["test"]["per_step"]) == 3
+    frame = predictions_frame(result)
+    assert list(frame.columns[:5]) == ["timestamp", "step", "actual", "predicted", "part"]
+
+
+def test_non_finite_loss_stops_with_advice():
+    huge = pd.Series(np.linspace(1e25, 3e25, 120))
+    with pytest.raises(TrainingError, match="non-finite at epoch 1; lower the learning rate"):
+        fit(tiny_config("simple-rnn", scaling="none"), series=huge)
+
+
+def test_presets_reproduce_tutorial_setups():
+    sun = preset_config("tutorial-sunspots")
+    assert (sun.model, sun.window, sun.stride, sun.within_parts, sun.scaler_fit) == ("simple-rnn", 12, 12, True, "all")
+    assert (sun.train_fraction, sun.validation_fraction, sun.epochs, sun.batch_size) == (0.8, 0.0, 20, 1)
+    assert sun.model_params == {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none"}
+    fib = preset_config("tutorial-fibonacci", model="simple-rnn", epochs=2)
+    assert (fib.model, fib.split, fib.shuffle_seed, fib.window, fib.epochs) == ("simple-rnn", "shuffled", 13, 20, 2)
+    assert fib.model_params["units"] == 2
+    assert set(PRESETS) == {"tutorial-sunspots", "tutorial-fibonacci"}
+    with pytest.raises(ConfigError, match="unknown preset 'tutorial'; available: tutorial-sunspots"):
+        preset_config("tutorial")
+
+
+def test_tutorial_sunspots_preset_trains(tmp_path):
+    result = fit(preset_config("tutorial-sunspots", epochs=1))
+    assert result.data.count("train") == 187 and result.data.count("test") == 46
+    assert result.data.count("validation") == 0 and result.best_epoch is None
+    assert result.parameter_count == 3 * 3 + 3 * 1 + 3 + 4  # SimpleRNN(3) + Dense(1)
+    assert 0 < result.metrics["test"]["scaled"]["rmse"] < 0.5
+
+
+def test_updated_routes_model_parameters_and_refuses_unknown():
+    config = RunConfig().updated(units=7, epochs=3, **{"model.attention": "bahdanau"})
+    assert config.model_params == {"units": 7, "attention": "bahdanau"} and config.epochs == 3
+    with pytest.raises(ConfigError, match="unknown setting 'unitz'"):
+        RunConfig().updated(unitz=7)
+    with pytest.raises(ConfigError, match="epochs must be an integer >= 1; got 0"):
+        fit(tiny_config(epochs=0), series=make_series())
+
+
+def test_make_dataset_gathers_windows_without_copies():
+    scaled = np.arange(20, dtype=np.float32)
+    batches = list(make_dataset(scaled, np.array([0, 5, 10]), window=3, horizon=2, batch_size=2))
+    X, y = batches[0]
+    assert X.shape == (2, 3, 1) and y.shape == (2, 2)
+    np.testing.assert_array_equal(X[1, :, 0], [5, 6, 7])
+    np.testing.assert_array_equal(y[1], [8, 9])
+
+
+def _is_real_png(path):
+    import matplotlib.image as mpimg
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size > 10_000
+    pixels = mpimg.imread(path)
+    assert pixels.shape[0] > 200 and pixels.shape[1] > 300 and pixels.std() > 0.01
+
+
+@pytest.mark.parametrize("model, expected", [
+    ("simple-rnn", {"forecast.png", "loss.png"}),
+    ("attention-rnn", {"forecast.png", "loss.png", "attention.png"}),
+    ("transformer", {"forecast.png", "loss.png", "attention_heads.png", "positional_encoding.png"}),
+])
+def test_write_run_files_and_plots(model, expected, small_series, tmp_path):
+    result = fit(tiny_config(model), series=small_series)
+    files = write_run(result, tmp_path / "run")
+    assert {"metrics.json", "config.json", "model.keras", "history.csv", "predictions.csv", "tsattn.json"} <= set(files)
+    assert {p.name for p in (tmp_path / "run" / "plots").iterdir()} == expected
+    for name in expected:
+        _is_real_png(tmp_path / "run" / "plots" / name)
+    predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    assert list(predictions.columns[:4]) == ["timestamp", "actual", "predicted", "part"]
+    assert set(predictions["part"]) == {"train", "validation", "test"}
+    reloaded = keras.saving.load_model(tmp_path / "run" / "model.keras")
+    X = result.data.X("test")
+    np.testing.assert_allclose(reloaded.predict(X, verbose=0), result.model.predict(X, verbose=0), rtol=1e-5, atol=1e-6)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind

@@ -1,0 +1,392 @@
+"""The one training harness: every model trains, evaluates and reports through :func:`fit`.
+
+series -> :func:`tsattn.windows.window_series` -> tf.data batches -> Keras model (Adam, MSE) with early
+stopping on validation loss -> forecasts of every part -> metrics in series units beside the naive,
+seasonal-naive and linear-autoregression baselines computed on the same targets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from . import _backend  # noqa: F401  (quiet TensorFlow import)
+import keras
+import tensorflow as tf
+
+from . import metrics as M
+from .data import as_series, frequency_of, load_dataset, read_csv_series
+from .errors import ConfigError, TrainingError
+from .layers import WarmupSchedule
+from .models import get_model, get_spec
+from .windows import PARTS, SplitSpec, WindowedSeries, window_series
+
+LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines one training run (written to config.json, enough to rerun it)."""
+
+    model: str = "attention-rnn"
+    model_params: dict = field(default_factory=dict)
+    dataset: str | None = "sunspots"
+    dataset_options: dict = field(default_factory=dict)
+    csv: str | None = None
+    column: str | None = None
+    date_column: str | None = None
+    fill: str | None = None
+    window: int = 24
+    horizon: int = 1
+    stride: int = 1
+    split: str = "chronological"
+    train_fraction: float = 0.7
+    validation_fraction: float = 0.1
+    within_parts: bool = False
+    shuffle_seed: int = 13
+    scaling: str = "minmax"
+    scaler_fit: str = "train"
+    epochs: int = 200
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    lr_schedule: str = "constant"
+    warmup_epochs: int = 5
+    early_stopping: bool = True
+    patience: int = 20
+    seed: int = 0
+    season: int | None = None
+    jit_compile: bool = False
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def fields(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def updated(self, **changes) -> "RunConfig":
+        """A copy with ``changes``; keys that are not run settings but parameters of the model go to
+        ``model_params`` (a ``model.`` prefix forces that). Unknown keys are refused."""
+        config = dataclasses.replace(self, model_params=dict(self.model_params),
+                                     dataset_options=dict(self.dataset_options))
+        model_keys = set(get_spec(changes.get("model", config.model)).params)
+        for key, value in changes.items():
+            if key.startswith("model."):
+                config.model_params[key[len("model."):]] = value
+            elif key in config.fields():
+                setattr(config, key, value)
+            elif key in model_keys:
+                config.model_params[key] = value
+            else:
+                raise ConfigError(
+                    f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; "
+                    f"{config.model} parameters: {', '.join(sorted(model_keys))}"
+                )
+        return config
+
+
+# Presets reproduce the tutorials exactly; every option can still be overridden one by one.
+PRESETS: dict[str, dict[str, Any]] = {
+    "tutorial-sunspots": {
+        "model": "simple-rnn",
+        "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none"},
+        "dataset": "sunspots", "window": 12, "stride": 12, "within_parts": True, "split": "chronological",
+        "train_fraction": 0.8, "validation_fraction": 0.0, "scaler_fit": "all", "scaling": "minmax",
+        "epochs": 20, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
+    },
+    "tutorial-fibonacci": {
+        "model": "attention-rnn",
+        "model_params": {"units": 2, "activation": "tanh", "output_activation": "tanh", "skip": "none"},
+        "dataset": "fibonacci", "dataset_options": {"n": 1200}, "window": 20, "stride": 1, "split": "shuffled",
+        "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
+        "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
+    },
+}
+
+
+def preset_config(name: str | None, **overrides) -> RunConfig:
+    """A RunConfig from a preset (or the defaults when ``name`` is None) with ``overrides`` applied.
+
+    Overriding ``model`` keeps the preset's model parameters that the new model also takes.
+    """
+    if name is None:
+        return RunConfig().updated(**overrides)
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
+    settings = dict(PRESETS[name])
+    model = overrides.get("model", settings["model"])
+    accepted = get_spec(model).params
+    settings["model_params"] = {k: v for k, v in settings["model_params"].items() if k in accepted}
+    settings["model"] = model
+    base = RunConfig(**settings)
+    return base.updated(**{k: v for k, v in overrides.items() if k != "model"})
+
+
+# ----------------------------------------------------------------------------------------------------
+# Result of a run
+# ----------------------------------------------------------------------------------------------------
+@dataclass
+class PartForecast:
+    """Forecasts of one part: first-target timestamps, actual and predicted (samples, horizon), series units."""
+
+    index: pd.Index
+    actual: np.ndarray
+    predicted: np.ndarray
+    actual_scaled: np.ndarray
+    predicted_scaled: np.ndarray
+    baselines: dict[str, np.ndarray]
+
+
+@dataclass
+class RunResult:
+    config: RunConfig
+    data: WindowedSeries
+    model: keras.Model
+    history: pd.DataFrame
+    forecasts: dict[str, PartForecast]
+    metrics: dict
+    epochs_run: int
+    best_epoch: int | None
+    fit_seconds: float
+    predict_seconds: float
+    season: int
+
+    @property
+    def parameter_count(self) -> int:
+        return int(self.model.count_params())
+
+
+# ----------------------------------------------------------------------------------------------------
+# Data loading
+# ----------------------------------------------------------------------------------------------------
+def load_series(config: RunConfig) -> pd.Series:
+    """The series a config names: a registered dataset or a CSV column."""
+    if config.csv is not None and config.dataset is not None:
+        raise ConfigError("give either a dataset or a CSV file, not both")
+    if config.csv is not None:
+        return read_csv_series(config.csv, config.column, config.date_column, fill=config.fill)
+    if config.dataset is None:
+        raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
+    return load_dataset(config.dataset, **config.dataset_options)
+
+
+def window_config(series: pd.Series, config: RunConfig, require_test: bool = True) -> WindowedSeries:
+    split = SplitSpec(config.split, config.train_fraction, config.validation_fraction, config.within_parts,
+                      config.shuffle_seed)
+    return window_series(series, config.window, config.horizon, config.stride, split, config.scaling,
+                         config.scaler_fit, require_test=require_test)
+
+
+def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
+                 shuffle_seed: int | None = None) -> tf.data.Dataset:
+    """Batches of (X, y) gathered from the scaled series inside the tf.data graph.
+
+    Only the 1-D series and the window starts are held in memory; each batch gathers its windows, so a
+    1e6-point series never becomes a (samples, window) array.
+    """
+    series = tf.constant(scaled.astype(np.float32))
+    offsets = tf.range(window + horizon, dtype=tf.int64)
+    dataset = tf.data.Dataset.from_tensor_slices(starts.astype(np.int64))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(len(starts), seed=shuffle_seed, reshuffle_each_iteration=True)
+
+    def gather(batch_starts):
+        windows = tf.gather(series, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon)
+        return windows[:, :window, None], windows[:, window:]
+
+    return dataset.batch(batch_size).map(gather, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Callbacks
+# ----------------------------------------------------------------------------------------------------
+class _NonFiniteLoss(keras.callbacks.Callback):
+    """Stops training at the first non-finite loss and remembers where."""
+
+    def __init__(self):
+        super().__init__()
+        self.failed_epoch: int | None = None
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            self.failed_epoch = self.epoch + 1
+            self.model.stop_training = True
+
+
+class EpochProgress(keras.callbacks.Callback):
+    """One status line per epoch (loss, validation loss, ETA): rewritten in place on a terminal."""
+
+    def __init__(self, epochs: int, stream=None, every: int = 10):
+        super().__init__()
+        self.epochs, self.stream, self.every = epochs, stream or sys.stderr, every
+        self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        done = epoch + 1
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / done * (self.epochs - done)
+        text = f"epoch {done}/{self.epochs}  loss {logs.get('loss', float('nan')):.5f}"
+        if "val_loss" in logs:
+            text += f"  val_loss {logs['val_loss']:.5f}"
+        text += f"  elapsed {elapsed:.0f}s  ETA <= {eta:.0f}s"
+        if self.interactive:
+            self.stream.write("\r" + text.ljust(90))
+            self.stream.flush()
+        elif done == 1 or done % self.every == 0:
+            self.stream.write(text + "\n")
+
+    def on_train_end(self, logs=None):
+        if self.interactive:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------------
+def _optimizer(config: RunConfig, steps_per_epoch: int):
+    if config.learning_rate is None or not (isinstance(config.learning_rate, (int, float)) and config.learning_rate > 0):
+        raise ConfigError(f"learning_rate must be a number > 0; got {config.learning_rate!r}")
+    if config.lr_schedule not in LR_SCHEDULES:
+        raise ConfigError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}; got {config.lr_schedule!r}")
+    if config.lr_schedule == "constant":
+        return keras.optimizers.Adam(learning_rate=config.learning_rate)
+    warmup = max(1, config.warmup_epochs * steps_per_epoch)
+    total = max(warmup + 1, config.epochs * steps_per_epoch)
+    decay = "cosine" if config.lr_schedule == "warmup-cosine" else "inverse_sqrt"
+    return keras.optimizers.Adam(learning_rate=WarmupSchedule(config.learning_rate, warmup, decay, total))
+
+
+def _check_training_settings(config: RunConfig):
+    for name, minimum in (("epochs", 1), ("batch_size", 1), ("patience", 1), ("seed", 0), ("warmup_epochs", 0)):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+            raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    if config.season is not None and (not isinstance(config.season, int) or config.season < 1):
+        raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
+
+
+def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbacks.Callback | None = None):
+    """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best)."""
+    _check_training_settings(config)
+    keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
+    model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
+    batch_size = min(config.batch_size, data.count("train"))
+    steps_per_epoch = math.ceil(data.count("train") / batch_size)
+    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile)
+    train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
+                         shuffle_seed=config.seed)
+    has_validation = data.count("validation") > 0
+    validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024)
+                  if has_validation else None)
+    guard = _NonFiniteLoss()
+    callbacks = [guard]
+    stopper = None
+    if config.early_stopping and has_validation:
+        stopper = keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience,
+                                                restore_best_weights=True)
+        callbacks.append(stopper)
+    if progress is not None:
+        callbacks.append(progress)
+    history = model.fit(train, validation_data=validation, epochs=config.epochs, callbacks=callbacks, verbose=0,
+                        shuffle=False)  # the dataset is already shuffled with the seed
+    if guard.failed_epoch is not None:
+        raise TrainingError(
+            f"training loss became non-finite at epoch {guard.failed_epoch}; lower the learning rate "
+            f"(now {config.learning_rate:g}, e.g. --set learning_rate={config.learning_rate / 10:g}) or check "
+            "the data's scale"
+        )
+    frame = pd.DataFrame(history.history)
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="epoch")
+    best = None
+    if "val_loss" in frame:
+        best = int(frame["val_loss"].idxmin())
+    return model, frame, len(frame), best
+
+
+def predict_windows(model: keras.Model, data: WindowedSeries, part: str) -> np.ndarray:
+    """Scaled forecasts (samples, horizon) of a part's windows, in batches."""
+    if data.count(part) == 0:
+        return np.zeros((0, data.horizon), dtype=np.float32)
+    dataset = make_dataset(data.scaled, data.starts[part], data.window, data.horizon, 4096)
+    return np.asarray(model.predict(dataset.map(lambda x, y: x), verbose=0), dtype=np.float64)
+
+
+def evaluate_parts(model: keras.Model, data: WindowedSeries, season: int) -> tuple[dict, dict, float]:
+    """Forecasts and metrics of every part, with the baselines on the same targets."""
+    values = data.series.to_numpy(dtype=np.float64)
+    train_end = data.boundaries[0] if data.boundaries else len(values)
+    mase_scale = M.naive_scale(values[:train_end])
+    linear = M.fit_linear_autoregression(data.X("train"), data.y("train"))
+    forecasts, results = {}, {}
+    start = time.perf_counter()
+    predicted_scaled = {part: predict_windows(model, data, part) for part in PARTS}
+    predict_seconds = time.perf_counter() - start
+    for part in PARTS:
+        if data.count(part) == 0:
+            continue
+        origins = data.starts[part] + data.window - 1
+        actual = data.y(part, scaled=False)
+        predicted = data.scaler.inverse_transform(predicted_scaled[part])
+        baselines = {
+            "naive": M.naive_forecast(values, origins, data.horizon),
+            "seasonal_naive": M.seasonal_naive_forecast(values, origins, data.horizon, season),
+            "linear": data.scaler.inverse_transform(M.predict_linear_autoregression(linear, data.X(part))),
+        }
+        forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part),
+                                       predicted_scaled[part], baselines)
+        part_metrics = {"model": M.forecast_metrics(actual, predicted, mase_scale),
+                        "scaled": M.scaled_metrics(data.y(part), predicted_scaled[part])}
+        for name, forecast in baselines.items():
+            part_metrics[name] = M.forecast_metrics(actual, forecast, mase_scale)
+        if data.horizon > 1:
+            part_metrics["per_step"] = M.per_step_metrics(actual, predicted, mase_scale)
+        results[part] = part_metrics
+    return forecasts, results, predict_seconds
+
+
+def fit(config: RunConfig | None = None, series: pd.Series | None = None,
+        progress: keras.callbacks.Callback | None = None, **overrides) -> RunResult:
+    """Train and evaluate one model: the shared harness behind the CLI, Forecaster and compare.
+
+    Args:
+        config: a :class:`RunConfig` (default: ``RunConfig()``, attention-rnn on sunspots).
+        series: a user series to use instead of the config's dataset / CSV.
+        progress: an optional Keras callback (e.g. :class:`EpochProgress`).
+        **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
+
+    Example:
+        >>> result = fit(model="simple-rnn", epochs=5)
+        >>> result.metrics["test"]["model"]["rmse"], result.metrics["test"]["naive"]["rmse"]
+    """
+    config = config or RunConfig()
+    if overrides:
+        config = config.updated(**overrides)
+    get_spec(config.model).resolve(config.model_params)  # unknown model / parameters fail before any work
+    if series is None:
+        series = load_series(config)
+    else:
+        series = as_series(series, fill=config.fill)
+        config = config.updated(dataset=None, csv=None)
+    data = window_config(series, config)
+    season = config.season or M.season_from_frequency(frequency_of(series))
+    start = time.perf_counter()
+    model, history, epochs_run, best = train_model(data, config, progress)
+    fit_seconds = time.perf_counter() - start
+    forecasts, results, predict_seconds = evaluate_parts(model, data, season)
+    return RunResult(config, data, model, history, forecasts, results, epochs_run, best, fit_seconds,
+                     predict_seconds, season)

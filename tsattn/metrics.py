@@ -1,0 +1,142 @@
+"""Forecast accuracy metrics and the baselines every result is shown beside.
+
+All functions take arrays of shape (samples, horizon) (or (samples,)) in the series' own units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
+
+
+def _pair(actual, predicted):
+    actual = np.asarray(actual, dtype=np.float64)
+    predicted = np.asarray(predicted, dtype=np.float64)
+    if actual.shape != predicted.shape:
+        raise ValueError(f"actual {actual.shape} and predicted {predicted.shape} differ in shape")
+    return actual, predicted
+
+
+def _finite_or_none(value: float) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def naive_scale(insample, season: int = 1) -> float:
+    """Mean absolute error of the in-sample (seasonal) naive forecast: the MASE denominator."""
+    insample = np.asarray(insample, dtype=np.float64).ravel()
+    if len(insample) <= season:
+        return float("nan")
+    return float(np.mean(np.abs(insample[season:] - insample[:-season])))
+
+
+def forecast_metrics(actual, predicted, scale: float | None = None) -> dict:
+    """MSE, RMSE, MAE, MAPE, sMAPE and MASE of a forecast.
+
+    Args:
+        actual, predicted: arrays of the same shape, series units.
+        scale: the MASE denominator (see :func:`naive_scale`); None leaves MASE out.
+
+    Returns:
+        A dict of floats (None where a metric is undefined). MAPE (percent) skips actual values equal to
+        zero, which would divide by zero; ``mape_count`` says how many values it used. sMAPE (percent) is
+        200 |f - a| / (|a| + |f|), taken as 0 where both are 0.
+    """
+    actual, predicted = _pair(actual, predicted)
+    valid = np.isfinite(actual) & np.isfinite(predicted)
+    actual, predicted = actual[valid], predicted[valid]
+    if actual.size == 0:
+        return {name: None for name in METRIC_NAMES} | {"count": 0, "mape_count": 0}
+    error = predicted - actual
+    with np.errstate(over="ignore", invalid="ignore"):
+        mse = float(np.mean(np.square(error)))
+        # computed in a stable way so huge series (Fibonacci without log) still get an RMSE
+        peak = float(np.max(np.abs(error)))
+        rmse = peak * math.sqrt(float(np.mean(np.square(error / peak)))) if peak > 0 else 0.0
+    mae = float(np.mean(np.abs(error)))
+    nonzero = actual != 0
+    mape = float(np.mean(np.abs(error[nonzero] / actual[nonzero])) * 100) if nonzero.any() else None
+    denominator = np.abs(actual) + np.abs(predicted)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smape_terms = np.where(denominator > 0, 2 * np.abs(error) / denominator, 0.0)
+    smape = float(np.mean(smape_terms) * 100)
+    mase = mae / scale if scale is not None and scale > 0 and math.isfinite(scale) else None
+    return {
+        "mse": _finite_or_none(mse),
+        "rmse": _finite_or_none(rmse),
+        "mae": _finite_or_none(mae),
+        "mape": _finite_or_none(mape) if mape is not None else None,
+        "smape": _finite_or_none(smape),
+        "mase": _finite_or_none(mase) if mase is not None else None,
+        "count": int(actual.size),
+        "mape_count": int(nonzero.sum()),
+    }
+
+
+def scaled_metrics(actual_scaled, predicted_scaled) -> dict:
+    """MSE and RMSE on scaled values (what the tutorials report)."""
+    actual, predicted = _pair(actual_scaled, predicted_scaled)
+    mse = float(np.mean(np.square(predicted - actual)))
+    return {"mse": _finite_or_none(mse), "rmse": _finite_or_none(math.sqrt(mse)) if math.isfinite(mse) else None}
+
+
+def per_step_metrics(actual, predicted, scale: float | None = None) -> list[dict]:
+    """:func:`forecast_metrics` for each step ahead (column) of a multi-step forecast."""
+    actual, predicted = _pair(actual, predicted)
+    if actual.ndim == 1:
+        return [forecast_metrics(actual, predicted, scale)]
+    return [forecast_metrics(actual[:, j], predicted[:, j], scale) for j in range(actual.shape[1])]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Baselines
+# ----------------------------------------------------------------------------------------------------
+SEASONS = {"Y": 1, "A": 1, "Q": 4, "M": 12, "W": 52, "D": 7, "B": 5, "H": 24, "h": 24, "T": 60, "min": 60}
+
+
+def season_from_frequency(freq: str | None) -> int:
+    """The natural season length of a pandas frequency string: 12 for monthly, 7 for daily, 24 for hourly...
+
+    Returns 1 (no season) for unknown or missing frequencies.
+    """
+    if not freq:
+        return 1
+    base = freq.split("-")[0].lstrip("0123456789")
+    for prefix in ("min", "QS", "QE", "MS", "ME", "BM", "BMS", "YS", "YE", "AS", "W", "Q", "M", "D", "B", "H", "h", "T", "Y", "A"):
+        if base.startswith(prefix):
+            key = {"QS": "Q", "QE": "Q", "MS": "M", "ME": "M", "BM": "M", "BMS": "M", "YS": "Y", "YE": "Y", "AS": "A"}.get(prefix, prefix)
+            return SEASONS[key]
+    return 1
+
+
+def naive_forecast(values: np.ndarray, origins: np.ndarray, horizon: int) -> np.ndarray:
+    """Repeat the last observed value: forecast for origin o (last input position) at steps 1..horizon."""
+    return np.repeat(values[origins][:, None], horizon, axis=1)
+
+
+def seasonal_naive_forecast(values: np.ndarray, origins: np.ndarray, horizon: int, season: int) -> np.ndarray:
+    """The value one season before each target (NaN where the series does not reach back that far).
+
+    For a target h steps after origin o the forecast is values[o + h - season * ceil(h / season)].
+    """
+    steps = np.arange(1, horizon + 1)
+    lags = season * np.ceil(steps / season).astype(np.int64)
+    positions = origins[:, None] + steps[None, :] - lags[None, :]
+    forecast = np.full(positions.shape, np.nan)
+    ok = positions >= 0
+    forecast[ok] = values[positions[ok]]
+    return forecast
+
+
+def fit_linear_autoregression(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares AR coefficients (with intercept) mapping flattened windows to targets."""
+    design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
+    coefficients, *_ = np.linalg.lstsq(design.astype(np.float64), y.astype(np.float64), rcond=None)
+    return coefficients
+
+
+def predict_linear_autoregression(coefficients: np.ndarray, X: np.ndarray) -> np.ndarray:
+    design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
+    return design.astype(np.float64) @ coefficients

@@ -1,0 +1,151 @@
+"""Plots of a run (matplotlib, headless PNG): forecasts, loss curves, attention weights, positional encoding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: never needs a display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
+
+
+def _save(fig, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _x_axis(index: pd.Index):
+    if isinstance(index, pd.PeriodIndex):
+        return index.to_timestamp(), "date"
+    if isinstance(index, pd.DatetimeIndex):
+        return index, "date"
+    return np.asarray(index), "time step"
+
+
+def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
+                  test_start=None) -> Path:
+    """Actual series and one-step (first-step) forecasts of every part, with a line where the test part starts."""
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    x, xlabel = _x_axis(series.index)
+    ax.plot(x, series.to_numpy(), color="black", linewidth=0.9, label="actual")
+    for part, forecast in forecasts.items():
+        px, _ = _x_axis(forecast.index)
+        ax.plot(px, forecast.predicted[:, 0], color=PART_COLOURS.get(part, "tab:green"), linewidth=0.9,
+                alpha=0.85, label=f"predicted ({part})")
+    if test_start is not None:
+        marker = _x_axis(pd.Index([test_start]) if not isinstance(series.index, pd.PeriodIndex)
+                         else pd.PeriodIndex([test_start]))[0][0]
+        ax.axvline(marker, color="grey", linestyle="--", linewidth=1.2, label="test part starts")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(units)
+    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss") -> Path:
+    """Loss (MSE on scaled values) per epoch, log scale, with the best validation epoch marked."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(history.index, history["loss"], label="training loss")
+    if "val_loss" in history:
+        ax.plot(history.index, history["val_loss"], label="validation loss")
+        best = history["val_loss"].idxmin()
+        ax.axvline(best, color="grey", linestyle=":", label=f"best validation epoch ({best})")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("MSE (scaled values, log scale)")
+    ax.legend()
+    ax.grid(alpha=0.3, which="both")
+    return _save(fig, path)
+
+
+def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> Path:
+    """Heatmap of attention weights (windows x lag) and the average weight per lag.
+
+    Args:
+        weights: (windows, window) attention over the input steps, oldest step first.
+        labels: one label (timestamp of the forecast target) per window.
+    """
+    window = weights.shape[1]
+    lags = np.arange(window, 0, -1)  # column j is lag window - j (1 = the most recent value)
+    fig, (heat, mean) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [2.2, 1]})
+    image = heat.imshow(weights[:, ::-1], aspect="auto", cmap="viridis", interpolation="nearest",
+                        extent=(0.5, window + 0.5, len(weights) - 0.5, -0.5))
+    heat.set_xlabel("lag (steps before the forecast target; 1 = most recent)")
+    heat.set_ylabel("forecast target")
+    ticks = np.linspace(0, len(weights) - 1, num=min(8, len(weights))).astype(int)
+    heat.set_yticks(ticks)
+    heat.set_yticklabels([str(labels[i])[:10] for i in ticks], fontsize=8)
+    heat.set_title(title)
+    fig.colorbar(image, ax=heat, label="attention weight")
+    mean.bar(lags[::-1], weights.mean(axis=0)[::-1], color="tab:purple")
+    mean.axhline(1 / window, color="grey", linestyle="--", label=f"uniform (1/{window})")
+    mean.set_xlabel("lag")
+    mean.set_ylabel("mean attention weight")
+    mean.set_title("Average weight per lag")
+    mean.legend()
+    return _save(fig, path)
+
+
+def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: str) -> Path:
+    """Attention map of each head of each encoder block for one window.
+
+    Args:
+        block_weights: per block, an array (heads, window, window) of query-step x key-step weights.
+    """
+    blocks, heads = len(block_weights), block_weights[0].shape[0]
+    fig, axes = plt.subplots(blocks, heads, figsize=(2.6 * heads + 1, 2.6 * blocks + 0.8), squeeze=False)
+    for b, weights in enumerate(block_weights):
+        for h in range(heads):
+            ax = axes[b][h]
+            image = ax.imshow(weights[h], cmap="viridis", vmin=0, interpolation="nearest")
+            ax.set_title(f"block {b + 1}, head {h + 1}", fontsize=9)
+            ax.set_xlabel("attended step (key)", fontsize=8)
+            if h == 0:
+                ax.set_ylabel("step (query)", fontsize=8)
+            ax.tick_params(labelsize=7)
+    fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
+    fig.suptitle(title)
+    fig.savefig(Path(path), dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path:
+    """The (window, d_model) positional-encoding matrix added to the projected inputs."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    image = ax.imshow(matrix, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+    ax.set_xlabel("encoding dimension (even: sin, odd: cos)")
+    ax.set_ylabel("position in the window (k)")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, label="P(k, dimension)")
+    return _save(fig, path)
+
+
+def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, reference: dict | None = None) -> Path:
+    """Bar chart with error bars (e.g. test RMSE mean +- std over seeds), optional reference lines."""
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(labels) + 2), 4))
+    positions = np.arange(len(labels))
+    ax.bar(positions, means, yerr=errors, capsize=5, color="tab:blue", alpha=0.8)
+    for i, (name, value) in enumerate((reference or {}).items()):
+        ax.axhline(value, linestyle=["--", ":", "-."][i % 3], color=["grey", "black", "tab:green"][i % 3],
+                   label=f"{name} ({value:.3g})")
+    ax.set_xticks(positions)
+    ax.set_xticklabels(labels, rotation=15)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if reference:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    return _save(fig, path)
