@@ -178,6 +178,107 @@ def fit_command(model_name, dataset, csv, column, date_column, fill, window, hor
     click.echo(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
 
 
+def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None):
+    """The series named by --dataset / --csv options (or None when neither is given)."""
+    from tsattn.data import load_dataset, read_csv_series
+
+    overrides = data_overrides(dataset, csv, column, date_column, fill)
+    if "csv" in overrides and overrides["csv"] is not None:
+        return read_csv_series(csv, column, date_column, fill=fill)
+    if dataset is not None:
+        options = (default_config or {}).get("dataset_options", {}) if (default_config or {}).get("dataset") == dataset else {}
+        return load_dataset(dataset, **options)
+    return None
+
+
+@main.command("predict")
+@click.option("--model-dir", required=True, type=click.Path(),
+              help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
+@click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
+@data_options
+@click.option("--out", type=click.Path(), help="write the forecast to this CSV file (timestamp, forecast).")
+@friendly_errors
+def predict_command(model_dir, steps, dataset, csv, column, date_column, fill, out):
+    """Forecast after the training series (or after --csv / --dataset) with a saved model."""
+    from tsattn.forecaster import Forecaster
+    from tsattn.io import atomic_file
+
+    forecaster = Forecaster.load(model_dir)
+    series = _series_from_options(dataset, csv, column, date_column, fill)
+    forecast = forecaster.predict(steps, series=series)
+    frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
+    click.echo(frame.to_string(index=False))
+    if out:
+        with atomic_file(Path(out)) as temporary:
+            frame.to_csv(temporary, index=False)
+        click.echo(f"Wrote {out}")
+
+
+@main.command("backtest")
+@click.option("--model-dir", required=True, type=click.Path(),
+              help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
+@data_options
+@click.option("--start", default="0.8", show_default=True,
+              help="first target: a fraction of the series, a position or a timestamp.")
+@click.option("--horizon", type=int, help="steps ahead from each origin (default: the model's horizon).")
+@click.option("--stride", type=int, default=1, show_default=True, help="steps between origins.")
+@click.option("--retrain", type=int, default=0, show_default=True,
+              help="refit a fresh model every N origins on the data up to that origin (0: never).")
+@click.option("--epochs", type=int, help="maximum epochs of each refit.")
+@click.option("--out", required=True, type=click.Path(), help="directory for backtest.csv, metrics.json, backtest.png.")
+@click.option("--force", is_flag=True, help="replace --out if it already holds files.")
+@friendly_errors
+def backtest_command(model_dir, dataset, csv, column, date_column, fill, start, horizon, stride, retrain, epochs,
+                     out, force):
+    """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
+    import warnings
+
+    from tsattn.forecaster import Forecaster
+    from tsattn.io import atomic_directory, check_output_directory, write_json
+    from tsattn.plots import plot_backtest
+
+    check_output_directory(Path(out), force)
+    if retrain < 0:
+        raise CliError(f"--retrain must be 0 or a positive number of origins; got {retrain}")
+    forecaster = Forecaster.load(model_dir)
+    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict())
+    if series is None:
+        if forecaster.config_.dataset is None:
+            raise CliError("give the series to backtest on with --dataset or --csv PATH --column COL")
+        from tsattn.data import load_dataset
+
+        series = load_dataset(forecaster.config_.dataset, **forecaster.config_.dataset_options)
+    start_value = _parse_start(start)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = forecaster.backtest(series, start=start_value, horizon=horizon, stride=stride,
+                                    retrain=retrain if retrain else False, epochs=epochs)
+    for warning in caught:
+        click.echo(f"Warning: {warning.message}", err=True)
+    summary = table.attrs["metrics"]
+    with atomic_directory(Path(out), force=force) as staging:
+        table.to_csv(staging / "backtest.csv", index=False)
+        write_json(staging / "metrics.json", summary)
+        plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")
+    click.echo(f"{summary['origins']} origins, horizon {table['step'].max()}")
+    for name in ("model", "naive", "seasonal_naive"):
+        values = summary[name]
+        label = forecaster.model if name == "model" else name.replace("_", "-")
+        click.echo(f"{label:<16} RMSE {values['rmse']:.4g}  MAE {values['mae']:.4g}  MASE "
+                   f"{values['mase'] if values['mase'] is None else round(values['mase'], 4)}")
+    click.echo(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
+
+
+def _parse_start(text: str):
+    try:
+        number = float(text)
+    except ValueError:
+        return text  # a timestamp label
+    if number.is_integer() and number >= 1:
+        return int(number)
+    return number
+
+
 def run():  # pragma: no cover - console entry for `python -m tsattn.cli.main`
     sys.exit(main())
 

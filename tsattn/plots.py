@@ -149,3 +149,19 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return _save(fig, path)
+
+
+def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
+    """Actual values and the backtest's first-step forecasts (and naive) over time."""
+    first = table[table["step"] == 1]
+    fig, ax = plt.subplots(figsize=(11, 4))
+    x, xlabel = _x_axis(pd.Index(first["timestamp"]))
+    ax.plot(x, first["actual"].to_numpy(), color="black", linewidth=1, label="actual")
+    ax.plot(x, first["predicted"].to_numpy(), color="tab:red", linewidth=1, label="forecast (1 step ahead)")
+    ax.plot(x, first["naive"].to_numpy(), color="grey", linewidth=0.8, linestyle=":", label="naive (last value)")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("series units")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import plots
 from .harness import RunResult
+from .metrics import naive_scale
 from .io import atomic_directory, describe_index, versions, write_artefact_directory, write_json
 from .models import attention_model, get_spec
 from .windows import PARTS
@@ -16,25 +17,36 @@ from .windows import PARTS
 BASELINES = ("naive", "seasonal_naive", "linear")
 
 
-def forecaster_metadata(model_name: str, model_params: dict, data, season: int, config: dict) -> dict:
-    """Everything besides the Keras model that is needed to forecast after ``data.series`` ends."""
-    series = data.series
-    tail = series.iloc[-max(data.window, season, 1):]
+def forecaster_metadata(model_name: str, model_params: dict, window: int, horizon: int, scaler, season: int,
+                        series: pd.Series, config: dict, estimator_params: dict, mase_scale: float | None,
+                        trained_until) -> dict:
+    """Everything besides the Keras model that is needed to forecast after ``series`` ends."""
+    tail = series.iloc[-max(window, season, 1):]
     return {
         "kind": "keras" if model_name in _keras_models() else "baseline",
         "model": model_name,
         "model_params": model_params,
-        "window": data.window,
-        "horizon": data.horizon,
-        "scaler": data.scaler.to_dict(),
+        "estimator_params": estimator_params,
+        "window": window,
+        "horizon": horizon,
+        "scaler": scaler.to_dict(),
         "season": season,
+        "mase_scale": mase_scale if mase_scale is not None and np.isfinite(mase_scale) else None,
         "series_name": None if series.name is None else str(series.name),
+        "trained_until": str(trained_until) if not isinstance(trained_until, (int, np.integer)) else int(trained_until),
         "index": describe_index(series.index),
-        "tail": {"values": tail.to_numpy().tolist(), "labels": [str(label) if not isinstance(label, (int, np.integer))
-                                                                 else int(label) for label in tail.index]},
+        "tail": {"values": tail.to_numpy().tolist(),
+                 "labels": [int(label) if isinstance(label, (int, np.integer)) else str(label) for label in tail.index]},
         "config": config,
         "versions": versions(),
     }
+
+
+def seen_until(data) -> object:
+    """The last label whose value training or model selection (early stopping) used."""
+    if data.boundaries is None:
+        return data.series.index[-1]
+    return data.series.index[max(data.boundaries[1], data.boundaries[0]) - 1]
 
 
 def _keras_models() -> set[str]:
@@ -92,8 +104,14 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
     out = Path(out)
     config = result.config.to_dict()
     with atomic_directory(out, force=force) as staging:
-        metadata = forecaster_metadata(result.config.model, get_spec(result.config.model).resolve(
-            result.config.model_params), result.data, result.season, config)
+        params = get_spec(result.config.model).resolve(result.config.model_params)
+        values = result.data.series.to_numpy()
+        train_end = result.data.boundaries[0] if result.data.boundaries else len(values)
+        estimator = {"model": result.config.model, "window": result.data.window, "horizon": result.data.horizon,
+                     **result.config.model_params}
+        metadata = forecaster_metadata(result.config.model, params, result.data.window, result.data.horizon,
+                                       result.data.scaler, result.season, result.data.series, config, estimator,
+                                       naive_scale(values[:train_end]), seen_until(result.data))
         write_artefact_directory(staging, result.model, metadata)
         write_json(staging / "config.json", {
             "config": config,

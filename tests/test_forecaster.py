@@ -1,0 +1,243 @@
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sklearn.base import clone
+
+import tsattn
+from conftest import make_series
+from tsattn.cli.main import main
+from tsattn.errors import ConfigError, DataError, NotFittedError
+from tsattn.forecaster import Forecaster
+
+TINY = {"units": 4, "epochs": 3, "batch_size": 16}
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    return Forecaster("attention-rnn", window=8, **TINY).fit(make_series(), seed=0)
+
+
+def test_sklearn_protocol():
+    f = Forecaster("simple-rnn", window=12, units=8, epochs=5)
+    assert f.get_params() == {"model": "simple-rnn", "window": 12, "horizon": 1, "units": 8, "epochs": 5}
+    assert f.set_params(units=16, window=6) is f
+    assert f.get_params()["units"] == 16 and f.window == 6
+    copy = clone(f)
+    assert copy is not f and copy.get_params() == f.get_params()
+    assert not hasattr(copy, "model_")
+    lazy = Forecaster("no-such-model", window=-3)  # stored verbatim, checked in fit
+    with pytest.raises(ConfigError, match="unknown model 'no-such-model'; available: simple-rnn.*naive, seasonal-naive"):
+        lazy.fit(make_series())
+    with pytest.raises(NotFittedError, match="not fitted yet; call fit"):
+        Forecaster().predict(3)
+    assert "Forecaster(model='simple-rnn'" in repr(f)
+
+
+@pytest.mark.parametrize("freq, expected_next", [("MS", "2013-05-01"), ("D", "2000-06-09"), (None, 160)])
+def test_predict_index_arithmetic(freq, expected_next):
+    series = make_series(freq=freq)
+    f = Forecaster("naive", window=4).fit(series)
+    forecast = f.predict(3)
+    assert len(forecast) == 3 and (forecast == series.iloc[-1]).all()
+    if freq is None:
+        assert list(forecast.index) == [160, 161, 162]
+    else:
+        assert forecast.index[0] == pd.Timestamp(expected_next) and forecast.index.freqstr == freq
+    period = pd.Series(series.to_numpy(), index=pd.period_range("2000-01", periods=160, freq="M"))
+    assert str(Forecaster("naive", window=4).fit(period).predict(2).index[0]) == "2013-05"
+
+
+def test_inputs_dataframe_and_array():
+    values = make_series().to_numpy()
+    assert list(Forecaster("naive").fit(values).predict(2).index) == [160, 161]
+    frame = pd.DataFrame({"v": values})
+    assert Forecaster("naive").fit(frame).predict(1).iloc[0] == values[-1]
+
+
+def test_seasonal_naive_recursion_by_hand():
+    series = pd.Series(np.arange(36.0), index=pd.date_range("2000-01-01", periods=36, freq="MS"))
+    f = Forecaster("seasonal-naive", window=4).fit(series)
+    assert f.season_ == 12
+    np.testing.assert_array_equal(f.predict(14).to_numpy(), list(range(24, 36)) + [24, 25])
+
+
+def test_predict_direct_then_recursive(fitted):
+    direct = Forecaster("simple-rnn", window=8, horizon=3, **TINY).fit(make_series(), seed=0)
+    three, two = direct.predict(3), direct.predict(2)
+    np.testing.assert_allclose(two.to_numpy(), three.to_numpy()[:2], rtol=1e-6)
+    seven = direct.predict(7)
+    np.testing.assert_allclose(seven.to_numpy()[:3], three.to_numpy(), rtol=1e-6)
+    # the second block is the model applied to the history extended with the first block
+    extended = pd.concat([make_series(), three])
+    np.testing.assert_allclose(seven.to_numpy()[3:6], direct.predict(3, series=extended).to_numpy(), rtol=1e-5)
+    assert fitted.predict().shape == (1,)
+
+
+def test_predict_after_another_series(fitted):
+    other = make_series(seed=5, n=40)
+    other.index = pd.date_range("2020-01-01", periods=40, freq="MS")
+    forecast = fitted.predict(2, series=other)
+    assert forecast.index[0] == pd.Timestamp("2023-05-01")
+    with pytest.raises(DataError, match="frequency D but the model was fitted on MS; resample"):
+        fitted.predict(2, series=make_series(freq="D"))
+    with pytest.raises(DataError, match="range index but the model was fitted on a datetime index"):
+        fitted.predict(2, series=make_series(freq=None))
+    with pytest.raises(DataError, match="has 5 values but forecasting needs the last 8"):
+        fitted.predict(2, series=other.iloc[:5])
+    with pytest.raises(ConfigError, match="steps must be an integer >= 1; got 0"):
+        fitted.predict(0)
+
+
+def test_evaluate_with_baselines(fitted):
+    holdout = make_series(seed=7, n=40)
+    result = fitted.evaluate(holdout)
+    assert result["count"] == 40 - 8
+    values = holdout.to_numpy()
+    naive_rmse = np.sqrt(np.mean((values[8:] - values[7:-1]) ** 2))
+    assert result["naive"]["rmse"] == pytest.approx(naive_rmse)
+    assert result["seasonal_naive"]["count"] == 40 - 12  # only where one season back exists
+    assert result["model"]["rmse"] > 0 and result["model"]["mase"] > 0
+
+
+def test_backtest_no_leak_with_retrain():
+    series = make_series(n=120)
+    f = Forecaster("simple-rnn", window=8, **TINY).fit(series.iloc[:80], seed=0)
+    table = f.backtest(series, start=100, stride=5, retrain=2, epochs=1)
+    origins = table["origin"].drop_duplicates()
+    assert len(origins) == len(range(99, 119, 5))
+    assert (table["trained_until"] <= table["origin"]).all()  # a model / scaler never sees data after its origin
+    assert table["trained_until"].nunique() == 2  # refit every 2 origins
+    assert list(table.columns) == ["origin", "timestamp", "step", "actual", "predicted", "naive", "trained_until"]
+    assert table.attrs["metrics"]["origins"] == 4 and table.attrs["metrics"]["retrain"] == 2
+
+
+def test_backtest_without_retrain_warns_when_fitted_later(fitted):
+    series = make_series()
+    with pytest.warns(UserWarning, match="optimistic; use retrain=True"):
+        table = fitted.backtest(series, start=0.8, horizon=2)
+    assert set(table["step"]) == {1, 2}
+    assert len(table.attrs["metrics"]["per_step"]) == 2
+    with pytest.raises(ConfigError, match="leaves 4 value\\(s\\) before the first origin, fewer than one window"):
+        fitted.backtest(series, start=4)
+    with pytest.raises(ConfigError, match="fraction must be in \\(0, 1\\)"):
+        fitted.backtest(series, start=1.5)
+
+
+def test_attention_weights(fitted):
+    weights = fitted.attention_weights(make_series(n=30, seed=3))
+    assert weights.shape == (30 - 8 + 1, 8) and list(weights.columns)[-1] == "lag_1"
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-5)
+    assert weights.index[-1] == pd.Timestamp("2002-07-01")  # the forecast after the series
+    transformer = Forecaster("transformer", window=8, d_model=8, num_heads=2, ff_dim=8, num_blocks=1, epochs=1)
+    transformer.fit(make_series())
+    np.testing.assert_allclose(transformer.attention_weights().sum(axis=1), 1.0, rtol=1e-5)
+    with pytest.raises(ConfigError, match="has no attention weights"):
+        Forecaster("naive").fit(make_series()).attention_weights()
+
+
+def test_save_load_identity_and_plots(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.tsattn")
+    loaded = Forecaster.load(path)
+    assert loaded.predict(12).equals(fitted.predict(12))
+    other = make_series(seed=9, n=30)
+    assert loaded.predict(3, series=other).equals(fitted.predict(3, series=other))
+    assert loaded.get_params() == fitted.get_params()
+    assert loaded.evaluate(other)["model"] == fitted.evaluate(other)["model"]
+    for kind in ("forecast", "attention", "loss"):
+        png = fitted.plot(tmp_path / f"{kind}.png", kind=kind, steps=6)
+        assert png.stat().st_size > 5000
+    baseline = Forecaster("seasonal-naive").fit(make_series())
+    again = Forecaster.load(baseline.save(tmp_path / "baseline.tsattn"))
+    assert again.predict(13).equals(baseline.predict(13))
+
+
+def test_load_errors(tmp_path, fitted):
+    with pytest.raises(DataError, match="does not exist"):
+        Forecaster.load(tmp_path / "missing.tsattn")
+    junk = tmp_path / "junk.tsattn"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(DataError, match="is not a tsattn model \\(not a zip archive\\)"):
+        Forecaster.load(junk)
+    empty_zip = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty_zip, "w") as archive:
+        archive.writestr("other.txt", "x")
+    with pytest.raises(DataError, match="no tsattn.json inside"):
+        Forecaster.load(empty_zip)
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    (directory / "tsattn.json").write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(DataError, match="does not describe a tsattn forecaster"):
+        Forecaster.load(directory)
+    saved = fitted.save(tmp_path / "future.tsattn")
+    with zipfile.ZipFile(saved) as archive:
+        metadata = json.loads(archive.read("tsattn.json"))
+        model_bytes = archive.read("model.keras")
+    metadata["format_version"] = 99
+    future = tmp_path / "future2.tsattn"
+    with zipfile.ZipFile(future, "w") as archive:
+        archive.writestr("tsattn.json", json.dumps(metadata))
+        archive.writestr("model.keras", model_bytes)
+    with pytest.raises(DataError, match="artefact format 99 .* reads format 1; refit"):
+        Forecaster.load(future)
+    metadata["format_version"] = 1
+    broken = tmp_path / "broken.tsattn"
+    with zipfile.ZipFile(broken, "w") as archive:
+        archive.writestr("tsattn.json", json.dumps(metadata))
+        archive.writestr("model.keras", b"garbage")
+    with pytest.raises(DataError, match="cannot be loaded"):
+        Forecaster.load(broken)
+
+
+def test_save_is_atomic(fitted, tmp_path, monkeypatch):
+    target = tmp_path / "model.tsattn"
+    fitted.save(target)
+    before = target.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(fitted.model_, "save", crash)
+    with pytest.raises(RuntimeError):
+        fitted.save(target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.tsattn"]
+
+
+def test_cli_predict_and_backtest(tmp_path, fitted, small_csv):
+    runner = CliRunner()
+    path = fitted.save(tmp_path / "m.tsattn")
+    out = tmp_path / "forecast.csv"
+    result = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "4", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == ["timestamp", "forecast"] and len(frame) == 4
+    np.testing.assert_allclose(frame["forecast"], fitted.predict(4).to_numpy())
+    after_csv = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "2", "--csv", str(small_csv),
+                                     "--column", "demand", "--date-column", "date"])
+    assert after_csv.exit_code == 0 and "2013-05-01" in after_csv.output
+    bad = runner.invoke(main, ["predict", "--model-dir", str(small_csv), "--steps", "2"])
+    assert bad.exit_code == 2 and "is not a tsattn model" in bad.output and "Traceback" not in bad.output
+    steps = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "0"])
+    assert steps.exit_code == 2 and "steps must be an integer >= 1" in steps.output
+    backtest_out = tmp_path / "bt"
+    result = runner.invoke(main, ["backtest", "--model-dir", str(path), "--csv", str(small_csv), "--column", "demand",
+                                  "--date-column", "date", "--start", "0.9", "--out", str(backtest_out)])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in backtest_out.iterdir()} == {"backtest.csv", "metrics.json", "backtest.png"}
+    assert "optimistic" in result.output
+    early = runner.invoke(main, ["backtest", "--model-dir", str(path), "--csv", str(small_csv), "--column", "demand",
+                                 "--date-column", "date", "--start", "3", "--out", str(tmp_path / "bt2")])
+    assert early.exit_code == 2 and "fewer than one window" in early.output
+    assert not (tmp_path / "bt2").exists()
+
+
+def test_readme_example_shape():
+    s = tsattn.load_dataset("sunspots")
+    f = tsattn.Forecaster("naive", window=24).fit(s[:-120], seed=0)
+    forecast = f.predict(12)
+    assert forecast.index[0] == pd.Timestamp("1974-01-01") and forecast.index[-1] == pd.Timestamp("1974-12-01")
+    assert f.evaluate(s[-144:])["count"] == 120
