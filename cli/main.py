@@ -269,6 +269,68 @@ def backtest_command(model_dir, dataset, csv, column, date_column, fill, start, 
     click.echo(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
 
 
+def _names(text: str | None, what: str):
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",")]
+    if not any(names):
+        raise CliError(f"--{what} is empty; give a comma-separated list")
+    if "" in names:
+        raise CliError(f"--{what} {text!r} has an empty item; give a comma-separated list")
+    return names
+
+
+@main.command("compare")
+@click.option("--models", help="comma-separated models (default: all registered).")
+@click.option("--datasets", help="comma-separated datasets (default: sunspots).")
+@click.option("--csv", help="a CSV series to compare on as well (with --column).")
+@click.option("--column", help="the value column of --csv.")
+@click.option("--date-column", help="the date column of --csv.")
+@click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
+@click.option("--window", type=int, help="input window for every model.")
+@click.option("--horizon", type=int, help="steps ahead.")
+@click.option("--epochs", type=int, help="maximum epochs of every run.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="run setting, model parameter (for the models that take it) or MODEL.param.")
+@click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="runs in parallel processes.")
+@click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
+@click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
+@friendly_errors
+def compare_command(models, datasets, csv, column, date_column, seeds, window, horizon, epochs, settings,
+                    config_path, jobs, out, force):
+    """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
+    from tsattn.compare import compare, load_grid
+
+    grid = load_grid(config_path) if config_path else {}
+    seed_list = grid.get("seeds", [0, 1, 2])
+    if seeds is not None:
+        try:
+            seed_list = [int(s) for s in _names(seeds, "seeds")]
+        except ValueError:
+            raise CliError(f"--seeds must be comma-separated integers; got {seeds!r}") from None
+    csv_entries = list(grid.get("csv", []))
+    if csv is not None:
+        if column is None:
+            raise CliError("--csv needs --column COL")
+        csv_entries.append({"path": csv, "column": column, "date_column": date_column})
+    elif column is not None or date_column is not None:
+        raise CliError("--column and --date-column go with --csv PATH")
+    merged = dict(grid.get("set", {}))
+    merged.update(parse_settings(settings))
+    results = compare(
+        models=_names(models, "models") if models is not None else grid.get("models"),
+        datasets=_names(datasets, "datasets") if datasets is not None else grid.get("datasets"),
+        seeds=seed_list, csv=csv_entries, window=window if window is not None else grid.get("window"),
+        horizon=horizon if horizon is not None else grid.get("horizon"),
+        epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
+        force=force, echo=lambda line: click.echo(line, err=True))
+    summary = results.attrs["summary"]
+    columns = ["dataset", "model", "seeds", "test_rmse_mean", "test_rmse_std", "ratio_to_naive", "rank_test_rmse"]
+    click.echo(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    click.echo(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
+
+
 def _parse_start(text: str):
     try:
         number = float(text)

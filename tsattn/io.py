@@ -45,6 +45,12 @@ def write_json(path: Path, payload) -> None:
     Path(path).write_text(json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _check_parent_writable(target: Path) -> Path:
     parent = target.resolve().parent
     if parent.exists() and not parent.is_dir():
@@ -75,6 +81,7 @@ def atomic_directory(out: Path, force: bool = False):
     out = check_output_directory(out, force)
     parent = out.resolve().parent
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; the result is an ordinary directory
     try:
         yield staging
     except BaseException:
@@ -98,6 +105,7 @@ def atomic_file(target: Path):
     parent = _check_parent_writable(target)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=parent)
     os.close(handle)
+    os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; the result is an ordinary file
     try:
         yield Path(temporary)
     except BaseException:

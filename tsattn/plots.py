@@ -165,3 +165,36 @@ def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return _save(fig, path)
+
+
+def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, units: str) -> Path:
+    """The actual test part with every model's one-step forecasts overlaid."""
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    x, xlabel = _x_axis(actual.index)
+    ax.plot(x, actual.to_numpy(), color="black", linewidth=1.4, label="actual")
+    for i, (name, forecast) in enumerate(forecasts.items()):
+        fx, _ = _x_axis(forecast.index)
+        style = ":" if name in ("naive", "seasonal-naive", "linear") else "-"
+        ax.plot(fx, forecast.to_numpy(), linestyle=style, linewidth=1.0, label=name, color=f"C{i}")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(units)
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
+    """Validation (solid) and training (dotted) loss per epoch of several models."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, (name, history) in enumerate(histories.items()):
+        ax.plot(history.index, history["loss"], linestyle=":", color=f"C{i}", label=f"{name} (train)")
+        if "val_loss" in history:
+            ax.plot(history.index, history["val_loss"], color=f"C{i}", label=f"{name} (validation)")
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("MSE (scaled values, log scale)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return _save(fig, path)

@@ -1,0 +1,130 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from tsattn.cli.main import main
+from tsattn.compare import build_spec, compare, load_grid, summarise
+from tsattn.errors import ConfigError
+
+FAST = {"units": 4, "d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1, "batch_size": 32}
+
+
+def run(out, **kwargs):
+    lines = []
+    options = dict(models=["simple-rnn", "attention-rnn", "transformer"], datasets=None,
+                   csv=[{"path": kwargs.pop("csv"), "column": "demand", "date_column": "date", "name": "demand"}],
+                   seeds=[0, 1], window=8, epochs=2, settings=dict(FAST), out=out, echo=lines.append)
+    options.update(kwargs)
+    return compare(**options), lines
+
+
+def test_compare_writes_report_and_resumes(tmp_path, small_csv):
+    out = tmp_path / "report"
+    results, lines = run(out, csv=small_csv)
+    assert len([line for line in lines if line.startswith("[")]) == 6
+    assert "ETA" in lines[-1]
+    runs = results[results["seed"].notna()]
+    assert len(runs) == 6 and set(results["model"]) == {"simple-rnn", "attention-rnn", "transformer", "naive",
+                                                         "seasonal-naive", "linear"}
+    for column in ("parameters", "epochs_run", "fit_seconds", "predict_seconds", "validation_rmse", "test_rmse",
+                   "test_mase", "test_scaled_rmse", "validation_scaled_mse"):
+        assert runs[column].notna().all(), column
+    for name in ("results.csv", "summary.csv", "report.md", "report.html", "comparison.json"):
+        assert (out / name).is_file(), name
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 5  # bars, overlay, loss, attention heatmap, head maps
+    for section in ("<h2>demand</h2>", "Test RMSE by model", "one-step forecasts of every model", "Loss curves",
+                    "attention weights over the test windows", "attention of each head", "Verdict.",
+                    "class=\"best\"", "naive"):
+        assert section in page, section
+    assert "src='figures" not in page and "http" not in page.replace("http-equiv", "")  # self-contained
+    spec = json.loads((out / "comparison.json").read_text())["spec"]
+    assert spec["seeds"] == [0, 1] and spec["models"][0] == "simple-rnn"
+
+    # resume: delete one run record; only that run is trained again and the table is identical
+    record = next((out / "runs").glob("demand__attention-rnn__seed1.json"))
+    record.unlink()
+    again, lines = run(out, csv=small_csv)
+    assert lines[0].startswith("resuming: 5 of 6 runs already done")
+    assert len([line for line in lines if line.startswith("[")]) == 1
+    pd.testing.assert_frame_equal(again.drop(columns=["fit_seconds", "predict_seconds"]),
+                                  results.drop(columns=["fit_seconds", "predict_seconds"]))
+
+    with pytest.raises(ConfigError, match="holds a different comparison; choose another directory or pass --force"):
+        run(out, csv=small_csv, seeds=[0, 1, 2])
+    assert not list(out.glob(".*partial*"))
+
+
+def test_summary_statistics():
+    results = pd.DataFrame({
+        "dataset": ["d"] * 5, "model": ["a", "a", "b", "b", "naive"], "seed": [0, 1, 0, 1, None],
+        "parameters": [10, 10, 20, 20, 0], "epochs_run": [5, 7, 3, 3, 0], "fit_seconds": [1.0, 3.0, 2.0, 2.0, 0.0],
+        "test_rmse": [2.0, 4.0, 1.0, 2.0, 5.0], "test_mae": [1.0] * 5, "test_mase": [1.0] * 5,
+        "test_smape": [1.0] * 5, "validation_rmse": [1.0] * 5,
+    })
+    summary = summarise(results).set_index("model")
+    assert summary.loc["a", "test_rmse_mean"] == 3.0
+    assert summary.loc["a", "test_rmse_std"] == pytest.approx(np.sqrt(2.0))  # sample std over seeds
+    assert summary.loc["b", "rank_test_rmse"] == 1 and summary.loc["naive", "rank_test_rmse"] == 3
+    assert summary.loc["b", "ratio_to_naive"] == pytest.approx(1.5 / 5.0)
+    assert summary.loc["a", "seeds"] == 2 and summary.loc["naive", "seeds"] == 0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"models": []}, "no models to compare"),
+    ({"models": ["simple-rnn", "gpt"]}, "unknown model\\(s\\) gpt"),
+    ({"datasets": ["sunspot"]}, "unknown dataset 'sunspot'"),
+    ({"seeds": [0, 0]}, "duplicate seeds"),
+    ({"seeds": []}, "no seeds"),
+    ({"settings": {"colour": 3}}, "unknown setting 'colour'"),
+    ({"settings": {"transformer.units": 3}}, "transformer has no parameter 'units'"),
+    ({"settings": {"units": 0}}, "units must be an integer >= 1; got 0"),
+])
+def test_spec_errors(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        build_spec(**kwargs)
+
+
+def test_settings_routing():
+    spec = build_spec(models=["simple-rnn", "transformer"], settings={"units": 8, "simple-rnn.cell": "gru",
+                                                                       "epochs": 4, "model.dropout": 0.2})
+    from tsattn.compare import _run_config
+
+    rnn = _run_config(spec, spec.sources[0], "simple-rnn", 0)
+    transformer = _run_config(spec, spec.sources[0], "transformer", 0)
+    assert rnn.model_params == {"units": 8, "cell": "gru", "dropout": 0.2} and rnn.epochs == 4
+    assert transformer.model_params == {"dropout": 0.2} and transformer.epochs == 4
+
+
+def test_grid_file_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("models = [simple-rnn\n")
+    with pytest.raises(ConfigError, match="does not parse as TOML"):
+        load_grid(bad)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text('models = ["simple-rnn"]\nlayers = 3\n')
+    with pytest.raises(ConfigError, match="unknown key\\(s\\) layers"):
+        load_grid(unknown)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_grid(tmp_path / "none.toml")
+
+
+def test_cli_compare(tmp_path, small_csv):
+    grid = tmp_path / "grid.toml"
+    grid.write_text('models = ["simple-rnn"]\nseeds = [0]\nwindow = 8\nepochs = 1\n[set]\nunits = 3\n')
+    runner = CliRunner()
+    out = tmp_path / "cmp"
+    result = runner.invoke(main, ["compare", "--config", str(grid), "--csv", str(small_csv), "--column", "demand",
+                                  "--date-column", "date", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "simple-rnn" in result.output and (out / "report.html").exists()
+    for args, message in [(["--models", ""], "--models is empty"), (["--seeds", "0,0"], "duplicate seeds"),
+                          (["--seeds", "a"], "comma-separated integers"), (["--models", "foo"], "unknown model")]:
+        failed = runner.invoke(main, ["compare", *args, "--out", str(tmp_path / "x")])
+        assert failed.exit_code == 2 and message in failed.output and "Traceback" not in failed.output
+    different = runner.invoke(main, ["compare", "--config", str(grid), "--seeds", "1", "--csv", str(small_csv),
+                                     "--column", "demand", "--date-column", "date", "--out", str(out)])
+    assert different.exit_code == 2 and "different comparison" in different.output

@@ -1,0 +1,579 @@
+"""Comparison runs: every chosen model on every chosen dataset with several seeds, one shared harness.
+
+    results = tsattn.compare(models=["simple-rnn", "attention-rnn"], datasets=["sunspots"], seeds=[0, 1, 2],
+                             out="reports/sunspots")
+
+Writes results.csv (one row per dataset x model x seed, plus the baselines), summary.csv (mean and std
+over seeds, rank on test RMSE, ratio to naive), report.md / report.html with plots and a plain-language
+verdict, and comparison.json (the configuration, to rerun it). Each finished run is saved at once
+(runs/*.json, atomically), so rerunning with the same --out resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError
+from .io import atomic_file, write_json
+
+BASELINE_ROWS = {"naive": "naive", "seasonal_naive": "seasonal-naive", "linear": "linear"}
+METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
+SPEC_FILE = "comparison.json"
+
+
+@dataclass
+class SeriesSource:
+    """A dataset of the comparison: a registered dataset or a CSV column."""
+
+    name: str
+    dataset: str | None = None
+    options: dict = field(default_factory=dict)
+    csv: str | None = None
+    column: str | None = None
+    date_column: str | None = None
+
+
+@dataclass
+class ComparisonSpec:
+    models: list[str]
+    sources: list[SeriesSource]
+    seeds: list[int]
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"models": self.models, "sources": [asdict(s) for s in self.sources], "seeds": self.seeds,
+                "settings": self.settings}
+
+    def run_keys(self) -> list[tuple[str, str, int]]:
+        return [(source.name, model, seed) for source in self.sources for model in self.models for seed in self.seeds]
+
+    def source(self, name: str) -> SeriesSource:
+        return next(s for s in self.sources if s.name == name)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Specification and validation
+# ----------------------------------------------------------------------------------------------------
+def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
+    """Per-model overrides from settings: run settings apply to all; `param` to the models that take it;
+    `model-name.param` to one model; `model.param` like `param`."""
+    from .harness import RunConfig
+    from .models import get_spec
+
+    per_model = {model: {} for model in models}
+    for key, value in settings.items():
+        target, _, name = key.rpartition(".")
+        if target and target != "model":
+            if target not in per_model:
+                raise ConfigError(f"--set {key}: {target!r} is not one of the compared models ({', '.join(models)})")
+            if name not in get_spec(target).params:
+                raise ConfigError(f"--set {key}: {target} has no parameter {name!r}; it takes: "
+                                  f"{', '.join(sorted(get_spec(target).params))}")
+            per_model[target][f"model.{name}"] = value
+            continue
+        name = key if not target else name
+        if name in RunConfig.fields() and not target:
+            for model in models:
+                per_model[model][name] = value
+            continue
+        takers = [m for m in models if name in get_spec(m).params]
+        if not takers:
+            raise ConfigError(f"unknown setting {key!r}: no compared model takes it and it is not a run setting "
+                              f"({', '.join(RunConfig.fields())})")
+        for model in takers:
+            per_model[model][f"model.{name}"] = value
+    return per_model
+
+
+def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
+               horizon=None, epochs=None, settings: dict | None = None) -> ComparisonSpec:
+    """Validate the comparison's choices (empty lists, unknown names, duplicate seeds, unknown settings)."""
+    from .data import DATASETS
+    from .models import list_models
+
+    models = list_models() if models is None else list(models)
+    if not models:
+        raise ConfigError("no models to compare; name at least one of " + ", ".join(list_models()))
+    unknown = [m for m in models if m not in list_models()]
+    if unknown:
+        raise ConfigError(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(list_models())}")
+    if len(set(models)) != len(models):
+        raise ConfigError(f"models are listed twice: {', '.join(models)}")
+    sources = []
+    if datasets is None and not csv:
+        datasets = ["sunspots"]
+    for entry in datasets or []:
+        name, options = (entry, {}) if isinstance(entry, str) else (entry["name"], dict(entry.get("options", {})))
+        if name not in DATASETS:
+            raise ConfigError(f"unknown dataset {name!r}; available: {', '.join(sorted(DATASETS))}")
+        label = name if not options else name + "(" + ",".join(f"{k}={v}" for k, v in sorted(options.items())) + ")"
+        sources.append(SeriesSource(label, dataset=name, options=options))
+    for entry in csv or []:
+        path = Path(entry["path"])
+        label = entry.get("name") or f"{path.stem}:{entry.get('column')}"
+        sources.append(SeriesSource(label, csv=str(path), column=entry.get("column"),
+                                    date_column=entry.get("date_column")))
+    if not sources:
+        raise ConfigError("no datasets to compare; name at least one (e.g. sunspots) or give --csv")
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"datasets are listed twice: {', '.join(names)}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ConfigError("no seeds; give at least one, e.g. --seeds 0,1,2")
+    if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+        raise ConfigError(f"seeds must be integers >= 0; got {seeds}")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"duplicate seeds {seeds}: each seed must appear once")
+    merged = dict(settings or {})
+    for key, value in (("window", window), ("horizon", horizon), ("epochs", epochs)):
+        if value is not None:
+            merged[key] = value
+    _split_settings(models, merged)  # refuse unknown keys now
+    spec = ComparisonSpec(models, sources, seeds, merged)
+    from .models import get_spec
+
+    for model in models:  # refuse bad values now, not after an hour of runs
+        get_spec(model).resolve(_run_config(spec, sources[0], model, seeds[0]).model_params)
+    return spec
+
+
+def load_grid(path: str | Path) -> dict:
+    """Read a TOML grid: models, datasets, seeds, window, horizon, epochs, [set] and [[csv]] entries."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"--config {path} does not exist; check the path")
+    try:
+        grid = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {path} does not parse as TOML ({str(exc).splitlines()[0]}); fix the file") from None
+    allowed = {"models", "datasets", "seeds", "window", "horizon", "epochs", "set", "csv"}
+    unknown = sorted(set(grid) - allowed)
+    if unknown:
+        raise ConfigError(f"--config {path} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+    return grid
+
+
+# ----------------------------------------------------------------------------------------------------
+# One run
+# ----------------------------------------------------------------------------------------------------
+def _run_config(spec: ComparisonSpec, source: SeriesSource, model: str, seed: int):
+    from .harness import RunConfig
+
+    overrides = _split_settings(spec.models, spec.settings)[model]
+    base = RunConfig(model=model, seed=seed, dataset=source.dataset, dataset_options=dict(source.options),
+                     csv=source.csv, column=source.column, date_column=source.date_column)
+    return base.updated(**overrides)
+
+
+def _run_file(out: Path, key) -> Path:
+    dataset, model, seed = key
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in dataset)
+    return out / "runs" / f"{safe}__{model}__seed{seed}.json"
+
+
+def _record(result, key) -> dict:
+    from .models import attention_model
+
+    dataset, model, seed = key
+    test = result.forecasts.get("test")
+    record = {
+        "dataset": dataset, "model": model, "seed": seed,
+        "config": result.config.to_dict(),
+        "parameters": result.parameter_count, "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
+        "fit_seconds": result.fit_seconds, "predict_seconds": result.predict_seconds,
+        "metrics": result.metrics,
+        "history": {column: result.history[column].tolist() for column in result.history.columns},
+        "test": {"index": [str(x) for x in test.index], "actual": test.actual[:, 0].tolist(),
+                 "predicted": test.predicted[:, 0].tolist(),
+                 "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()}},
+        "series_name": str(result.data.series.name) if result.data.series.name is not None else dataset,
+        "attention": None,
+    }
+    attention = attention_model(result.model)
+    if attention is not None:
+        weights = attention.predict(result.data.X("test"), verbose=0, batch_size=1024)
+        weights = [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
+        if weights[0].ndim == 2:
+            record["attention"] = {"kind": "rnn", "weights": np.round(weights[0], 6).tolist()}
+        else:
+            record["attention"] = {"kind": "transformer", "window_label": str(test.index[-1]),
+                                   "blocks": [np.round(w[-1], 6).tolist() for w in weights]}
+    return record
+
+
+def _execute(spec_dict: dict, key, run_path: str) -> dict:
+    """Run one (dataset, model, seed) and save its record atomically; used in-process and by workers."""
+    from .harness import fit
+
+    spec = ComparisonSpec(spec_dict["models"], [SeriesSource(**s) for s in spec_dict["sources"]],
+                          spec_dict["seeds"], spec_dict["settings"])
+    dataset, model, seed = key
+    result = fit(_run_config(spec, spec.source(dataset), model, seed))
+    record = _record(result, key)
+    path = Path(run_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as temporary:
+        write_json(temporary, record)
+    return record
+
+
+def _worker_init(threads: int):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from . import _backend
+
+    _backend.tf.config.threading.set_intra_op_parallelism_threads(threads)
+    _backend.tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The comparison
+# ----------------------------------------------------------------------------------------------------
+def _prepare_out(out: Path, spec: ComparisonSpec, force: bool):
+    out.mkdir(parents=True, exist_ok=True)
+    spec_path = out / SPEC_FILE
+    wanted = spec.to_dict()
+    if spec_path.exists():
+        try:
+            previous = json.loads(spec_path.read_text()).get("spec")
+        except (json.JSONDecodeError, AttributeError):
+            previous = None
+        if previous != wanted:
+            if not force:
+                raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass "
+                                  "--force to replace it")
+            for stale in (out / "runs").glob("*.json") if (out / "runs").exists() else []:
+                stale.unlink()
+    elif any(out.iterdir()) and not force:
+        raise ConfigError(f"--out {out} already holds files that are not a tsattn comparison; choose another "
+                          "directory or pass --force")
+    from .io import versions
+
+    with atomic_file(spec_path) as temporary:
+        write_json(temporary, {"spec": wanted, "versions": versions(),
+                               "rerun": "tsattn compare --config <this file's spec> or tsattn.compare(**spec)"})
+
+
+def _load_done(out: Path, spec: ComparisonSpec) -> dict:
+    done = {}
+    for key in spec.run_keys():
+        path = _run_file(out, key)
+        if path.exists():
+            try:
+                record = json.loads(path.read_text())
+            except json.JSONDecodeError:
+                continue  # a damaged record is simply run again
+            if record.get("config") == _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
+                done[key] = record
+    return done
+
+
+def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
+            horizon=None, epochs=None, settings: dict | None = None, out: str | Path | None = None,
+            jobs: int = 1, force: bool = False, echo=None) -> pd.DataFrame:
+    """Train every model on every dataset with every seed and write the report.
+
+    Args:
+        models: registered model names (default: all). datasets: registered dataset names (default:
+            sunspots unless ``csv`` is given). seeds: distinct seeds (default 0, 1, 2).
+        csv: user series, each ``{"path": ..., "column": ..., "date_column": ..., "name": ...}``.
+        window, horizon, epochs: shortcuts for settings.
+        settings: run settings for all runs, model parameters for the models that take them, or
+            ``"model-name.param"`` for one model.
+        out: the report directory (resumable); None keeps everything in memory.
+        jobs: runs in parallel processes (each with cores / jobs threads).
+        force: replace an --out that holds a different comparison.
+        echo: a function receiving one progress line per run (default: print to stderr).
+
+    Returns:
+        The results table (one row per dataset x model x seed, plus baseline rows).
+    """
+    spec = build_spec(models, datasets, seeds, csv, window, horizon, epochs, settings)
+    echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
+    out = Path(out) if out is not None else None
+    records: dict = {}
+    if out is not None:
+        _prepare_out(out, spec, force)
+        records = _load_done(out, spec)
+        if records:
+            echo(f"resuming: {len(records)} of {len(spec.run_keys())} runs already done in {out}")
+    pending = [key for key in spec.run_keys() if key not in records]
+    total, started = len(spec.run_keys()), time.perf_counter()
+
+    def report(key, record):
+        records[key] = record
+        finished = sum(1 for k in pending if k in records)
+        elapsed = time.perf_counter() - started
+        eta = elapsed / finished * (len(pending) - finished)
+        test = record["metrics"]["test"]
+        echo(f"[{len(records)}/{total}] {key[0]} {key[1]} seed {key[2]}: test RMSE {test['model']['rmse']:.4g} "
+             f"(naive {test['naive']['rmse']:.4g}), {record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; "
+             f"ETA {eta:.0f}s")
+
+    scratch = None
+    if out is None:
+        import tempfile
+
+        scratch = tempfile.TemporaryDirectory()
+    run_root = out if out is not None else Path(scratch.name)
+    try:
+        if jobs == 1 or len(pending) <= 1:
+            for key in pending:
+                report(key, _execute(spec.to_dict(), key, str(_run_file(run_root, key))))
+        else:
+            import multiprocessing
+
+            threads = max(1, (os.cpu_count() or 1) // jobs)
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=(threads,)) as pool:
+                futures = {pool.submit(_execute, spec.to_dict(), key, str(_run_file(run_root, key))): key
+                           for key in pending}
+                for future in as_completed(futures):
+                    report(futures[future], future.result())
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    ordered = [records[key] for key in spec.run_keys()]
+    results = results_table(ordered)
+    summary = summarise(results)
+    if out is not None:
+        with atomic_file(out / "results.csv") as temporary:
+            results.to_csv(temporary, index=False)
+        with atomic_file(out / "summary.csv") as temporary:
+            summary.to_csv(temporary, index=False)
+        write_report(out, spec, ordered, results, summary)
+    results.attrs["summary"] = summary
+    return results
+
+
+# ----------------------------------------------------------------------------------------------------
+# Tables
+# ----------------------------------------------------------------------------------------------------
+def results_table(records: list[dict]) -> pd.DataFrame:
+    """One row per run, plus one row per dataset for each baseline (same targets, no seed)."""
+    rows = []
+    baselines_done = set()
+    for record in records:
+        row = {"dataset": record["dataset"], "model": record["model"], "seed": record["seed"],
+               "parameters": record["parameters"], "epochs_run": record["epochs_run"],
+               "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4)}
+        for part in ("validation", "test"):
+            block = record["metrics"].get(part)
+            for metric in METRICS:
+                row[f"{part}_{metric}"] = block["model"][metric] if block else None
+            for metric in ("mse", "rmse"):
+                row[f"{part}_scaled_{metric}"] = block["scaled"][metric] if block else None
+        rows.append(row)
+        if record["dataset"] not in baselines_done:
+            baselines_done.add(record["dataset"])
+            for key, label in BASELINE_ROWS.items():
+                base = {"dataset": record["dataset"], "model": label, "seed": None, "parameters": 0,
+                        "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0}
+                for part in ("validation", "test"):
+                    block = record["metrics"].get(part)
+                    for metric in METRICS:
+                        base[f"{part}_{metric}"] = block[key][metric] if block else None
+                    for metric in ("mse", "rmse"):
+                        base[f"{part}_scaled_{metric}"] = None
+                rows.append(base)
+    return pd.DataFrame(rows)
+
+
+def summarise(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds per (dataset, model); rank on mean test RMSE; ratio to naive."""
+    rows = []
+    for (dataset, model), group in results.groupby(["dataset", "model"], sort=False):
+        row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
+               "parameters": int(group["parameters"].iloc[0])}
+        for column in ("test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
+                       "epochs_run"):
+            values = pd.to_numeric(group[column], errors="coerce")
+            row[f"{column}_mean"] = float(values.mean())
+            row[f"{column}_std"] = float(values.std(ddof=1)) if len(values.dropna()) > 1 else 0.0
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min").astype(int)
+    naive = summary[summary["model"] == "naive"].set_index("dataset")["test_rmse_mean"]
+    summary["ratio_to_naive"] = summary["test_rmse_mean"] / summary["dataset"].map(naive)
+    return summary.sort_values(["dataset", "rank_test_rmse"], kind="stable").reset_index(drop=True)
+
+
+def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> list[str]:
+    """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account."""
+    table = summary[summary["dataset"] == dataset]
+    neural = table[~table["model"].isin(BASELINE_ROWS.values())]
+    runs = results[(results["dataset"] == dataset) & results["seed"].notna()]
+    naive = float(table.loc[table["model"] == "naive", "test_rmse_mean"].iloc[0])
+    linear = float(table.loc[table["model"] == "linear", "test_rmse_mean"].iloc[0])
+    lines = []
+    best = neural.iloc[0]
+    seeds = int(best["seeds"])
+    lines.append(f"Best model on test RMSE: **{best['model']}**, {best['test_rmse_mean']:.4g} ± "
+                 f"{best['test_rmse_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
+    if len(neural) > 1:
+        runner_up = neural.iloc[1]
+        mine = runs[runs["model"] == best["model"]].set_index("seed")["test_rmse"]
+        theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")["test_rmse"]
+        wins = int((mine < theirs.reindex(mine.index)).sum())
+        low, high = best["test_rmse_mean"] + best["test_rmse_std"], runner_up["test_rmse_mean"] - runner_up["test_rmse_std"]
+        overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
+            else "the mean ± std intervals do not overlap"
+        lines.append(f"It beats the runner-up, {runner_up['model']} ({runner_up['test_rmse_mean']:.4g} ± "
+                     f"{runner_up['test_rmse_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
+        if seeds < 3:
+            lines.append("With fewer than 3 seeds this ranking is not reliable.")
+    for _, row in neural.iterrows():
+        model_runs = runs[runs["model"] == row["model"]]["test_rmse"]
+        beats = int((model_runs < naive).sum())
+        beats_linear = int((model_runs < linear).sum())
+        lines.append(f"{row['model']}: beats the naive last-value forecast ({naive:.4g}) on {beats} of "
+                     f"{len(model_runs)} seeds (ratio {row['ratio_to_naive']:.3f}) and the linear autoregression "
+                     f"({linear:.4g}) on {beats_linear} of {len(model_runs)}.")
+    if not (neural["test_rmse_mean"] < naive).any():
+        lines.append("No neural model beats the naive baseline on average here.")
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------------
+# Report
+# ----------------------------------------------------------------------------------------------------
+def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame) -> list[tuple[str, Path]]:
+    from . import plots
+
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in dataset)
+    figures_dir = out / "figures"
+    figures_dir.mkdir(exist_ok=True)
+    mine = [r for r in records if r["dataset"] == dataset]
+    first_seed = mine[0]["seed"]
+    table = summary[summary["dataset"] == dataset]
+    naive = float(table.loc[table["model"] == "naive", "test_rmse_mean"].iloc[0])
+    linear = float(table.loc[table["model"] == "linear", "test_rmse_mean"].iloc[0])
+    neural = table[~table["model"].isin(BASELINE_ROWS.values())]
+    units = f"{mine[0]['series_name']} (series units)"
+    figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines)", plots.plot_bars(
+        list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"], figures_dir / f"{safe}_rmse.png",
+        f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)", f"test RMSE ({units})",
+        {"naive": naive, "linear AR": linear}))]
+    index = _parse_index(mine[0]["test"]["index"])
+    actual = pd.Series(mine[0]["test"]["actual"], index=index)
+    overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index) for r in mine if r["seed"] == first_seed}
+    overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)
+    figures.append((f"Test-part one-step forecasts of every model (seed {first_seed})", plots.plot_overlay(
+        actual, overlay, figures_dir / f"{safe}_forecasts.png", f"{dataset}: test part, actual and forecasts "
+        f"(seed {first_seed})", units)))
+    histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
+                 for r in mine if r["seed"] == first_seed}
+    figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
+        histories, figures_dir / f"{safe}_loss.png", f"{dataset}: loss per epoch (seed {first_seed})")))
+    for record in mine:
+        if record["seed"] != first_seed or not record["attention"]:
+            continue
+        attention = record["attention"]
+        if attention["kind"] == "rnn":
+            figures.append((f"{record['model']}: attention weights over the test windows (seed {first_seed})",
+                            plots.plot_attention_rnn(np.asarray(attention["weights"]), record["test"]["index"],
+                                                     figures_dir / f"{safe}_{record['model']}_attention.png",
+                                                     f"{dataset}, {record['model']}: attention (test part)")))
+        else:
+            figures.append((f"{record['model']}: attention of each head for the last test window (seed {first_seed})",
+                            plots.plot_transformer_heads([np.asarray(b) for b in attention["blocks"]],
+                                                         figures_dir / f"{safe}_{record['model']}_heads.png",
+                                                         f"{dataset}, {record['model']}: head maps, window "
+                                                         f"forecasting {attention['window_label'][:10]}")))
+    return figures
+
+
+def _parse_index(labels: list[str]) -> pd.Index:
+    try:
+        return pd.Index([int(x) for x in labels])
+    except ValueError:
+        return pd.DatetimeIndex(pd.to_datetime(labels))
+
+
+SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "parameters"),
+                   ("test_rmse", "test RMSE"), ("test_mae", "test MAE"), ("test_mase", "test MASE"),
+                   ("validation_rmse", "validation RMSE"), ("ratio_to_naive", "RMSE / naive"),
+                   ("fit_seconds", "fit s"), ("rank_test_rmse", "rank")]
+
+
+def _cells(row) -> list[str]:
+    cells = []
+    for key, _ in SUMMARY_COLUMNS:
+        if f"{key}_mean" in row:
+            mean, std = row[f"{key}_mean"], row[f"{key}_std"]
+            cells.append(f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std else ""))
+        elif key == "ratio_to_naive":
+            cells.append(f"{row[key]:.3f}")
+        else:
+            cells.append(str(row[key]))
+    return cells
+
+
+def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: pd.DataFrame,
+                 summary: pd.DataFrame) -> tuple[Path, Path]:
+    """report.md (images in figures/) and a self-contained report.html (images inlined)."""
+    from .io import versions
+
+    md = ["# tsattn comparison report", "",
+          f"Models: {', '.join(spec.models)}. Seeds: {', '.join(map(str, spec.seeds))}. "
+          f"Settings: {json.dumps(spec.settings) if spec.settings else 'defaults'}. "
+          f"Versions: {json.dumps(versions())}.", "",
+          "Every model trains through the same harness on the same chronological split; the scaler is fit on "
+          "the training part only. Baselines are scored on the same test targets: naive (last value), seasonal "
+          "naive (value one season earlier) and linear (least-squares autoregression on the same window). "
+          "Metrics are in the series' units; ± is the standard deviation over seeds.", ""]
+    body = [f"<h1>tsattn comparison report</h1><p>{html.escape(md[2])}</p><p>{html.escape(md[4])}</p>"]
+    for source in spec.sources:
+        dataset = source.name
+        table = summary[summary["dataset"] == dataset]
+        best_value = table[~table["model"].isin(BASELINE_ROWS.values())]["test_rmse_mean"].min()
+        md += [f"## {dataset}", "", "| " + " | ".join(label for _, label in SUMMARY_COLUMNS) + " |",
+               "|" + "---|" * len(SUMMARY_COLUMNS)]
+        rows_html = []
+        for _, row in table.iterrows():
+            cells = _cells(row)
+            is_best = row["test_rmse_mean"] == best_value and row["model"] not in BASELINE_ROWS.values()
+            md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
+            rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "",
+                                                "".join(f"<td>{html.escape(c)}</td>" for c in cells)))
+        lines = verdict(results, summary, dataset)
+        md += ["", "**Verdict.** " + " ".join(lines), ""]
+        body.append(f"<h2>{html.escape(dataset)}</h2><table><thead><tr>"
+                    + "".join(f"<th>{html.escape(label)}</th>" for _, label in SUMMARY_COLUMNS)
+                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
+                    + "<p class='verdict'><b>Verdict.</b> " + html.escape(" ".join(lines)).replace("**", "") + "</p>")
+        for caption, path in _figures(out, dataset, records, summary):
+            md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
+            encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+            body.append(f"<h3>{html.escape(caption)}</h3><img alt='{html.escape(caption)}' "
+                        f"src='data:image/png;base64,{encoded}'>")
+    md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
+           "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>tsattn comparison</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+            "th{background:#f2f2f2}tr.best td{background:#e6f4ea;font-weight:bold}img{max-width:100%}"
+            ".verdict{background:#f8f8f8;padding:.8em;border-left:4px solid #4a8}</style></head><body>"
+            + "".join(body) + "</body></html>")
+    with atomic_file(out / "report.md") as temporary:
+        temporary.write_text("\n".join(md))
+    with atomic_file(out / "report.html") as temporary:
+        temporary.write_text(page)
+    return out / "report.md", out / "report.html"
