@@ -29,6 +29,7 @@ from .models import get_model, get_spec
 from .windows import PARTS, SplitSpec, WindowedSeries, window_series
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
+SKIP_INITS = ("least-squares", "zeros")
 
 
 @dataclass
@@ -63,6 +64,7 @@ class RunConfig:
     seed: int = 0
     season: int | None = None
     jit_compile: bool = False
+    skip_init: str = "least-squares"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -280,11 +282,34 @@ def _check_training_settings(config: RunConfig):
         raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
 
 
+def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries) -> bool:
+    """Start a model with a linear skip path exactly at the least-squares autoregression.
+
+    The skip Dense gets the AR coefficients fit on the (scaled) training windows and the network's output
+    layer starts at zero, so training begins from the linear model's forecasts and the network learns
+    only what the linear model misses; early stopping on validation then keeps it from doing worse there.
+    Returns False (and changes nothing) for models without a skip path.
+    """
+    names = {layer.name for layer in model.layers}
+    if "linear_skip" not in names or "output" not in names:
+        return False
+    coefficients = M.fit_linear_autoregression(data.X("train"), data.y("train"))  # (window + 1, horizon)
+    skip = model.get_layer("linear_skip")
+    skip.set_weights([coefficients[:-1].astype(np.float32), coefficients[-1].astype(np.float32)])
+    output = model.get_layer("output")
+    output.set_weights([np.zeros_like(w) for w in output.get_weights()])
+    return True
+
+
 def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbacks.Callback | None = None):
     """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best)."""
     _check_training_settings(config)
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
     model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
+    if config.skip_init not in SKIP_INITS:
+        raise ConfigError(f"skip_init must be one of {', '.join(SKIP_INITS)}; got {config.skip_init!r}")
+    if config.skip_init == "least-squares":
+        start_from_linear_autoregression(model, data)
     batch_size = min(config.batch_size, data.count("train"))
     steps_per_epoch = math.ceil(data.count("train") / batch_size)
     model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile)

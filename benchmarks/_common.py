@@ -1,0 +1,79 @@
+"""Shared helpers of the benchmark scripts: machine description, timing, Markdown output."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parser(description: str, default_name: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="a few epochs and one seed, to check the script runs")
+    p.add_argument("--out", type=Path, default=RESULTS / default_name, help="the Markdown results file")
+    return p
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def header(title: str, command: str, quick: bool) -> list[str]:
+    import keras
+    import numpy
+    import pandas
+    import tensorflow as tf
+
+    import tsattn
+
+    lines = [f"# {title}", "",
+             f"- command: `{command}`" + (" (QUICK MODE: a smoke test, not a result)" if quick else ""),
+             f"- date: {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+             f"- machine: {os.cpu_count()} cores, {cpu_model()}, {platform.system()} {platform.machine()}, no GPU used",
+             f"- versions: tsattn {tsattn.__version__}, Python {platform.python_version()}, tensorflow {tf.__version__}, "
+             f"keras {keras.__version__}, numpy {numpy.__version__}, pandas {pandas.__version__}", ""]
+    return lines
+
+
+def command_line() -> str:
+    return "python " + " ".join([Path(sys.argv[0]).as_posix().split("/work/main/")[-1], *sys.argv[1:]])
+
+
+def median_time(function, repeats: int) -> tuple[float, list]:
+    times, values = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        values.append(function())
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), values
+
+
+def table(headers: list[str], rows: list[list]) -> list[str]:
+    def cell(value):
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def write(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwrote {path}", file=sys.stderr)

@@ -1,0 +1,26 @@
+"""The benchmark scripts' quick modes, so they cannot rot (their figures are not checked here)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("tutorials.py", ["Sunspots SimpleRNN", "published", "MSE of predicting 0", "QUICK MODE"]),
+    ("accuracy.py", ["linear AR(24), fit on all data before the test part", "naive (last value)",
+                     "Fibonacci known answer", "QUICK MODE"]),
+    ("speed.py", ["Predict throughput", "Growth with series length", "tsattn compare", "QUICK MODE"]),
+])
+def test_benchmark_quick_mode(script, expected, tmp_path):
+    out = tmp_path / "result.md"
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--quick", "--out", str(out)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = out.read_text()
+    for fragment in expected:
+        assert fragment in text, fragment
+    assert "- machine: " in text and "- versions: tsattn" in text
