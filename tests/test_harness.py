@@ -68,7 +68,8 @@ def test_presets_reproduce_tutorial_setups():
     sun = preset_config("tutorial-sunspots")
     assert (sun.model, sun.window, sun.stride, sun.within_parts, sun.scaler_fit) == ("simple-rnn", 12, 12, True, "all")
     assert (sun.train_fraction, sun.validation_fraction, sun.epochs, sun.batch_size) == (0.8, 0.0, 20, 1)
-    assert sun.model_params == {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none"}
+    assert sun.model_params == {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none",
+                                "center": "none"}
     fib = preset_config("tutorial-fibonacci", model="simple-rnn", epochs=2)
     assert (fib.model, fib.split, fib.shuffle_seed, fib.window, fib.epochs) == ("simple-rnn", "shuffled", 13, 20, 2)
     assert fib.model_params["units"] == 2

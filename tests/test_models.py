@@ -37,7 +37,7 @@ def test_one_training_step_lowers_loss(name, params):
     X = np.stack([series[i:i + 8] for i in range(48)])[..., None]
     y = series[8:56][:, None]
     model = get_model(name, window=8, **params)
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="mse")
     before = model.evaluate(X, y, verbose=0)
     model.train_on_batch(X, y)
     after = model.evaluate(X, y, verbose=0)
@@ -64,7 +64,7 @@ def test_keras_file_round_trip(name, params, tmp_path):
 
 def test_tutorial_attention_rnn_parameter_count():
     model = get_model("attention-rnn", window=20, features=1, horizon=1, units=2, activation="tanh",
-                      output_activation="tanh", skip="none")
+                      output_activation="tanh", skip="none", center="none")
     counts = {layer.name: layer.count_params() for layer in model.layers}
     assert (counts["rnn"], counts["attention"], counts["output"]) == (8, 22, 3)
     assert model.count_params() == 33
@@ -72,7 +72,8 @@ def test_tutorial_attention_rnn_parameter_count():
 
 def test_tutorial_simple_rnn_hand_computation():
     # the SimpleRNN tutorial: linear activations, x = [1, 2, 3], two hidden units
-    model = get_model("simple-rnn", window=3, units=2, activation="linear", output_activation="linear", skip="none")
+    model = get_model("simple-rnn", window=3, units=2, activation="linear", output_activation="linear", skip="none",
+                      center="none")
     rng = np.random.default_rng(3)
     wx, wh, bh = rng.normal(size=(1, 2)), rng.normal(size=(2, 2)), rng.normal(size=2)
     wy, by = rng.normal(size=(2, 1)), rng.normal(size=1)
@@ -84,6 +85,16 @@ def test_tutorial_simple_rnn_hand_computation():
     h3 = x[2] * wx + h2 @ wh + bh
     o3 = h3 @ wy + by
     np.testing.assert_allclose(model.predict(x.reshape(1, 3, 1), verbose=0), o3, rtol=1e-5)
+
+
+def test_center_feeds_the_network_relative_values():
+    model = get_model("simple-rnn", window=5, units=3)
+    x = np.random.default_rng(0).normal(size=(4, 5, 1)).astype("float32")
+    model.get_layer("linear_skip").set_weights([np.zeros((5, 1)), np.zeros(1)])
+    shifted = x + 7.0  # a level the network never saw: its output is unchanged, only the skip sees levels
+    np.testing.assert_allclose(model.predict(shifted, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
+    plain = get_model("simple-rnn", window=5, units=3, center="none")
+    assert "relative_window" not in [layer.name for layer in plain.layers]
 
 
 def test_linear_skip_is_an_autoregression_on_the_window():
@@ -107,7 +118,7 @@ def test_linear_skip_is_an_autoregression_on_the_window():
     (lambda: get_model("transformer", window=4, dropout=-0.5), "dropout must be a number in \\[0, 1\\); got -0.5"),
     (lambda: get_model("attention-rnn", window=4, attention="cosine"), "attention must be one of additive, bahdanau"),
     (lambda: get_model("simple-rnn", window=4, cell="transformer"), "cell must be one of rnn, lstm, gru; got 'transformer'"),
-    (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, dropout"),
+    (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, center, dropout"),
     (lambda: get_model("simple-rnn", window=4, units=0), "units must be an integer >= 1; got 0"),
 ])
 def test_invalid_arguments(call, message):

@@ -29,7 +29,7 @@ from .models import get_model, get_spec
 from .windows import PARTS, SplitSpec, WindowedSeries, window_series
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
-SKIP_INITS = ("least-squares", "zeros")
+SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
 
 
 @dataclass
@@ -98,14 +98,16 @@ class RunConfig:
 PRESETS: dict[str, dict[str, Any]] = {
     "tutorial-sunspots": {
         "model": "simple-rnn",
-        "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none"},
+        "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none",
+                         "center": "none"},
         "dataset": "sunspots", "window": 12, "stride": 12, "within_parts": True, "split": "chronological",
         "train_fraction": 0.8, "validation_fraction": 0.0, "scaler_fit": "all", "scaling": "minmax",
         "epochs": 20, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
     },
     "tutorial-fibonacci": {
         "model": "attention-rnn",
-        "model_params": {"units": 2, "activation": "tanh", "output_activation": "tanh", "skip": "none"},
+        "model_params": {"units": 2, "activation": "tanh", "output_activation": "tanh", "skip": "none",
+                         "center": "none"},
         "dataset": "fibonacci", "dataset_options": {"n": 1200}, "window": 20, "stride": 1, "split": "shuffled",
         "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
         "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
@@ -282,13 +284,13 @@ def _check_training_settings(config: RunConfig):
         raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
 
 
-def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries) -> bool:
-    """Start a model with a linear skip path exactly at the least-squares autoregression.
+def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries, zero_output: bool = False) -> bool:
+    """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
-    The skip Dense gets the AR coefficients fit on the (scaled) training windows and the network's output
-    layer starts at zero, so training begins from the linear model's forecasts and the network learns
-    only what the linear model misses; early stopping on validation then keeps it from doing worse there.
-    Returns False (and changes nothing) for models without a skip path.
+    The skip Dense gets the AR coefficients fit on the (scaled) training windows, so training begins near
+    the linear model's forecasts and the network learns what the linear model misses. With
+    ``zero_output`` the network's output layer also starts at zero (training starts exactly at the AR
+    forecasts). Returns False (and changes nothing) for models without a skip path.
     """
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
@@ -296,8 +298,9 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries) -
     coefficients = M.fit_linear_autoregression(data.X("train"), data.y("train"))  # (window + 1, horizon)
     skip = model.get_layer("linear_skip")
     skip.set_weights([coefficients[:-1].astype(np.float32), coefficients[-1].astype(np.float32)])
-    output = model.get_layer("output")
-    output.set_weights([np.zeros_like(w) for w in output.get_weights()])
+    if zero_output:
+        output = model.get_layer("output")
+        output.set_weights([np.zeros_like(w) for w in output.get_weights()])
     return True
 
 
@@ -308,8 +311,8 @@ def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbac
     model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
     if config.skip_init not in SKIP_INITS:
         raise ConfigError(f"skip_init must be one of {', '.join(SKIP_INITS)}; got {config.skip_init!r}")
-    if config.skip_init == "least-squares":
-        start_from_linear_autoregression(model, data)
+    if config.skip_init != "zeros":
+        start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))
     batch_size = min(config.batch_size, data.count("train"))
     steps_per_epoch = math.ceil(data.count("train") / batch_size)
     model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile)

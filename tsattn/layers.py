@@ -332,6 +332,18 @@ class LastStep(layers.Layer):
         return inputs[:, -1, :]
 
 
+@keras.saving.register_keras_serializable(package="tsattn")
+class SubtractLast(layers.Layer):
+    """(batch, window, features) -> the same minus each window's last step: values relative to the present.
+
+    The network then sees the shape of the recent past, not its level, so it behaves the same on levels it
+    never saw in training (a trend, a higher cycle); the level reaches the forecast through the linear skip.
+    """
+
+    def call(self, inputs):
+        return inputs - inputs[:, -1:, :]
+
+
 ATTENTION_KINDS = {
     "additive": lambda units: AdditiveAttention(name="attention"),
     "bahdanau": lambda units: BahdanauAttention(units, name="attention"),

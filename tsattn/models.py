@@ -15,11 +15,12 @@ import keras
 from keras import layers
 
 from .errors import ConfigError
-from .layers import ATTENTION_KINDS, LastStep, PositionalEncoding, TransformerEncoderBlock
+from .layers import ATTENTION_KINDS, LastStep, PositionalEncoding, SubtractLast, TransformerEncoderBlock
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
 SKIPS = ("linear", "none")
+CENTERS = ("last", "none")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -85,6 +86,8 @@ _COMMON = {
                                "activation of the output Dense layer (the tutorials use tanh)"),
     "skip": Param("linear", f"one of {', '.join(SKIPS)}", choice(*SKIPS),
                   "add a linear autoregressive path (Dense on the raw window) to the network's output"),
+    "center": Param("last", f"one of {', '.join(CENTERS)}", choice(*CENTERS),
+                    "feed the network each window minus its last value (the level goes through the skip path)"),
 }
 
 
@@ -127,7 +130,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
             raise ConfigError(f"{key} must be an integer >= {minimum} for model {name!r}; got {value!r}")
     resolved = spec.resolve(params)
     inputs = keras.Input(shape=(window, features), name="window")
-    network = spec.build(inputs, horizon=horizon, **resolved)
+    body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
+    network = spec.build(body, horizon=horizon, **{k: v for k, v in resolved.items() if k != "center"})
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
@@ -226,7 +230,7 @@ register(ModelSpec(
         "num_heads": Param(4, "an integer >= 1", integer(1), "attention heads (key_dim = d_model / num_heads)"),
         "ff_dim": Param(64, "an integer >= 1", integer(1), "hidden units of the ReLU feed-forward network"),
         "num_blocks": Param(2, "an integer >= 1", integer(1), "encoder blocks"),
-        "dropout": Param(0.1, "a number in [0, 1)", fraction, "dropout after attention and feed-forward"),
+        "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout after attention and feed-forward"),
         "pooling": Param("last", f"one of {', '.join(POOLINGS)}", choice(*POOLINGS),
                          "summary of the window: the last step's vector or the average over steps"),
         "positional": Param("sinusoidal", "one of sinusoidal, learned", choice(*PositionalEncoding.MODES),
