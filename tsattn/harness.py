@@ -284,6 +284,28 @@ def _check_training_settings(config: RunConfig):
         raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
 
 
+LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
+
+
+def fit_linear_on_train(data: WindowedSeries) -> np.ndarray:
+    """Least-squares AR coefficients on the scaled training windows (evenly spaced subset above 100,000)."""
+    starts = data.starts["train"]
+    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
+        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
+    X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
+    y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
+    return M.fit_linear_autoregression(X, y)
+
+
+def predict_linear(coefficients: np.ndarray, data: WindowedSeries, part: str, chunk: int = 65_536) -> np.ndarray:
+    """Scaled linear-AR forecasts of a part's windows, computed in chunks (no copy of all windows)."""
+    starts = data.starts[part]
+    outputs = [M.predict_linear_autoregression(coefficients, data.scaled[starts[i:i + chunk, None]
+                                                                          + np.arange(data.window)][:, :, None])
+               for i in range(0, len(starts), chunk)]
+    return np.concatenate(outputs) if outputs else np.zeros((0, data.horizon))
+
+
 def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries, zero_output: bool = False) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
@@ -295,7 +317,7 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries, z
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
-    coefficients = M.fit_linear_autoregression(data.X("train"), data.y("train"))  # (window + 1, horizon)
+    coefficients = fit_linear_on_train(data)  # (window + 1, horizon)
     skip = model.get_layer("linear_skip")
     skip.set_weights([coefficients[:-1].astype(np.float32), coefficients[-1].astype(np.float32)])
     if zero_output:
@@ -359,7 +381,7 @@ def evaluate_parts(model: keras.Model, data: WindowedSeries, season: int) -> tup
     values = data.series.to_numpy(dtype=np.float64)
     train_end = data.boundaries[0] if data.boundaries else len(values)
     mase_scale = M.naive_scale(values[:train_end])
-    linear = M.fit_linear_autoregression(data.X("train"), data.y("train"))
+    linear = fit_linear_on_train(data)
     forecasts, results = {}, {}
     start = time.perf_counter()
     predicted_scaled = {part: predict_windows(model, data, part) for part in PARTS}
@@ -373,7 +395,7 @@ def evaluate_parts(model: keras.Model, data: WindowedSeries, season: int) -> tup
         baselines = {
             "naive": M.naive_forecast(values, origins, data.horizon),
             "seasonal_naive": M.seasonal_naive_forecast(values, origins, data.horizon, season),
-            "linear": data.scaler.inverse_transform(M.predict_linear_autoregression(linear, data.X(part))),
+            "linear": data.scaler.inverse_transform(predict_linear(linear, data, part)),
         }
         forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part),
                                        predicted_scaled[part], baselines)
