@@ -32,12 +32,11 @@ def cpu_model() -> str:
 
 
 def header(title: str, command: str, quick: bool) -> list[str]:
+    import tsattn  # first: it imports TensorFlow without its start-up noise
     import keras
     import numpy
     import pandas
     import tensorflow as tf
-
-    import tsattn
 
     lines = [f"# {title}", "",
              f"- command: `{command}`" + (" (QUICK MODE: a smoke test, not a result)" if quick else ""),

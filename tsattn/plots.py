@@ -141,6 +141,11 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
     for i, (name, value) in enumerate((reference or {}).items()):
         ax.axhline(value, linestyle=["--", ":", "-."][i % 3], color=["grey", "black", "tab:green"][i % 3],
                    label=f"{name} ({value:.3g})")
+    # start the axis near the smallest value so differences of a few percent stay visible
+    values = [float(m) - float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values())
+    top = max([float(m) + float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values()))
+    low = min(values)
+    ax.set_ylim(max(0.0, low - 0.15 * (top - low) - 1e-9), top + 0.1 * (top - low) + 1e-9)
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=15)
     ax.set_ylabel(ylabel)
