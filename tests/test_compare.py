@@ -128,3 +128,13 @@ def test_cli_compare(tmp_path, small_csv):
     different = runner.invoke(main, ["compare", "--config", str(grid), "--seeds", "1", "--csv", str(small_csv),
                                      "--column", "demand", "--date-column", "date", "--out", str(out)])
     assert different.exit_code == 2 and "different comparison" in different.output
+
+
+def test_parallel_jobs_match_sequential(tmp_path, small_csv):
+    kwargs = dict(models=["simple-rnn"], datasets=None, seeds=[0, 1], window=8, epochs=2, settings={"units": 4},
+                  csv=[{"path": small_csv, "column": "demand", "date_column": "date", "name": "demand"}],
+                  echo=lambda line: None)
+    sequential = compare(out=tmp_path / "one", jobs=1, **kwargs)
+    parallel = compare(out=tmp_path / "two", jobs=2, **kwargs)
+    np.testing.assert_allclose(parallel["test_rmse"].astype(float), sequential["test_rmse"].astype(float), rtol=1e-4)
+    assert len(list((tmp_path / "two" / "runs").glob("*.json"))) == 2
