@@ -20,7 +20,7 @@ from . import metrics as M
 from .data import as_series, frequency_of
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index, index_from_labels, read_artefact, save_artefact
-from .windows import Scaler
+from .windows import Scaler, check_positive_int
 
 BASELINE_MODELS = ("naive", "seasonal-naive")
 
@@ -191,13 +191,11 @@ class Forecaster:
             A Series indexed by the next timestamps (the index's frequency) or the next integers.
         """
         self._check_fitted()
-        steps = self.horizon if steps is None else steps
-        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-            raise ConfigError(f"steps must be an integer >= 1; got {steps!r}")
+        steps = check_positive_int("steps", self.horizon if steps is None else steps)
         context, description = self._context(series)
-        values = self._forecast(context.to_numpy(dtype=np.float64)[None, :], int(steps))[0]
+        values = self._forecast(context.to_numpy(dtype=np.float64)[None, :], steps)[0]
         name = context.name if context.name is not None else "forecast"
-        return pd.Series(values, index=future_index(description, int(steps)), name=name)
+        return pd.Series(values, index=future_index(description, steps), name=name)
 
     # -- evaluation ----------------------------------------------------------------------------------
     def _windows(self, values: np.ndarray, horizon: int):
@@ -208,6 +206,11 @@ class Forecaster:
             raise DataError(f"the series has {len(values)} values, too few for one window of {lookback} and "
                             f"{horizon} step(s) to forecast; pass a longer series")
         return origins, lookback
+
+    @staticmethod
+    def _contexts(values: np.ndarray, origins: np.ndarray, lookback: int) -> np.ndarray:
+        """(len(origins), lookback) windows of ``values`` ending at each origin."""
+        return np.lib.stride_tricks.sliding_window_view(values, lookback)[origins - lookback + 1]
 
     def _baseline_metrics(self, values, origins, horizon, actual) -> dict:
         naive = M.naive_forecast(values, origins, horizon)
@@ -231,7 +234,7 @@ class Forecaster:
         series, _ = self._context(series)
         values = series.to_numpy(dtype=np.float64)
         origins, lookback = self._windows(values, horizon)
-        contexts = np.lib.stride_tricks.sliding_window_view(values, lookback)[origins - lookback + 1]
+        contexts = self._contexts(values, origins, lookback)
         predicted = self._forecast(contexts, horizon)
         actual = values[origins[:, None] + np.arange(1, horizon + 1)]
         result = {"model": M.forecast_metrics(actual, predicted, self.mase_scale_),
@@ -260,10 +263,8 @@ class Forecaster:
             ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
         """
         self._check_fitted()
-        horizon = self.horizon if horizon is None else horizon
-        for name, value in (("horizon", horizon), ("stride", stride)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ConfigError(f"{name} must be an integer >= 1; got {value!r}")
+        horizon = check_positive_int("horizon", self.horizon if horizon is None else horizon)
+        stride = check_positive_int("stride", stride)
         series, _ = self._context(series)
         values = series.to_numpy(dtype=np.float64)
         n = len(values)
@@ -287,7 +288,7 @@ class Forecaster:
                 warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
                               f"{series.index[origins[0]]}: these forecasts are optimistic; use retrain=True",
                               UserWarning, stacklevel=2)
-            contexts = np.lib.stride_tricks.sliding_window_view(values, lookback)[origins - lookback + 1]
+            contexts = self._contexts(values, origins, lookback)
             predicted[:] = self._forecast(contexts, horizon)
             trained_until[:] = fitted_end
         else:
@@ -299,7 +300,7 @@ class Forecaster:
                 refit = clone(self).fit(series.iloc[:origin + 1], validation=validation, epochs=epochs,
                                         seed=self.config_.seed)
                 block = origins[block_start:block_start + every]
-                contexts = np.lib.stride_tricks.sliding_window_view(values, lookback)[block - lookback + 1]
+                contexts = self._contexts(values, block, lookback)
                 predicted[block_start:block_start + len(block)] = refit._forecast(contexts, horizon)
                 trained_until[block_start:block_start + len(block)] = refit.trained_until_
         actual = values[origins[:, None] + np.arange(1, horizon + 1)]
@@ -353,7 +354,7 @@ class Forecaster:
         series, description = self._context(series)
         values = series.to_numpy(dtype=np.float64)
         origins = np.arange(self.window - 1, len(values))
-        contexts = np.lib.stride_tricks.sliding_window_view(values, self.window)[origins - self.window + 1]
+        contexts = self._contexts(values, origins, self.window)
         scaled = self.scaler_.transform(contexts).astype(np.float32)[:, :, None]
         weights = attention_model(self.model_).predict(scaled, verbose=0, batch_size=1024)
         weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
@@ -407,7 +408,7 @@ class Forecaster:
             from .models import get_spec
 
             params = get_spec(self.model).resolve(self.config_.model_params)
-        estimator = {key: value for key, value in self.get_params().items()}
+        estimator = dict(self.get_params())
         metadata = forecaster_metadata(self.model, params, self.window, self.horizon, self.scaler_, self.season_,
                                        self.tail_, self.config_.to_dict(), estimator, self.mase_scale_,
                                        self.trained_until_)

@@ -21,7 +21,7 @@ SCALER_FITS = ("train", "all")
 PARTS = ("train", "validation", "test")
 
 
-def _check_positive_int(name: str, value, minimum: int = 1) -> int:
+def check_positive_int(name: str, value, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
     return int(value)
@@ -46,9 +46,9 @@ def make_windows(values, window: int, horizon: int = 1, stride: int = 1) -> tupl
         >>> X[:, :, 0].tolist(), y.tolist()
         ([[0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0]], [[3.0], [4.0], [5.0]])
     """
-    window = _check_positive_int("window", window)
-    horizon = _check_positive_int("horizon", horizon)
-    stride = _check_positive_int("stride", stride)
+    window = check_positive_int("window", window)
+    horizon = check_positive_int("horizon", horizon)
+    stride = check_positive_int("stride", stride)
     array = np.asarray(values)
     if array.ndim == 1:
         array = array[:, None]
@@ -267,9 +267,9 @@ def window_series(
     Raises:
         DataError / ConfigError with a one-line explanation (series too short, bad fractions...).
     """
-    window = _check_positive_int("window", window)
-    horizon = _check_positive_int("horizon", horizon)
-    stride = _check_positive_int("stride", stride)
+    window = check_positive_int("window", window)
+    horizon = check_positive_int("horizon", horizon)
+    stride = check_positive_int("stride", stride)
     split = split or SplitSpec()
     if scaler_fit not in SCALER_FITS:
         raise ConfigError(f"scaler_fit must be one of {', '.join(SCALER_FITS)}; got {scaler_fit!r}")
