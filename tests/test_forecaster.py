@@ -181,9 +181,9 @@ def test_load_errors(tmp_path, fitted):
     with zipfile.ZipFile(future, "w") as archive:
         archive.writestr("tsattn.json", json.dumps(metadata))
         archive.writestr("model.keras", model_bytes)
-    with pytest.raises(DataError, match="artefact format 99 .* reads format 1; refit"):
+    with pytest.raises(DataError, match="artefact format 99 .* reads formats 1 and 2; refit"):
         Forecaster.load(future)
-    metadata["format_version"] = 1
+    metadata["format_version"] = 2
     broken = tmp_path / "broken.tsattn"
     with zipfile.ZipFile(broken, "w") as archive:
         archive.writestr("tsattn.json", json.dumps(metadata))

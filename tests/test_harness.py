@@ -55,7 +55,7 @@ def test_multi_step_horizon_per_step_metrics(small_series):
     assert result.forecasts["test"].predicted.shape[1] == 3
     assert len(result.metrics["test"]["per_step"]) == 3
     frame = predictions_frame(result)
-    assert list(frame.columns[:5]) == ["timestamp", "step", "actual", "predicted", "part"]
+    assert list(frame.columns[:6]) == ["unique_id", "ds", "step", "actual", "predicted", "part"]  # long form
 
 
 def test_non_finite_loss_stops_with_advice():
@@ -126,7 +126,7 @@ def test_write_run_files_and_plots(model, expected, small_series, tmp_path):
     for name in expected:
         _is_real_png(tmp_path / "run" / "plots" / name)
     predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
-    assert list(predictions.columns[:4]) == ["timestamp", "actual", "predicted", "part"]
+    assert list(predictions.columns[:5]) == ["unique_id", "ds", "actual", "predicted", "part"]  # long form
     assert set(predictions["part"]) == {"train", "validation", "test"}
     reloaded = keras.saving.load_model(tmp_path / "run" / "model.keras")
     X = result.data.X("test")

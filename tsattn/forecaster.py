@@ -1,15 +1,20 @@
-"""`tsattn.Forecaster`: a scikit-learn style estimator on pandas Series, built on the shared harness.
+"""`tsattn.Forecaster`: a scikit-learn style estimator on pandas data, one series or a panel, built on the harness.
 
     f = Forecaster("attention-rnn", window=24).fit(series, seed=0)
-    f.predict(12)                     # the next 12 timestamps after the series
+    f.predict(12)                     # the next 12 timestamps after the series (a Series)
     f.evaluate(holdout)               # one-step metrics with naive / seasonal-naive beside them
     f.backtest(series, start=0.8)     # rolling-origin historical forecasts
     f.save("model.tsattn"); Forecaster.load("model.tsattn").predict(12)
+
+    g = Forecaster("attention-rnn", window=24, horizon=18).fit(long_frame, validation=18)   # unique_id, ds, y
+    g.predict()                       # long frame: unique_id, ds, attention-rnn
+
+Networks and baselines go through one interface (:mod:`tsattn.baselines`); a single series is a panel of one,
+and results come back in the shape the data came in (a Series for one series, a long frame for a panel).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from pathlib import Path
 
@@ -17,34 +22,35 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .data import as_series, frequency_of
+from .baselines import BASELINES, NetworkModel, Naive, SeasonalNaive
+from .checks import positive_int
 from .errors import ConfigError, DataError, NotFittedError
-from .io import describe_index, future_index, index_from_labels, read_artefact, save_artefact
-from .windows import Scaler, check_positive_int
-
-BASELINE_MODELS = ("naive", "seasonal-naive")
+from .io import describe_index, future_index
+from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
+from .windows import Scaler
 
 
 def _model_names() -> list[str]:
     from .models import list_models
 
-    return list_models() + list(BASELINE_MODELS)
+    return list_models() + list(BASELINES)
 
 
 class Forecaster:
-    """Fit a registered model (or a baseline) on a series and forecast after it.
+    """Fit a registered model (or a baseline) on one series or a panel and forecast after each series.
 
     Args:
         model: "simple-rnn", "attention-rnn", "transformer", "naive" or "seasonal-naive".
         window: input length of each forecast (values before the first forecast step).
         horizon: steps the model forecasts directly (direct multi-output for horizon > 1).
         **params: model parameters (e.g. ``units=64``) and run settings of :class:`tsattn.harness.RunConfig`
-            (e.g. ``epochs=100``, ``batch_size=64``, ``learning_rate=3e-4``, ``scaling="standard"``,
-            ``season=12``, ``fill="interpolate"``). Stored verbatim; checked in :meth:`fit`.
+            (e.g. ``epochs=100``, ``batch_size=64``, ``scaling="standard"``, ``season=12``,
+            ``fill="interpolate"``). Stored verbatim; checked in :meth:`fit`.
 
     Attributes set by fit (learned state ends in ``_``):
-        model_ (keras.Model or None for baselines), scaler_, history_ (DataFrame), season_, config_,
-        tail_ (the last values needed to forecast), index_ (how to continue the index), mase_scale_.
+        estimator_ (the fitted model behind the shared interface), model_ (its keras.Model, None for
+        baselines), scaler_ (one scaler per series), history_ (DataFrame), season_, config_, tails_ (a Panel
+        of the last values of each series, enough to forecast), mase_scale_ (per series), trained_until_.
 
     Forecasts longer than ``horizon`` continue recursively: each block of ``horizon`` forecasts is
     appended to the inputs of the next block (errors then compound; the first ``horizon`` steps are the
@@ -74,39 +80,48 @@ class Forecaster:
         return f"Forecaster({arguments})"
 
     def _check_fitted(self):
-        if not hasattr(self, "tail_"):
+        if not hasattr(self, "tails_"):
             raise NotFittedError("this Forecaster is not fitted yet; call fit(series) first (or Forecaster.load)")
 
-    @property
-    def is_baseline(self) -> bool:
-        return self.model in BASELINE_MODELS
-
     # -- fit -----------------------------------------------------------------------------------------
-    def _config(self, validation: float, epochs: int | None, seed: int):
+    def _config(self, validation, epochs: int | None, seed: int):
         from .harness import RunConfig
 
         if self.model not in _model_names():
             raise ConfigError(f"unknown model {self.model!r}; available: {', '.join(_model_names())}")
-        if isinstance(validation, bool) or not isinstance(validation, (int, float)) or not 0 <= validation < 1:
-            raise ConfigError(f"validation must be a fraction in [0, 1); got {validation!r}")
-        base_model = "simple-rnn" if self.is_baseline else self.model
         settings = dict(self.params)
         if epochs is not None:
             settings["epochs"] = epochs
-        config = RunConfig(model=base_model, dataset=None, window=self.window, horizon=self.horizon,
-                           train_fraction=1.0 - validation, validation_fraction=validation, seed=seed)
+        number = isinstance(validation, (int, float, np.integer, np.floating)) and not isinstance(validation, bool)
+        if number and float(validation).is_integer() and validation >= 1:
+            split = {"split": "holdout", "holdout": int(validation), "validation_fraction": 1.0,
+                     "train_fraction": 1.0}
+        elif number and 0 <= validation < 1:
+            split = {"split": "chronological", "train_fraction": 1.0 - validation,
+                     "validation_fraction": validation}
+        else:
+            raise ConfigError(f"validation must be a fraction in [0, 1) or a number of values >= 1 at the end of "
+                              f"each series; got {validation!r}")
+        base_model = "simple-rnn" if self.model in BASELINES else self.model
+        config = RunConfig(model=base_model, dataset=None, window=self.window, horizon=self.horizon, seed=seed,
+                           **split)
         return config.updated(**settings)
 
-    def fit(self, series, validation: float = 0.1, epochs: int | None = None, seed: int = 0,
-            verbose: int = 0) -> "Forecaster":
-        """Train on a whole series (the last ``validation`` fraction for early stopping).
+    def fit(self, data, validation: float | int = 0.1, epochs: int | None = None, seed: int = 0, verbose: int = 0,
+            id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN
+            ) -> "Forecaster":
+        """Train one global model on every series (the end of each series for early stopping).
 
         Args:
-            series: pandas Series (DatetimeIndex, PeriodIndex or RangeIndex), one-column DataFrame or 1-D array.
-            validation: fraction at the end used for early stopping (0 trains on everything, no early stop).
+            data: one series (pandas Series with DatetimeIndex / PeriodIndex / RangeIndex, a one-column
+                DataFrame or a 1-D array) or a panel (a long frame with ``id_column``, ``time_column``,
+                ``value_column``; a dict of Series).
+            validation: the end of each series used for early stopping: a fraction (0.1) or a number of
+                values (e.g. the horizon, for panels of short series); 0 trains on everything.
             epochs: maximum epochs (default: the harness default, 200, with early stopping).
             seed: fixes weights, batch order and dropout.
             verbose: 1 prints an epoch counter with loss and ETA.
+            id_column, time_column, value_column: the long frame's columns.
 
         Returns:
             self
@@ -114,210 +129,312 @@ class Forecaster:
         from .harness import EpochProgress, window_config
 
         config = self._config(validation, epochs, seed)
-        series = as_series(series, fill=config.fill)
-        data = window_config(series, config, require_test=False)  # validates window / horizon / length
-        self.season_ = config.season or M.season_from_frequency(frequency_of(series))
-        train_end = data.boundaries[0] if data.boundaries else len(series)
-        self.mase_scale_ = M.naive_scale(series.to_numpy()[:train_end])
+        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill)
+        windowed = window_config(panel, config, require_test=False)  # validates window / horizon / length
+        panel = windowed.panel  # without the series too short to window (a warning named them)
+        self.columns_ = (id_column, time_column, value_column)
+        self.season_ = config.season or M.season_from_frequency(panel.freq)
+        self.mase_scale_ = M.insample_scale(panel.values, panel.offsets, windowed.train_end(), self.season_)
         self.config_ = config
-        if self.is_baseline:
-            self.model_, self.scaler_ = None, Scaler("none")
+        if self.model in BASELINES:
+            self.estimator_ = Naive(self.horizon) if self.model == "naive" else SeasonalNaive(self.horizon, self.season_)
+            self.model_ = None
+            self.scaler_ = Scaler("none", np.zeros(panel.n_series), np.ones(panel.n_series))
             self.history_ = pd.DataFrame(columns=["loss"])
         else:
             from .harness import train_model
 
             progress = EpochProgress(config.epochs) if verbose else None
-            self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(data, config, progress)
-            self.scaler_ = data.scaler
-        self._remember_tail(series)
+            self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(windowed, config, progress)
+            self.estimator_ = NetworkModel(self.model_, self.model, windowed.window, windowed.horizon)
+            self.scaler_ = windowed.scaler
+        self._remember_tails(panel, trained_until=None)
         return self
 
-    def _remember_tail(self, series: pd.Series):
-        self.index_ = describe_index(series.index)
-        self.tail_ = series.iloc[-max(self.window, self.season_, 1):].copy()
-        self.trained_until_ = series.index[-1]
+    def _remember_tails(self, panel: Panel, trained_until):
+        """Keep the last values of each series (enough to forecast after it) and when training data ended."""
+        keep = max(self.window, self.season_, 1)
+        starts = np.maximum(panel.offsets[1:] - keep, panel.offsets[:-1])
+        positions = np.concatenate([np.arange(a, b) for a, b in zip(starts, panel.offsets[1:])])
+        lengths = panel.offsets[1:] - starts
+        self.tails_ = Panel(list(panel.ids), panel.values[positions], np.concatenate([[0], np.cumsum(lengths)]),
+                            panel.index[positions], panel.freq, panel.name, panel.horizon, panel.single_input)
+        last = panel.index[panel.offsets[1:] - 1]
+        self.trained_until_ = last[0] if trained_until is None and panel.n_series == 1 else (
+            trained_until if trained_until is not None else last.max())
+
+    @property
+    def single_(self) -> bool:
+        return bool(self.tails_.single_input)
+
+    # -- the data to forecast after ------------------------------------------------------------------
+    def _panel_of(self, data, ids=None) -> Panel:
+        """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
+        if data is None:
+            if ids is None:
+                return self.tails_
+            return self.tails_.subset(np.array([self._fitted_number(sid) for sid in ids]))
+        columns = getattr(self, "columns_", (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN))
+        panel = as_panel(data, *columns, fill=self.params.get("fill"))
+        if panel.index_kind != self.tails_.index_kind:
+            raise DataError(f"the series has a {panel.index_kind} index but the model was fitted on a "
+                            f"{self.tails_.index_kind} index; pass a series indexed like the training series")
+        if panel.freq != self.tails_.freq:
+            raise DataError(f"the series has frequency {panel.freq} but the model was fitted on "
+                            f"{self.tails_.freq}; resample it to {self.tails_.freq} first")
+        return panel
+
+    def _fitted_number(self, series_id) -> int:
+        try:
+            return self.tails_.number(series_id)
+        except DataError:
+            raise DataError(f"series id {series_id!r} was not in the data the model was fitted on; pass its "
+                            "history, e.g. predict(h, series=frame_with_that_series)") from None
+
+    def _scaler_for(self, panel: Panel) -> Scaler:
+        """One scaler row per series of ``panel``: the fitted one for a known id (or for the one series of a
+        single-series model), else fit on that series' history (a global model meeting a new series)."""
+        if self.single_ and panel.n_series == 1:
+            return self.scaler_
+        rows = []
+        fresh = None
+        for i, sid in enumerate(panel.ids):
+            if sid in self.tails_.ids:
+                rows.append((self.scaler_.offset[self.tails_.number(sid)], self.scaler_.scale[self.tails_.number(sid)]))
+            else:
+                if fresh is None:
+                    fresh = Scaler(self.scaler_.kind).fit(panel.values, np.repeat(np.arange(panel.n_series),
+                                                                                  panel.lengths), panel.n_series)
+                rows.append((fresh.offset[i], fresh.scale[i]))
+        offset, scale = zip(*rows) if rows else ((), ())
+        return Scaler(self.scaler_.kind, np.array(offset), np.array(scale))
+
+    def _mase_scale_for(self, panel: Panel) -> np.ndarray:
+        if self.single_ and panel.n_series == 1:
+            return np.asarray(self.mase_scale_[:1])
+        scales = np.full(panel.n_series, np.nan)
+        for i, sid in enumerate(panel.ids):
+            if sid in self.tails_.ids:
+                scales[i] = self.mase_scale_[self.tails_.number(sid)]
+        return scales
+
+    @property
+    def lookback_(self) -> int:
+        """Values needed before a forecast: the window (a baseline reads fewer but is scored on the same
+        targets as a network of that window) or the season, whichever is longer."""
+        return max(self.window, self.estimator_.lookback)
 
     # -- forecasting core ----------------------------------------------------------------------------
-    def _forecast_block(self, contexts: np.ndarray) -> np.ndarray:
-        """One block of ``horizon`` forecasts for each row of contexts (k, length), series units."""
-        if self.model == "naive":
-            return np.repeat(contexts[:, -1:], self.horizon, axis=1)
-        if self.model == "seasonal-naive":
-            steps = np.arange(1, self.horizon + 1)
-            lags = self.season_ * np.ceil(steps / self.season_).astype(int)
-            return contexts[:, contexts.shape[1] - lags + steps - 1]
-        scaled = self.scaler_.transform(contexts[:, -self.window:]).astype(np.float32)[:, :, None]
-        outputs = []
-        for start in range(0, len(scaled), 4096):
-            # eager calls: identical results for a trained model and its reloaded copy
-            outputs.append(np.asarray(self.model_(scaled[start:start + 4096], training=False), dtype=np.float64))
-        return self.scaler_.inverse_transform(np.concatenate(outputs))
-
-    def _forecast(self, contexts: np.ndarray, steps: int) -> np.ndarray:
-        """(k, steps) forecasts after each context; recursive beyond ``horizon``."""
-        needed = self.window if not self.is_baseline else (1 if self.model == "naive" else self.season_)
+    def _forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:
+        """(k, steps) forecasts after each row of ``contexts`` (k, length); recursive beyond ``horizon``."""
+        needed = self.lookback_
         if contexts.shape[1] < needed:
             raise DataError(f"need at least {needed} values before the first forecast; got {contexts.shape[1]}")
         forecasts = np.zeros((len(contexts), 0))
         history = contexts
         while forecasts.shape[1] < steps:
-            block = self._forecast_block(history)
+            k, length = history.shape
+            origins = np.arange(k) * length + length - 1
+            block = self.estimator_.forecast(history.ravel(), origins, np.arange(k) * length, series, scaler)
             forecasts = np.hstack([forecasts, block])
             history = np.hstack([history, block])
         return forecasts[:, :steps]
 
-    def _context(self, series) -> tuple[pd.Series, dict]:
-        """The values to forecast after: the fitted series' tail, or another series of the same frequency."""
-        if series is None:
-            return self.tail_, self.index_
-        series = as_series(series, fill=self.params.get("fill"))
-        description = describe_index(series.index)
-        if description["kind"] != self.index_["kind"]:
-            raise DataError(f"the series has a {description['kind']} index but the model was fitted on a "
-                            f"{self.index_['kind']} index; pass a series indexed like the training series")
-        if description["freq"] != self.index_["freq"]:
-            raise DataError(f"the series has frequency {description['freq']} but the model was fitted on "
-                            f"{self.index_['freq']}; resample it to {self.index_['freq']} first")
-        needed = self.window if not self.is_baseline else len(self.tail_)
-        if len(series) < needed:
-            raise DataError(f"the series has {len(series)} values but forecasting needs the last {needed} "
-                            f"(window {self.window}); pass a longer series")
-        return series, description
+    def _contexts(self, panel: Panel) -> np.ndarray:
+        """(n_series, lookback) the last values of each series; a series too short is named."""
+        needed = max(self.lookback_, 1)
+        short = np.flatnonzero(panel.lengths < needed)
+        if len(short):
+            what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
+            raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
+                            f"{needed} (window {self.window}); pass a longer series")
+        return panel.values[panel.offsets[1:, None] - needed + np.arange(needed)]
 
-    def predict(self, steps: int | None = None, series=None) -> pd.Series:
-        """Forecast the ``steps`` values after the fitted series (or after ``series``, same frequency).
+    def predict(self, steps: int | None = None, series=None, ids=None):
+        """Forecast the ``steps`` values after each fitted series (or after ``series``, same frequency).
+
+        Args:
+            steps: how many steps (default: the model's horizon).
+            series: data to forecast after instead of the fitted series: one series or a panel; series
+                ids never seen in fit are forecast from their own history (scaled on it).
+            ids: forecast only these fitted series.
 
         Returns:
-            A Series indexed by the next timestamps (the index's frequency) or the next integers.
+            For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps.
+            Otherwise a long frame ``unique_id, ds, <model>`` with each series' next timestamps.
         """
         self._check_fitted()
-        steps = check_positive_int("steps", self.horizon if steps is None else steps)
-        context, description = self._context(series)
-        values = self._forecast(context.to_numpy(dtype=np.float64)[None, :], steps)[0]
-        name = context.name if context.name is not None else "forecast"
-        return pd.Series(values, index=future_index(description, steps), name=name)
+        steps = positive_int("steps", self.horizon if steps is None else steps)
+        panel = self._panel_of(series, ids)
+        contexts = self._contexts(panel)
+        values = self._forecast(contexts, steps, self._scaler_for(panel), np.arange(panel.n_series))
+        if panel.single_input or (panel.n_series == 1 and self.single_ and series is None):
+            labels = future_index(describe_index(panel.series_index(0)), steps)
+            name = panel.name if panel.name is not None else "forecast"
+            return pd.Series(values[0], index=labels, name=name)
+        id_column, time_column, _ = getattr(self, "columns_", (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN))
+        labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
+        stamps = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
+        return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), steps),
+                             time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps,
+                             self.model: values.ravel()})
 
     # -- evaluation ----------------------------------------------------------------------------------
-    def _windows(self, values: np.ndarray, horizon: int):
-        """Origins (last input position) of every full window + horizon inside ``values``."""
-        lookback = max(self.window, 1) if not self.is_baseline else len(self.tail_)
-        origins = np.arange(lookback - 1, len(values) - horizon)
+    def _origins(self, panel: Panel, horizon: int, first_target=None, stride: int = 1):
+        """Flat origins (last input position) of every window + horizon inside each series."""
+        lookback = max(self.lookback_, 1)
+        pieces = []
+        for i in range(panel.n_series):
+            low, high = panel.offsets[i], panel.offsets[i + 1]
+            begin = low + (lookback - 1 if first_target is None else first_target[i] - 1)
+            pieces.append(np.arange(begin, high - horizon, stride))
+        origins = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
         if len(origins) == 0:
-            raise DataError(f"the series has {len(values)} values, too few for one window of {lookback} and "
-                            f"{horizon} step(s) to forecast; pass a longer series")
-        return origins, lookback
+            raise DataError(f"the series has {int(panel.lengths.max())} values, too few for one window of "
+                            f"{lookback} and {horizon} step(s) to forecast; pass a longer series")
+        return origins.astype(np.int64)
 
-    @staticmethod
-    def _contexts(values: np.ndarray, origins: np.ndarray, lookback: int) -> np.ndarray:
-        """(len(origins), lookback) windows of ``values`` ending at each origin."""
-        return np.lib.stride_tricks.sliding_window_view(values, lookback)[origins - lookback + 1]
+    def _score(self, panel: Panel, origins: np.ndarray, horizon: int):
+        """Forecasts of the model and the baselines at ``origins``, with per-series metrics."""
+        series = panel.series_of(origins)
+        first = panel.offsets[series]
+        scaler = self._scaler_for(panel)
+        contexts = panel.values[origins[:, None] - self.lookback_ + 1 + np.arange(self.lookback_)]
+        if (origins - self.lookback_ + 1 < first).any():
+            raise DataError(f"every origin needs {self.lookback_} values before it in its own series")
+        predicted = self._forecast(contexts, horizon, scaler, series)
+        actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
+        baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
+                     for model in (Naive(horizon), SeasonalNaive(horizon, self.season_))}
+        scale = self._mase_scale_for(panel)
+        frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
+        return actual, predicted, baselines, frame, series, scale
 
-    def _baseline_metrics(self, values, origins, horizon, actual) -> dict:
-        naive = M.naive_forecast(values, origins, horizon)
-        seasonal = M.seasonal_naive_forecast(values, origins, horizon, self.season_)
-        return {"naive": M.forecast_metrics(actual, naive, self.mase_scale_),
-                "seasonal_naive": M.forecast_metrics(actual, seasonal, self.mase_scale_)}
+    def _summary(self, panel, frame, actual, predicted, series, scale, horizon, count) -> dict:
+        from .evaluation import per_step
+
+        nested = M.nested_metrics(M.aggregate(frame))["evaluation"]
+        result = {**nested, "count": int(count)}
+        if horizon > 1:
+            result["per_step"] = per_step(actual, {"model": predicted}, series, panel.n_series, scale)
+        if panel.n_series > 1:
+            result["series"] = int(panel.n_series)
+            result["by_series"] = frame.drop(columns="part")
+        return result
 
     def evaluate(self, series, horizon: int | None = None) -> dict:
         """Metrics of ``horizon``-step forecasts (default: the model's) of every target in ``series``.
 
-        The first ``window`` values serve as inputs only; every later value is forecast from the values
-        before it. The naive and seasonal-naive baselines are scored on the same targets (seasonal naive
-        only where the series reaches one season back).
+        The first ``window`` values of each series serve as inputs only; every later value is forecast
+        from the values before it. The naive and seasonal-naive baselines are scored on the same targets
+        (seasonal naive only where the series reaches one season back). For a panel the figures are means
+        over series and ``by_series`` holds the tidy per-series frame.
 
         Returns:
             {"model": {...}, "naive": {...}, "seasonal_naive": {...}, "count": n, "per_step": [...]}
             in series units (rmse, mae, mase, ...).
         """
         self._check_fitted()
-        horizon = self.horizon if horizon is None else horizon
-        series, _ = self._context(series)
-        values = series.to_numpy(dtype=np.float64)
-        origins, lookback = self._windows(values, horizon)
-        contexts = self._contexts(values, origins, lookback)
-        predicted = self._forecast(contexts, horizon)
-        actual = values[origins[:, None] + np.arange(1, horizon + 1)]
-        result = {"model": M.forecast_metrics(actual, predicted, self.mase_scale_),
-                  **self._baseline_metrics(values, origins, horizon, actual), "count": int(len(origins))}
-        if horizon > 1:
-            result["per_step"] = M.per_step_metrics(actual, predicted, self.mase_scale_)
-        return result
+        horizon = positive_int("horizon", self.horizon if horizon is None else horizon)
+        panel = self._panel_of(series)
+        origins = self._origins(panel, horizon)
+        actual, predicted, _, frame, numbers, scale = self._score(panel, origins, horizon)
+        return self._summary(panel, frame, actual, predicted, numbers, scale, horizon, len(origins))
 
     def backtest(self, series, start=0.8, horizon: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None) -> pd.DataFrame:
-        """Rolling-origin historical forecasts.
+        """Rolling-origin historical forecasts (per series for a panel).
 
         Args:
-            series: the series to walk through.
-            start: the first forecast origin's target: a fraction of the series (0.8), a position (int) or a
-                timestamp label. Forecasts are made from origins ``start - 1, start - 1 + stride, ...``.
+            series: one series or a panel to walk through.
+            start: the first forecast origin's target in each series: a fraction (0.8), a position (int) or
+                a timestamp label. Forecasts are made from origins ``start - 1, start - 1 + stride, ...``.
             horizon: steps ahead from each origin (default: the model's; longer continues recursively).
             stride: steps between origins.
             retrain: False uses the fitted model everywhere (honest only when it was fitted on data before
                 ``start``: a warning says when it was not); True refits a fresh copy at every origin; an int
                 k refits every k origins. A refit sees only values up to its origin (scaler included).
+                Refits need one series (a panel's series end at different times).
             epochs: maximum epochs of each refit.
 
         Returns:
-            A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until); its
-            ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
+            A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
+            unique_id first); ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
         """
         self._check_fitted()
-        horizon = check_positive_int("horizon", self.horizon if horizon is None else horizon)
-        stride = check_positive_int("stride", stride)
-        series, _ = self._context(series)
-        values = series.to_numpy(dtype=np.float64)
-        n = len(values)
-        first_target = self._start_position(series, start)
-        lookback = self.window if not self.is_baseline else len(self.tail_)
-        if first_target < lookback:
-            raise ConfigError(f"backtest start {start!r} leaves {first_target} value(s) before the first origin, "
-                              f"fewer than one window ({lookback}); start later")
-        origins = np.arange(first_target - 1, n - horizon, stride)
-        if len(origins) == 0:
-            raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; start earlier")
+        horizon = positive_int("horizon", self.horizon if horizon is None else horizon)
+        stride = positive_int("stride", stride)
+        panel = self._panel_of(series)
         every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
         if isinstance(retrain, int) and not isinstance(retrain, bool) and retrain < 1:
             raise ConfigError(f"retrain must be True, False or an integer >= 1; got {retrain!r}")
-
-        predicted = np.zeros((len(origins), horizon))
+        if every and panel.n_series > 1:
+            raise ConfigError("retrain needs one series (the series of a panel end at different times); backtest "
+                              "a panel with retrain=False on a model fitted before start, or one series at a time")
+        first_targets = np.array([self._start_position(panel.series(i), start) for i in range(panel.n_series)])
+        lookback = self.lookback_
+        if (first_targets < lookback).any():
+            raise ConfigError(f"backtest start {start!r} leaves {int(first_targets.min())} value(s) before the first "
+                              f"origin, fewer than one window ({lookback}); start later")
+        try:
+            origins = self._origins(panel, horizon, first_targets, stride)
+        except DataError:
+            raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; "
+                              "start earlier") from None
         trained_until = np.empty(len(origins), dtype=object)
         if every == 0:
+            actual, predicted, baselines, frame, numbers, scale = self._score(panel, origins, horizon)
             fitted_end = self.trained_until_
-            if fitted_end >= series.index[origins[0]]:
+            first_origin = panel.index[origins[0]]
+            if self.single_ and panel.n_series == 1 and fitted_end >= first_origin:
                 warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
-                              f"{series.index[origins[0]]}: these forecasts are optimistic; use retrain=True",
+                              f"{first_origin}: these forecasts are optimistic; use retrain=True",
                               UserWarning, stacklevel=2)
-            contexts = self._contexts(values, origins, lookback)
-            predicted[:] = self._forecast(contexts, horizon)
+            elif panel.n_series > 1 and fitted_end >= panel.index[origins].min():
+                warnings.warn(f"the model was fitted on data up to {fitted_end}, after some origins: these "
+                              "forecasts are optimistic; fit on data before start", UserWarning, stacklevel=2)
             trained_until[:] = fitted_end
         else:
             from sklearn.base import clone
 
-            validation = self.config_.validation_fraction
+            values = panel.values
+            validation = self.config_.validation_fraction if self.config_.split != "holdout" else self.config_.holdout
+            predicted = np.zeros((len(origins), horizon))
+            scale = self._mase_scale_for(panel)
+            one = panel.series(0)
             for block_start in range(0, len(origins), every):
                 origin = origins[block_start]
-                refit = clone(self).fit(series.iloc[:origin + 1], validation=validation, epochs=epochs,
+                refit = clone(self).fit(one.iloc[:origin + 1], validation=validation, epochs=epochs,
                                         seed=self.config_.seed)
                 block = origins[block_start:block_start + every]
-                contexts = self._contexts(values, block, lookback)
-                predicted[block_start:block_start + len(block)] = refit._forecast(contexts, horizon)
+                contexts = values[block[:, None] - refit.lookback_ + 1 + np.arange(refit.lookback_)]
+                predicted[block_start:block_start + len(block)] = refit._forecast(
+                    contexts, horizon, refit.scaler_, np.zeros(len(block), dtype=np.int64))
                 trained_until[block_start:block_start + len(block)] = refit.trained_until_
-        actual = values[origins[:, None] + np.arange(1, horizon + 1)]
-        naive = M.naive_forecast(values, origins, horizon)
+            numbers = np.zeros(len(origins), dtype=np.int64)
+            actual = values[origins[:, None] + np.arange(1, horizon + 1)]
+            baselines = {model.key: model.forecast(values, origins, np.zeros(len(origins), dtype=np.int64), numbers,
+                                                   self.scaler_) for model in (Naive(horizon),
+                                                                               SeasonalNaive(horizon, self.season_))}
+            frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, numbers, panel.ids, "evaluation", scale)
         rows = pd.DataFrame({
-            "origin": np.repeat(series.index[origins], horizon),
-            "timestamp": series.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
+            "origin": np.repeat(panel.index[origins], horizon),
+            "timestamp": panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
             "step": np.tile(np.arange(1, horizon + 1), len(origins)),
             "actual": actual.ravel(),
             "predicted": predicted.ravel(),
-            "naive": naive.ravel(),
+            "naive": baselines["naive"].ravel(),
             "trained_until": np.repeat(trained_until, horizon),
         })
-        rows.attrs["metrics"] = {"model": M.forecast_metrics(actual, predicted, self.mase_scale_),
-                                 **self._baseline_metrics(values, origins, horizon, actual),
-                                 "origins": int(len(origins)), "retrain": every,
-                                 "per_step": M.per_step_metrics(actual, predicted, self.mase_scale_)}
+        if panel.n_series > 1:
+            rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[numbers], horizon))
+        summary = self._summary(panel, frame, actual, predicted, numbers, scale, horizon, len(origins))
+        summary.update({"origins": int(len(origins)), "retrain": every})
+        if "per_step" not in summary:
+            summary["per_step"] = [summary["model"]]
+        rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}
+        if "by_series" in summary:
+            rows.attrs["metrics_by_series"] = summary["by_series"]
         return rows
 
     @staticmethod
@@ -340,56 +457,65 @@ class Forecaster:
 
     # -- attention -----------------------------------------------------------------------------------
     def attention_weights(self, series=None) -> pd.DataFrame:
-        """Attention over the window for every forecast in ``series`` (default: the last window).
+        """Attention over the window for every forecast in ``series`` (default: the last window of each series).
 
-        Rows: timestamp of the forecast target; columns ``lag_W .. lag_1`` (lag 1 = the most recent value).
-        attention-rnn: the attention layer's weights. transformer: the last encoder block's attention of the
-        last step, averaged over heads (what the last-step pooling reads).
+        Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
+        ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
+        transformer: the last encoder block's attention of the last step, averaged over heads (what the
+        last-step pooling reads).
         """
         from .models import MODELS, attention_model
 
         self._check_fitted()
-        if self.is_baseline or MODELS[self.model].attention is None:
+        if self.model_ is None or MODELS[self.model].attention is None:
             raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn or transformer")
-        series, description = self._context(series)
-        values = series.to_numpy(dtype=np.float64)
-        origins = np.arange(self.window - 1, len(values))
-        contexts = self._contexts(values, origins, self.window)
-        scaled = self.scaler_.transform(contexts).astype(np.float32)[:, :, None]
+        panel = self._panel_of(series)
+        if series is None:  # the window after each fitted series
+            origins = panel.offsets[1:] - 1
+        else:
+            origins = np.concatenate([np.arange(panel.offsets[i] + self.window - 1, panel.offsets[i + 1])
+                                      for i in range(panel.n_series)])
+        numbers = panel.series_of(origins)
+        scaler = self._scaler_for(panel)
+        contexts = panel.values[origins[:, None] - self.window + 1 + np.arange(self.window)]
+        scaled = scaler.transform(contexts, numbers).astype(np.float32)[:, :, None]
         weights = attention_model(self.model_).predict(scaled, verbose=0, batch_size=1024)
         weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
         if weights.ndim == 4:  # (windows, heads, query, key): last query, mean over heads
             weights = weights[:, :, -1, :].mean(axis=1)
-        labels = list(series.index[origins[:-1] + 1]) + list(future_index(description, 1))
+        labels = []
+        for i in range(panel.n_series):
+            mine = origins[numbers == i]
+            following = list(panel.index[mine[:-1] + 1]) if len(mine) > 1 else []
+            labels += following + list(future_index(describe_index(panel.series_index(i)), 1))
         columns = [f"lag_{lag}" for lag in range(self.window, 0, -1)]
-        return pd.DataFrame(weights, index=pd.Index(labels, name="target"), columns=columns)
+        frame = pd.DataFrame(weights, index=pd.Index(labels, name="target"), columns=columns)
+        if panel.n_series > 1:
+            frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
+        return frame
 
     def plot(self, path, kind: str = "forecast", steps: int | None = None, series=None) -> Path:
-        """Save a PNG: "forecast" (recent history and the forecast), "attention" (heatmap over ``series``)
-        or "loss" (training history)."""
+        """Save a PNG: "forecast" (recent history and the forecast; a grid of series for a panel),
+        "attention" (heatmap over ``series``) or "loss" (training history)."""
         from . import plots
 
         self._check_fitted()
         path = Path(path)
         if kind == "forecast":
-            context, _ = self._context(series)
-            forecast = self.predict(steps, series=series)
-            import matplotlib.pyplot as plt
-
-            fig, ax = plt.subplots(figsize=(10, 4))
-            x_hist, xlabel = plots._x_axis(context.index)
-            x_future, _ = plots._x_axis(forecast.index)
-            ax.plot(x_hist, context.to_numpy(), color="black", label="history")
-            ax.plot(x_future, forecast.to_numpy(), color="tab:red", marker="o", markersize=3, label="forecast")
-            ax.set_title(f"{self.model} forecast of the next {len(forecast)} steps")
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(f"{context.name or 'value'} (series units)")
-            ax.legend()
-            ax.grid(alpha=0.3)
-            return plots._save(fig, path)
+            panel = self._panel_of(series)
+            steps = positive_int("steps", self.horizon if steps is None else steps)
+            forecast = self._forecast(self._contexts(panel), steps, self._scaler_for(panel),
+                                      np.arange(panel.n_series))
+            shown = range(min(panel.n_series, 6))
+            histories = [panel.series(i) for i in shown]
+            futures = [pd.Series(forecast[i], index=future_index(describe_index(panel.series_index(i)), steps))
+                       for i in shown]
+            return plots.plot_series_forecasts(histories, futures, path,
+                                               f"{self.model} forecast of the next {steps} steps")
         if kind == "attention":
             weights = self.attention_weights(series)
-            return plots.plot_attention_rnn(weights.to_numpy(), list(weights.index), path,
+            values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()
+            return plots.plot_attention_rnn(values, list(weights.index), path,
                                             f"{self.model}: attention over the window")
         if kind == "loss":
             if self.history_.empty:
@@ -400,44 +526,14 @@ class Forecaster:
     # -- persistence ---------------------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write one file (a zip of model.keras and tsattn.json) atomically; see :meth:`load`."""
-        from .runs import forecaster_metadata
+        from . import artefacts
 
         self._check_fitted()
-        params = {}
-        if not self.is_baseline:
-            from .models import get_spec
-
-            params = get_spec(self.model).resolve(self.config_.model_params)
-        estimator = dict(self.get_params())
-        metadata = forecaster_metadata(self.model, params, self.window, self.horizon, self.scaler_, self.season_,
-                                       self.tail_, self.config_.to_dict(), estimator, self.mase_scale_,
-                                       self.trained_until_)
-        metadata["index"] = self.index_
-        return save_artefact(Path(path), self.model_, metadata)
+        return artefacts.save(self, Path(path))
 
     @classmethod
     def load(cls, path) -> "Forecaster":
         """Restore a Forecaster saved by :meth:`save` or a run directory written by `tsattn fit`."""
-        from .harness import RunConfig
+        from . import artefacts
 
-        model, metadata = read_artefact(Path(path))
-        try:
-            forecaster = cls(**metadata["estimator_params"])
-            forecaster.model_ = model
-            forecaster.scaler_ = Scaler.from_dict(metadata["scaler"])
-            forecaster.season_ = int(metadata["season"])
-            forecaster.mase_scale_ = metadata.get("mase_scale")
-            forecaster.index_ = metadata["index"]
-            labels = index_from_labels(metadata["tail"]["labels"], metadata["index"])
-            forecaster.tail_ = pd.Series(metadata["tail"]["values"], index=labels, name=metadata.get("series_name"),
-                                         dtype=np.float64)
-            forecaster.trained_until_ = index_from_labels([metadata["trained_until"]], metadata["index"])[0]
-            config = {k: v for k, v in metadata["config"].items() if k in RunConfig.fields()}
-            forecaster.config_ = RunConfig(**config)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
-                            "again") from None
-        forecaster.history_ = pd.DataFrame(columns=["loss"])
-        if forecaster.mase_scale_ is not None and not math.isfinite(forecaster.mase_scale_):
-            forecaster.mase_scale_ = None
-        return forecaster
+        return artefacts.load(cls, Path(path))

@@ -1,8 +1,9 @@
 """The one training harness: every model trains, evaluates and reports through :func:`fit`.
 
-series -> :func:`tsattn.windows.window_series` -> tf.data batches -> Keras model (Adam, MSE) with early
-stopping on validation loss -> forecasts of every part -> metrics in series units beside the naive,
-seasonal-naive and linear-autoregression baselines computed on the same targets.
+panel (one series or many) -> :func:`tsattn.windows.window_panel` -> tf.data batches gathered from the flat
+array of all series -> one global Keras model (Adam, MSE) with early stopping on validation loss -> forecasts
+of every part -> metrics per series (tidy frame) and over series, beside the naive, seasonal-naive and
+linear-autoregression baselines computed on the same targets through the same model interface.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ import keras
 import tensorflow as tf
 
 from . import metrics as M
-from .data import as_series, frequency_of, load_dataset, read_csv_series
+from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients
+from .checks import choice
+from .data import load_dataset
 from .errors import ConfigError, TrainingError
 from .layers import WarmupSchedule
 from .models import get_model, get_spec
-from .windows import PARTS, SplitSpec, WindowedSeries, window_series
+from .panel import Panel, as_panel, read_csv_panel
+from .windows import SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
 SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
@@ -43,15 +47,17 @@ class RunConfig:
     csv: str | None = None
     column: str | None = None
     date_column: str | None = None
+    id_column: str | None = None
     fill: str | None = None
     window: int = 24
     horizon: int = 1
     stride: int = 1
-    split: str = "chronological"
+    split: str = "auto"
     train_fraction: float = 0.7
     validation_fraction: float = 0.1
     within_parts: bool = False
     shuffle_seed: int = 13
+    holdout: int | None = None
     scaling: str = "minmax"
     scaler_fit: str = "train"
     epochs: int = 200
@@ -65,6 +71,7 @@ class RunConfig:
     season: int | None = None
     jit_compile: bool = False
     skip_init: str = "least-squares"
+    linear_fit: str = "pooled"
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -138,7 +145,10 @@ def preset_config(name: str | None, **overrides) -> RunConfig:
 # ----------------------------------------------------------------------------------------------------
 @dataclass
 class PartForecast:
-    """Forecasts of one part: first-target timestamps, actual and predicted (samples, horizon), series units."""
+    """Forecasts of one part: first-target timestamps, actual and predicted (samples, horizon), series units.
+
+    ``series`` holds the series number of each window; ``baselines`` the baselines' forecasts by key.
+    """
 
     index: pd.Index
     actual: np.ndarray
@@ -146,12 +156,16 @@ class PartForecast:
     actual_scaled: np.ndarray
     predicted_scaled: np.ndarray
     baselines: dict[str, np.ndarray]
+    series: np.ndarray
 
 
 @dataclass
 class RunResult:
+    """A finished run. ``metrics`` is metrics.json's layout (means over series; for one series, its metrics);
+    ``metrics_frame`` the tidy per-series frame (series, part, model, metric, value) it is computed from."""
+
     config: RunConfig
-    data: WindowedSeries
+    data: WindowedPanel
     model: keras.Model
     history: pd.DataFrame
     forecasts: dict[str, PartForecast]
@@ -161,39 +175,62 @@ class RunResult:
     fit_seconds: float
     predict_seconds: float
     season: int
+    metrics_frame: pd.DataFrame = None
+    mase_scale: np.ndarray = None
+    baselines: list = None
 
     @property
     def parameter_count(self) -> int:
         return int(self.model.count_params())
 
+    @property
+    def panel(self) -> Panel:
+        return self.data.panel
+
 
 # ----------------------------------------------------------------------------------------------------
 # Data loading
 # ----------------------------------------------------------------------------------------------------
-def load_series(config: RunConfig) -> pd.Series:
-    """The series a config names: a registered dataset or a CSV column."""
+def load_panel(config: RunConfig) -> Panel:
+    """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column)."""
     if config.csv is not None and config.dataset is not None:
         raise ConfigError("give either a dataset or a CSV file, not both")
     if config.csv is not None:
-        return read_csv_series(config.csv, config.column, config.date_column, fill=config.fill)
+        return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill)
     if config.dataset is None:
         raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
-    return load_dataset(config.dataset, **config.dataset_options)
+    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill)
 
 
-def window_config(series: pd.Series, config: RunConfig, require_test: bool = True) -> WindowedSeries:
-    split = SplitSpec(config.split, config.train_fraction, config.validation_fraction, config.within_parts,
-                      config.shuffle_seed)
-    return window_series(series, config.window, config.horizon, config.stride, split, config.scaling,
-                         config.scaler_fit, require_test=require_test)
+load_series = load_panel  # the name before panels
+
+
+def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
+    """The split a config asks for; "auto" is the competitions' hold-out for data that defines one
+    (M3, M1: the last h values of each series), chronological fractions otherwise."""
+    method = config.split
+    if method == "auto":
+        method = "holdout" if panel.horizon or config.holdout else "chronological"
+    holdout = None
+    if method == "holdout":
+        holdout = config.holdout or panel.horizon or config.horizon
+    return SplitSpec(method, config.train_fraction, config.validation_fraction, config.within_parts,
+                     config.shuffle_seed, holdout)
+
+
+def window_config(data, config: RunConfig, require_test: bool = True) -> WindowedPanel:
+    panel = as_panel(data, fill=config.fill)
+    return window_panel(panel, config.window, config.horizon, config.stride, split_of(config, panel), config.scaling,
+                        config.scaler_fit, require_test=require_test)
 
 
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
                  shuffle_seed: int | None = None) -> tf.data.Dataset:
-    """Batches of (X, y) gathered from the scaled series inside the tf.data graph.
+    """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
-    Only the 1-D series and the window starts are held in memory; each batch gathers its windows, so a
-    1e6-point series never becomes a (samples, window) array.
+    Only the flat array of all series and the window starts are held in memory; each batch gathers its
+    windows (a start never lets a window cross into the next series), so 10,000 series never become a
+    (samples, window) array. With ``shuffle_seed`` batches mix windows of every series in a seeded order.
     """
     series = tf.constant(scaled.astype(np.float32))
     offsets = tf.range(window + horizon, dtype=tf.int64)
@@ -284,35 +321,19 @@ def _check_training_settings(config: RunConfig):
         raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
 
 
-LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
+def fit_linear_on_train(data: WindowedPanel) -> np.ndarray:
+    """Least-squares AR coefficients pooled over the scaled training windows of every series."""
+    return linear_coefficients(data, data.starts["train"])
 
 
-def fit_linear_on_train(data: WindowedSeries) -> np.ndarray:
-    """Least-squares AR coefficients on the scaled training windows (evenly spaced subset above 100,000)."""
-    starts = data.starts["train"]
-    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
-        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
-    X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
-    y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
-    return M.fit_linear_autoregression(X, y)
-
-
-def predict_linear(coefficients: np.ndarray, data: WindowedSeries, part: str, chunk: int = 65_536) -> np.ndarray:
-    """Scaled linear-AR forecasts of a part's windows, computed in chunks (no copy of all windows)."""
-    starts = data.starts[part]
-    outputs = [M.predict_linear_autoregression(coefficients, data.scaled[starts[i:i + chunk, None]
-                                                                          + np.arange(data.window)][:, :, None])
-               for i in range(0, len(starts), chunk)]
-    return np.concatenate(outputs) if outputs else np.zeros((0, data.horizon))
-
-
-def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries, zero_output: bool = False) -> bool:
+def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
-    The skip Dense gets the AR coefficients fit on the (scaled) training windows, so training begins near
-    the linear model's forecasts and the network learns what the linear model misses. With
-    ``zero_output`` the network's output layer also starts at zero (training starts exactly at the AR
-    forecasts). Returns False (and changes nothing) for models without a skip path.
+    The skip Dense gets the AR coefficients fit on the (scaled) training windows of every series (pooled:
+    one global model has one skip path), so training begins near the linear model's forecasts and the
+    network learns what the linear model misses. With ``zero_output`` the network's output layer also
+    starts at zero (training starts exactly at the AR forecasts). Returns False (and changes nothing) for
+    models without a skip path.
     """
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
@@ -326,7 +347,7 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedSeries, z
     return True
 
 
-def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbacks.Callback | None = None):
+def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None):
     """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best)."""
     _check_training_settings(config)
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
@@ -345,11 +366,9 @@ def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbac
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard]
-    stopper = None
     if config.early_stopping and has_validation:
-        stopper = keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience,
-                                                restore_best_weights=True)
-        callbacks.append(stopper)
+        callbacks.append(keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience,
+                                                       restore_best_weights=True))
     if progress is not None:
         callbacks.append(progress)
     history = model.fit(train, validation_data=validation, epochs=config.epochs, callbacks=callbacks, verbose=0,
@@ -368,54 +387,19 @@ def train_model(data: WindowedSeries, config: RunConfig, progress: keras.callbac
     return model, frame, len(frame), best
 
 
-def predict_windows(model: keras.Model, data: WindowedSeries, part: str) -> np.ndarray:
-    """Scaled forecasts (samples, horizon) of a part's windows, in batches."""
-    if data.count(part) == 0:
-        return np.zeros((0, data.horizon), dtype=np.float32)
-    dataset = make_dataset(data.scaled, data.starts[part], data.window, data.horizon, 4096)
-    return np.asarray(model.predict(dataset.map(lambda x, y: x), verbose=0), dtype=np.float64)
+def season_of(config: RunConfig, panel: Panel) -> int:
+    """The season length: the setting, else from the panel's frequency (12 for monthly, 4 quarterly...)."""
+    return config.season or M.season_from_frequency(panel.freq)
 
 
-def evaluate_parts(model: keras.Model, data: WindowedSeries, season: int) -> tuple[dict, dict, float]:
-    """Forecasts and metrics of every part, with the baselines on the same targets."""
-    values = data.series.to_numpy(dtype=np.float64)
-    train_end = data.boundaries[0] if data.boundaries else len(values)
-    mase_scale = M.naive_scale(values[:train_end])
-    linear = fit_linear_on_train(data)
-    forecasts, results = {}, {}
-    start = time.perf_counter()
-    predicted_scaled = {part: predict_windows(model, data, part) for part in PARTS}
-    predict_seconds = time.perf_counter() - start
-    for part in PARTS:
-        if data.count(part) == 0:
-            continue
-        origins = data.starts[part] + data.window - 1
-        actual = data.y(part, scaled=False)
-        predicted = data.scaler.inverse_transform(predicted_scaled[part])
-        baselines = {
-            "naive": M.naive_forecast(values, origins, data.horizon),
-            "seasonal_naive": M.seasonal_naive_forecast(values, origins, data.horizon, season),
-            "linear": data.scaler.inverse_transform(predict_linear(linear, data, part)),
-        }
-        forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part),
-                                       predicted_scaled[part], baselines)
-        part_metrics = {"model": M.forecast_metrics(actual, predicted, mase_scale),
-                        "scaled": M.scaled_metrics(data.y(part), predicted_scaled[part])}
-        for name, forecast in baselines.items():
-            part_metrics[name] = M.forecast_metrics(actual, forecast, mase_scale)
-        if data.horizon > 1:
-            part_metrics["per_step"] = M.per_step_metrics(actual, predicted, mase_scale)
-        results[part] = part_metrics
-    return forecasts, results, predict_seconds
-
-
-def fit(config: RunConfig | None = None, series: pd.Series | None = None,
-        progress: keras.callbacks.Callback | None = None, **overrides) -> RunResult:
-    """Train and evaluate one model: the shared harness behind the CLI, Forecaster and compare.
+def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
+        **overrides) -> RunResult:
+    """Train and evaluate one global model: the shared harness behind the CLI, Forecaster and compare.
 
     Args:
         config: a :class:`RunConfig` (default: ``RunConfig()``, attention-rnn on sunspots).
-        series: a user series to use instead of the config's dataset / CSV.
+        series: user data instead of the config's dataset / CSV: one series or a panel (a long frame
+            ``unique_id, ds, y``, a dict of Series, a :class:`tsattn.panel.Panel`).
         progress: an optional Keras callback (e.g. :class:`EpochProgress`).
         **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
 
@@ -423,20 +407,27 @@ def fit(config: RunConfig | None = None, series: pd.Series | None = None,
         >>> result = fit(model="simple-rnn", epochs=5)
         >>> result.metrics["test"]["model"]["rmse"], result.metrics["test"]["naive"]["rmse"]
     """
+    from .evaluation import score_windows
+
     config = config or RunConfig()
     if overrides:
         config = config.updated(**overrides)
     get_spec(config.model).resolve(config.model_params)  # unknown model / parameters fail before any work
+    choice("linear_fit", config.linear_fit, LINEAR_FITS)
+    choice("split", config.split, ("auto",) + SPLIT_METHODS)
     if series is None:
-        series = load_series(config)
+        panel = load_panel(config)
     else:
-        series = as_series(series, fill=config.fill)
+        panel = as_panel(series, fill=config.fill)
         config = config.updated(dataset=None, csv=None)
-    data = window_config(series, config)
-    season = config.season or M.season_from_frequency(frequency_of(series))
+    data = window_config(panel, config)
+    season = season_of(config, data.panel)
     start = time.perf_counter()
     model, history, epochs_run, best = train_model(data, config, progress)
     fit_seconds = time.perf_counter() - start
-    forecasts, results, predict_seconds = evaluate_parts(model, data, season)
-    return RunResult(config, data, model, history, forecasts, results, epochs_run, best, fit_seconds,
-                     predict_seconds, season)
+    network = NetworkModel(model, config.model, data.window, data.horizon)
+    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit)]
+    evaluation = score_windows(network, baselines, data, season)
+    return RunResult(config, data, model, history, evaluation.forecasts, evaluation.metrics, epochs_run, best,
+                     fit_seconds, evaluation.predict_seconds, season, evaluation.frame, evaluation.mase_scale,
+                     baselines)

@@ -1,4 +1,4 @@
-"""Writing results atomically: run directories of `tsattn fit` and forecaster artefacts.
+"""Writing results atomically (run directories, reports, artefacts) and index arithmetic.
 
 Everything is written into a temporary sibling first and moved into place at the end, so a crash or a
 bad input never leaves a half-written directory or file where the user asked for one.
@@ -12,7 +12,6 @@ import math
 import os
 import shutil
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +19,6 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import ConfigError, DataError
-
-ARTEFACT_FORMAT = "tsattn-forecaster"
-ARTEFACT_VERSION = 1
-METADATA_FILE = "tsattn.json"
-MODEL_FILE = "model.keras"
-
 
 def _json_default(value):
     if isinstance(value, (np.integer,)):
@@ -152,84 +145,6 @@ def index_from_labels(labels: list, description: dict) -> pd.Index:
     if description["kind"] == "period":
         return pd.PeriodIndex([pd.Period(label, freq=description["freq"]) for label in labels])
     return pd.Index(labels)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Artefacts: model.keras + tsattn.json, as a directory or a single zip file
-# ----------------------------------------------------------------------------------------------------
-def write_artefact_directory(directory: Path, model, metadata: dict) -> None:
-    directory = Path(directory)
-    if model is not None:
-        model.save(directory / MODEL_FILE)
-    write_json(directory / METADATA_FILE, {"format": ARTEFACT_FORMAT, "format_version": ARTEFACT_VERSION,
-                                           **metadata})
-
-
-def save_artefact(path: Path, model, metadata: dict) -> Path:
-    """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically."""
-    path = Path(path)
-    with tempfile.TemporaryDirectory() as scratch:
-        write_artefact_directory(Path(scratch), model, metadata)
-        with atomic_file(path) as temporary:
-            with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-                for item in sorted(Path(scratch).iterdir()):
-                    archive.write(item, item.name)
-    return path
-
-
-def _not_an_artefact(path: Path, why: str) -> DataError:
-    return DataError(f"{path} is not a tsattn model ({why}); pass a directory written by `tsattn fit` or a "
-                     "file written by Forecaster.save")
-
-
-def read_artefact(path: Path):
-    """Load (keras model or None, metadata) from an artefact directory or file, with clear errors."""
-    import keras
-
-    from . import layers  # noqa: F401  (registers the custom layers before loading)
-
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path} does not exist; check the path of the saved model")
-    with tempfile.TemporaryDirectory() as scratch:
-        if path.is_dir():
-            directory = path
-        else:
-            try:
-                with zipfile.ZipFile(path) as archive:
-                    names = set(archive.namelist())
-                    if METADATA_FILE not in names:
-                        raise _not_an_artefact(path, f"no {METADATA_FILE} inside")
-                    archive.extractall(scratch)
-            except zipfile.BadZipFile:
-                raise _not_an_artefact(path, "not a zip archive") from None
-            directory = Path(scratch)
-        metadata_path = directory / METADATA_FILE
-        if not metadata_path.exists():
-            raise _not_an_artefact(path, f"no {METADATA_FILE}")
-        try:
-            metadata = json.loads(metadata_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _not_an_artefact(path, f"{METADATA_FILE} is not valid JSON") from None
-        if not isinstance(metadata, dict) or metadata.get("format") != ARTEFACT_FORMAT:
-            raise _not_an_artefact(path, f"{METADATA_FILE} does not describe a tsattn forecaster")
-        version = metadata.get("format_version")
-        if version != ARTEFACT_VERSION:
-            raise DataError(f"{path} was saved in artefact format {version!r} (tsattn "
-                            f"{metadata.get('versions', {}).get('tsattn', '?')}) but this tsattn {__version__} "
-                            f"reads format {ARTEFACT_VERSION}; refit the model or use the tsattn that saved it")
-        model = None
-        if metadata.get("kind", "keras") == "keras":
-            model_path = directory / MODEL_FILE
-            if not model_path.exists():
-                raise _not_an_artefact(path, f"{MODEL_FILE} is missing")
-            try:
-                model = keras.saving.load_model(model_path)
-            except Exception as exc:  # keras raises many types for a damaged file
-                raise DataError(f"{model_path if path.is_dir() else path}: the saved Keras model cannot be "
-                                f"loaded ({type(exc).__name__}); the file is damaged or from an incompatible "
-                                "Keras; refit the model") from None
-    return model, metadata
 
 
 def versions() -> dict:

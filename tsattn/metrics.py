@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
@@ -140,3 +141,118 @@ def fit_linear_autoregression(X: np.ndarray, y: np.ndarray) -> np.ndarray:
 def predict_linear_autoregression(coefficients: np.ndarray, X: np.ndarray) -> np.ndarray:
     design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
     return design.astype(np.float64) @ coefficients
+
+
+# ----------------------------------------------------------------------------------------------------
+# Panels: metrics per series in a tidy frame, aggregated over series
+# ----------------------------------------------------------------------------------------------------
+TIDY_COLUMNS = ("series", "part", "model", "metric", "value")
+COUNT_NAMES = ("count", "mape_count")  # summed over series, not averaged
+
+
+def per_series_metrics(actual, predicted, series, n_series: int, scale=None) -> dict[str, np.ndarray]:
+    """Every metric of :func:`forecast_metrics` for each series at once.
+
+    Args:
+        actual, predicted: (rows, horizon) arrays in series units (NaN entries are skipped).
+        series: (rows,) series number of each row. n_series: how many series there are.
+        scale: (n_series,) MASE denominators, or None.
+
+    Returns:
+        {metric: (n_series,) array}, NaN where a series has no value (or the metric is undefined), with
+        ``count`` and ``mape_count``. sMAPE is the M3 one: mean over steps of 200 |y - f| / (|y| + |f|).
+    """
+    actual, predicted = _pair(actual, predicted)
+    if actual.ndim == 1:
+        actual, predicted = actual[:, None], predicted[:, None]
+    series = np.asarray(series, dtype=np.int64)
+
+    def total(per_entry):
+        return np.bincount(series, weights=per_entry.sum(axis=1), minlength=n_series)
+
+    valid = np.isfinite(actual) & np.isfinite(predicted)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        error = np.where(valid, predicted - actual, 0.0)
+        absolute = np.abs(error)
+        count = total(valid.astype(np.float64))
+        peak = np.zeros(n_series)
+        np.maximum.at(peak, series, absolute.max(axis=1) if absolute.size else np.zeros(len(series)))
+        # squares scaled by each series' largest error, so huge series (Fibonacci without log) keep an RMSE
+        safe_peak = np.where(peak > 0, peak, 1.0)
+        relative = np.square(error / safe_peak[series][:, None])
+        rmse = safe_peak * np.sqrt(total(relative) / count)
+        mse = total(np.square(error)) / count
+        mae = total(absolute) / count
+        nonzero = valid & (actual != 0)
+        mape_count = total(nonzero.astype(np.float64))
+        mape = total(np.where(nonzero, absolute / np.where(nonzero, np.abs(actual), 1.0), 0.0)) / mape_count * 100
+        denominator = np.abs(actual) + np.abs(predicted)
+        terms = np.where(valid & (denominator > 0), 2 * absolute / np.where(denominator > 0, denominator, 1.0), 0.0)
+        smape = total(terms) / count * 100
+        if scale is None:
+            mase = np.full(n_series, np.nan)
+        else:
+            scale = np.asarray(scale, dtype=np.float64)
+            mase = np.where(np.isfinite(scale) & (scale > 0), mae / np.where(scale > 0, scale, 1.0), np.nan)
+    result = {"mse": mse, "rmse": rmse, "mae": mae, "mape": mape, "smape": smape, "mase": mase}
+    empty = count == 0
+    for values in result.values():
+        values[empty | ~np.isfinite(values)] = np.nan
+    result["count"], result["mape_count"] = count, mape_count
+    return result
+
+
+def tidy_metrics(actual, forecasts: dict[str, np.ndarray], series, ids: list[str], part: str,
+                 scale=None) -> pd.DataFrame:
+    """A tidy frame (series, part, model, metric, value) of every forecast in ``forecasts`` on ``actual``.
+
+    Only series with at least one row in this part appear.
+    """
+    series = np.asarray(series, dtype=np.int64)
+    present = np.unique(series)
+    frames = []
+    for model, predicted in forecasts.items():
+        values = per_series_metrics(actual, predicted, series, len(ids), scale)
+        for metric in METRIC_NAMES + COUNT_NAMES:
+            frames.append(pd.DataFrame({"series": np.asarray(ids, dtype=object)[present], "part": part,
+                                        "model": model, "metric": metric, "value": values[metric][present]}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TIDY_COLUMNS)
+
+
+def aggregate(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean and median over series of each (part, model, metric); counts are summed.
+
+    Returns:
+        (part, model, metric, mean, median, series) with ``series`` the number of series with a value.
+    """
+    grouped = frame.groupby(["part", "model", "metric"], sort=False)["value"]
+    table = grouped.agg(mean="mean", median="median", series="count", total="sum").reset_index()
+    counts = table["metric"].isin(COUNT_NAMES)
+    table.loc[counts, "mean"] = table.loc[counts, "total"]
+    table.loc[counts, "median"] = table.loc[counts, "total"]
+    return table.drop(columns="total")
+
+
+def nested_metrics(table: pd.DataFrame, statistic: str = "mean") -> dict:
+    """{part: {model: {metric: value}}} from :func:`aggregate` (None where undefined): metrics.json's layout."""
+    result: dict = {}
+    for row in table.itertuples(index=False):
+        value = getattr(row, statistic)
+        value = None if value is None or not math.isfinite(value) else float(value)
+        if row.metric in COUNT_NAMES:
+            value = int(value or 0)
+        result.setdefault(row.part, {}).setdefault(row.model, {})[row.metric] = value
+    return result
+
+
+def insample_scale(values: np.ndarray, offsets: np.ndarray, ends: np.ndarray, season: int) -> np.ndarray:
+    """Per series, the MAE of the in-sample seasonal-naive forecast on values before ``ends`` (local
+    positions): the MASE denominator of M4. A series too short for one season falls back to lag 1."""
+    scales = np.full(len(ends), np.nan)
+    for i, end in enumerate(ends):
+        insample = values[offsets[i]:offsets[i] + end]
+        scale = naive_scale(insample, season) if len(insample) > season else float("nan")
+        if not (math.isfinite(scale) and scale > 0):
+            scale = naive_scale(insample, 1)
+        scales[i] = scale
+    return scales

@@ -203,3 +203,61 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
     return _save(fig, path)
+
+
+def plot_series_forecasts(histories: list, futures: list, path: Path, title: str) -> Path:
+    """Recent history and forecast of one series, or of the first few series of a panel (one axis each)."""
+    count = len(histories)
+    fig, axes = plt.subplots(count, 1, figsize=(10, 3.2 * count + 0.8), squeeze=False)
+    for ax, history, future in zip(axes[:, 0], histories, futures):
+        x_hist, xlabel = _x_axis(history.index)
+        x_future, _ = _x_axis(future.index)
+        ax.plot(x_hist, history.to_numpy(), color="black", label="history")
+        ax.plot(x_future, future.to_numpy(), color="tab:red", marker="o", markersize=3, label="forecast")
+        ax.set_title(str(history.name) if count > 1 else title, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("series units")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    if count > 1:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+def plot_series_grid(panels: list, path: Path, title: str) -> Path:
+    """A few series of a panel, each with its history, the model's forecast and the baselines' forecasts.
+
+    Args:
+        panels: (caption, history Series, forecast Series, {baseline name: forecast Series}) per series.
+    """
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.0 * len(panels) + 0.8), squeeze=False)
+    for ax, (caption, history, forecast, baselines) in zip(axes[:, 0], panels):
+        x_hist, xlabel = _x_axis(history.index)
+        ax.plot(x_hist, history.to_numpy(), color="black", linewidth=1, label="actual")
+        for i, (name, values) in enumerate(baselines.items()):
+            ax.plot(_x_axis(values.index)[0], values.to_numpy(), linestyle=":", color=f"C{i + 2}",
+                    label=name.replace("_", "-"))
+        ax.plot(_x_axis(forecast.index)[0], forecast.to_numpy(), color="tab:red", linewidth=1.4, label="model")
+        ax.axvline(_x_axis(forecast.index)[0][0], color="grey", linestyle="--", linewidth=1)
+        ax.set_title(caption, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, ncol=4, loc="upper left")
+    fig.suptitle(title)
+    return _save(fig, path)
+
+
+def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path:
+    """Box plots of a per-series metric for each model (lower is better), with the medians written."""
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(values) + 2.2))
+    names = list(values)
+    data = [np.asarray(values[name], dtype=np.float64) for name in names]
+    ax.boxplot(data, vert=False, labels=names, showfliers=False, showmeans=True)
+    for i, series in enumerate(data, start=1):
+        if len(series):
+            ax.annotate(f"median {np.median(series):.3g}, mean {np.mean(series):.3g}", (np.median(series), i + 0.3),
+                        fontsize=7, ha="center")
+    ax.set_xlabel(xlabel + " (whiskers: 1.5 IQR, outliers hidden; triangle: mean)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="x")
+    return _save(fig, path)

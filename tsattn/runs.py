@@ -7,57 +7,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import plots
+from . import artefacts, plots
+from .baselines import BASELINE_KEYS
 from .harness import RunResult
-from .metrics import naive_scale
-from .io import atomic_directory, describe_index, versions, write_artefact_directory, write_json
+from .io import atomic_directory, write_json
 from .models import attention_model, get_spec
+from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
-BASELINES = ("naive", "seasonal_naive", "linear")
-
-
-def forecaster_metadata(model_name: str, model_params: dict, window: int, horizon: int, scaler, season: int,
-                        series: pd.Series, config: dict, estimator_params: dict, mase_scale: float | None,
-                        trained_until) -> dict:
-    """Everything besides the Keras model that is needed to forecast after ``series`` ends."""
-    tail = series.iloc[-max(window, season, 1):]
-    return {
-        "kind": "keras" if model_name in _keras_models() else "baseline",
-        "model": model_name,
-        "model_params": model_params,
-        "estimator_params": estimator_params,
-        "window": window,
-        "horizon": horizon,
-        "scaler": scaler.to_dict(),
-        "season": season,
-        "mase_scale": mase_scale if mase_scale is not None and np.isfinite(mase_scale) else None,
-        "series_name": None if series.name is None else str(series.name),
-        "trained_until": str(trained_until) if not isinstance(trained_until, (int, np.integer)) else int(trained_until),
-        "index": describe_index(series.index),
-        "tail": {"values": tail.to_numpy().tolist(),
-                 "labels": [int(label) if isinstance(label, (int, np.integer)) else str(label) for label in tail.index]},
-        "config": config,
-        "versions": versions(),
-    }
-
-
-def seen_until(data) -> object:
-    """The last label whose value training or model selection (early stopping) used."""
-    if data.boundaries is None:
-        return data.series.index[-1]
-    return data.series.index[max(data.boundaries[1], data.boundaries[0]) - 1]
-
-
-def _keras_models() -> set[str]:
-    from .models import MODELS
-
-    return set(MODELS)
+BASELINES = BASELINE_KEYS
 
 
 def predictions_frame(result: RunResult) -> pd.DataFrame:
-    """timestamp, actual, predicted, part (and step when horizon > 1) for every forecast target."""
+    """Long form: unique_id, ds (and step when horizon > 1), actual, predicted, part and the baselines, for
+    every forecast target of every series."""
     frames = []
+    panel = result.panel
+    ids = np.asarray(panel.ids, dtype=object)
     for part in PARTS:
         forecast = result.forecasts.get(part)
         if forecast is None:
@@ -65,7 +31,8 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
         positions = result.data.target_positions(part)
         for step in range(result.data.horizon):
             frame = pd.DataFrame({
-                "timestamp": result.data.series.index[positions[:, step]],
+                ID_COLUMN: ids[forecast.series],
+                TIME_COLUMN: panel.index[positions[:, step]],
                 "actual": forecast.actual[:, step],
                 "predicted": forecast.predicted[:, step],
                 "part": part,
@@ -73,17 +40,20 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
             for name, baseline in forecast.baselines.items():
                 frame[name] = baseline[:, step]
             if result.data.horizon > 1:
-                frame.insert(1, "step", step + 1)
+                frame.insert(2, "step", step + 1)
             frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
-    return table.sort_values(["timestamp"] + (["step"] if result.data.horizon > 1 else []), kind="stable")
+    order = [ID_COLUMN, TIME_COLUMN] + (["step"] if result.data.horizon > 1 else [])
+    table[ID_COLUMN] = pd.Categorical(table[ID_COLUMN], categories=panel.ids)
+    return table.sort_values(order, kind="stable")
 
 
 def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
-    """A short text table of the model's metrics with the baselines beside it."""
+    """A short text table of the model's metrics with the baselines beside it (means over series)."""
+    keys = ("rmse", "mae", "mase") if result.panel.n_series == 1 else ("smape", "mase", "rmse")
     rows = []
-    header = f"{'':<16}" + "".join(f"{part + ' ' + m:>16}" for part in parts if part in result.metrics
-                                   for m in ("RMSE", "MAE", "MASE"))
+    header = f"{'':<16}" + "".join(f"{part + ' ' + m.upper().replace('SMAPE', 'sMAPE'):>16}"
+                                   for part in parts if part in result.metrics for m in keys)
     rows.append(header)
     for name in ("model",) + BASELINES:
         label = result.config.model if name == "model" else name.replace("_", "-")
@@ -92,7 +62,7 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
             if part not in result.metrics:
                 continue
             values = result.metrics[part][name]
-            for key in ("rmse", "mae", "mase"):
+            for key in keys:
                 value = values.get(key)
                 cells.append(f"{value:>16.4g}" if value is not None else f"{'n/a':>16}")
         rows.append(f"{label:<16}" + "".join(cells))
@@ -103,25 +73,20 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
     """Write a complete run directory atomically; returns the written files by role."""
     out = Path(out)
     config = result.config.to_dict()
+    panel = result.panel
     with atomic_directory(out, force=force) as staging:
-        params = get_spec(result.config.model).resolve(result.config.model_params)
-        values = result.data.series.to_numpy()
-        train_end = result.data.boundaries[0] if result.data.boundaries else len(values)
-        estimator = {"model": result.config.model, "window": result.data.window, "horizon": result.data.horizon,
-                     **result.config.model_params}
-        metadata = forecaster_metadata(result.config.model, params, result.data.window, result.data.horizon,
-                                       result.data.scaler, result.season, result.data.series, config, estimator,
-                                       naive_scale(values[:train_end]), seen_until(result.data))
-        write_artefact_directory(staging, result.model, metadata)
+        forecaster = artefacts.from_run(result)
+        artefacts.write_directory(staging, forecaster)
+        lengths = panel.lengths
         write_json(staging / "config.json", {
             "config": config,
-            "model_params_resolved": metadata["model_params"],
+            "model_params_resolved": get_spec(result.config.model).resolve(result.config.model_params),
             "windows": result.data.describe(),
             "season": result.season,
-            "series": {"name": metadata["series_name"], "length": len(result.data.series),
-                       "start": str(result.data.series.index[0]), "end": str(result.data.series.index[-1]),
-                       "frequency": metadata["index"]["freq"]},
-            "versions": metadata["versions"],
+            "series": {"name": panel.name, "count": panel.n_series, "length_min": int(lengths.min()),
+                       "length_max": int(lengths.max()), "start": str(panel.index.min()),
+                       "end": str(panel.index.max()), "frequency": panel.freq},
+            "versions": artefacts.versions(),
         })
         write_json(staging / "metrics.json", {
             "model": result.config.model,
@@ -131,11 +96,14 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             "fit_seconds": round(result.fit_seconds, 3),
             "predict_seconds": round(result.predict_seconds, 3),
             "season": result.season,
-            "units": "series units unless under 'scaled'",
+            "units": "series units unless under 'scaled'; with several series, means over series (medians "
+                     "under 'median'); per-series values in metrics_by_series.csv",
             **result.metrics,
         })
         result.history.to_csv(staging / "history.csv")
         predictions_frame(result).to_csv(staging / "predictions.csv", index=False)
+        if panel.n_series > 1:
+            by_series(result).to_csv(staging / "metrics_by_series.csv", index=False)
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
     for path in sorted(out.rglob("*")):
@@ -144,39 +112,88 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
     return files
 
 
+def by_series(result: RunResult) -> pd.DataFrame:
+    """One row per (series, part, model) with a column per metric: metrics_by_series.csv."""
+    frame = result.metrics_frame
+    wide = frame.pivot_table(index=["series", "part", "model"], columns="metric", values="value", sort=False,
+                             dropna=False).reset_index()
+    wide.columns.name = None
+    return wide
+
+
+def sample_series(result: RunResult, part: str = "test") -> dict[str, int]:
+    """The best, median and worst series of a part by the model's sMAPE (series numbers)."""
+    frame = result.metrics_frame
+    smape = frame[(frame["part"] == part) & (frame["model"] == "model") & (frame["metric"] == "smape")]
+    smape = smape.dropna(subset=["value"]).sort_values("value", kind="stable")
+    if smape.empty:
+        return {}
+    positions = {"best": 0, "median": len(smape) // 2, "worst": len(smape) - 1}
+    return {label: result.panel.number(smape["series"].iloc[i]) for label, i in positions.items()}
+
+
 def write_plots(result: RunResult, directory: Path, units: str | None = None) -> list[Path]:
-    """forecast.png, loss.png, and attention plots for attention models."""
+    """forecast.png (one series) or series_grid.png + smape_distribution.png (a panel), loss.png, and
+    attention plots for attention models."""
     directory.mkdir(parents=True, exist_ok=True)
-    series = result.data.series
-    name = series.name or result.config.dataset or "series"
-    units = units or f"{name} (series units)"
-    test_start = None
-    if result.data.count("test"):
-        test_start = series.index[int(result.data.target_positions("test").min())]
-    rmse = result.metrics.get("test", {}).get("model", {}).get("rmse")
-    naive = result.metrics.get("test", {}).get("naive", {}).get("rmse")
-    subtitle = f" — test RMSE {rmse:.4g} (naive {naive:.4g})" if rmse is not None and naive is not None else ""
-    written = [
-        plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
-                            f"{result.config.model} on {name}: actual vs one-step forecasts{subtitle}", units,
-                            test_start),
-        plots.plot_loss(result.history, directory / "loss.png",
-                        f"{result.config.model} on {name}: training and validation loss"),
-    ]
-    written += write_attention_plots(result.model, result.data, directory, f"{result.config.model} on {name}")
+    panel = result.panel
+    name = panel.name or result.config.dataset or "series"
+    title = f"{result.config.model} on {name}"
+    written = []
+    if panel.n_series == 1:
+        series = panel.series(0)
+        units = units or f"{name} (series units)"
+        test_start = None
+        if result.data.count("test"):
+            test_start = series.index[int(result.data.target_positions("test").min())]
+        rmse = result.metrics.get("test", {}).get("model", {}).get("rmse")
+        naive = result.metrics.get("test", {}).get("naive", {}).get("rmse")
+        subtitle = f" — test RMSE {rmse:.4g} (naive {naive:.4g})" if rmse is not None and naive is not None else ""
+        written.append(plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
+                                           f"{title}: actual vs one-step forecasts{subtitle}", units, test_start))
+    else:
+        part = "test" if "test" in result.forecasts else "validation"
+        chosen = sample_series(result, part)
+        forecast = result.forecasts[part]
+        panels = []
+        for label, number in chosen.items():
+            rows = forecast.series == number
+            last = np.flatnonzero(rows)[-1]  # the last window of the series in this part
+            positions = result.data.target_positions(part)[last]
+            smape = result.metrics_frame.query("part == @part and model == 'model' and metric == 'smape' and "
+                                               "series == @panel.ids[@number]")["value"].iloc[0]
+            panels.append((f"{label}: {panel.ids[number]} (sMAPE {smape:.3g})", panel.series(number),
+                           pd.Series(forecast.predicted[last], index=panel.index[positions]),
+                           {key: pd.Series(values[last], index=panel.index[positions])
+                            for key, values in forecast.baselines.items() if key != "linear"}))
+        written.append(plots.plot_series_grid(panels, directory / "series_grid.png",
+                                              f"{title}: {part} forecasts of the best, median and worst series"))
+        frame = result.metrics_frame
+        smape = frame[(frame["part"] == part) & (frame["metric"] == "smape")]
+        distributions = {(result.config.model if key == "model" else key.replace("_", "-")):
+                         smape.loc[smape["model"] == key, "value"].dropna().to_numpy()
+                         for key in ("model",) + BASELINES}
+        written.append(plots.plot_distribution(distributions, directory / "smape_distribution.png",
+                                               f"{title}: per-series {part} sMAPE ({panel.n_series} series)",
+                                               "sMAPE (%)"))
+    written.append(plots.plot_loss(result.history, directory / "loss.png", f"{title}: training and validation loss"))
+    written += write_attention_plots(result.model, result.data, directory, title)
     return written
 
 
-def write_attention_plots(model, data, directory: Path, title: str) -> list[Path]:
+def write_attention_plots(model, data, directory: Path, title: str, max_windows: int = 2000) -> list[Path]:
     """Attention heatmaps (attention-rnn) or head maps + positional encoding (transformer)."""
     attention = attention_model(model)
     if attention is None:
         return []
     part = "test" if data.count("test") else "train"
-    X = data.X(part)
+    X = data.X(part)[-max_windows:]
     weights = attention.predict(X, verbose=0, batch_size=1024)
     weights = [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
-    labels = data.target_index(part)
+    labels = data.target_index(part)[-max_windows:]
+    if data.panel.n_series > 1:
+        ids = np.asarray(data.panel.ids, dtype=object)[data.series_numbers(part)[-max_windows:]]
+        labels = [f"{sid} {str(label)[:10]}" for sid, label in zip(ids, labels)]
     written = []
     if weights[0].ndim == 2:  # attention-rnn: (windows, window)
         written.append(plots.plot_attention_rnn(weights[0], labels, directory / "attention.png",
@@ -185,7 +202,7 @@ def write_attention_plots(model, data, directory: Path, title: str) -> list[Path
         chosen = len(X) - 1
         written.append(plots.plot_transformer_heads(
             [w[chosen] for w in weights], directory / "attention_heads.png",
-            f"{title}: attention of each head for the window forecasting {str(labels[chosen])[:10]}"))
+            f"{title}: attention of each head for the window forecasting {str(labels[chosen])[:24]}"))
         encoding = model.get_layer("positional_encoding").encoding_matrix()
         written.append(plots.plot_positional_encoding(
             encoding, directory / "positional_encoding.png",

@@ -1,9 +1,10 @@
-"""Windowed samples, leakage-free splits and scaling.
+"""Windowed samples, leakage-free splits and per-series scaling of a panel.
 
-A series of n values becomes samples X of shape (samples, window, features) and targets y of shape
-(samples, horizon): the window's inputs are the `window` values before its first target. Windows are
-assigned to train / validation / test by the time of their targets, scalers are fit on the training part
-only (unless the caller explicitly asks for the tutorials' leaky whole-series fit).
+Each series of a :class:`tsattn.panel.Panel` becomes windows: inputs are the `window` values before the
+first of `horizon` targets, and no window ever crosses from one series into the next (a window is a start
+position in the panel's flat array). Windows are assigned to train / validation / test by the time of their
+targets, per series; scalers are fit per series on its training part only (unless the caller explicitly asks
+for the tutorials' leaky whole-series fit).
 """
 
 from __future__ import annotations
@@ -13,18 +14,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .checks import positive_int
 from .errors import ConfigError, DataError
 
-SPLITS = ("chronological", "shuffled")
-SCALINGS = ("minmax", "standard", "none")
+SPLITS = ("chronological", "shuffled", "holdout")
+SCALINGS = ("minmax", "standard", "robust", "none")
 SCALER_FITS = ("train", "all")
 PARTS = ("train", "validation", "test")
 
 
-def check_positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
+check_positive_int = positive_int  # the name the rest of tsattn used before checks.py
 
 
 def make_windows(values, window: int, horizon: int = 1, stride: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -67,48 +66,84 @@ def make_windows(values, window: int, horizon: int = 1, stride: int = 1) -> tupl
 
 
 # ----------------------------------------------------------------------------------------------------
-# Scaling
+# Scaling, per series
 # ----------------------------------------------------------------------------------------------------
 @dataclass
 class Scaler:
-    """Min-max to [0, 1], standardisation, or identity; fit on chosen values, invertible.
+    """Per-series min-max to [0, 1], standardisation, robust scaling or identity; invertible.
 
     ``minmax``: (x - min) / (max - min), as scikit-learn's MinMaxScaler in the tutorials.
-    ``standard``: (x - mean) / std.
+    ``standard``: (x - mean) / std.  ``robust``: (x - median) / IQR (interquartile range).
+    ``offset`` and ``scale`` hold one number per series (arrays of shape (n_series,)); a constant series
+    gets scale 1. Stored as plain numbers (JSON), never pickled.
     """
 
     kind: str = "minmax"
-    offset: float = 0.0
-    scale: float = 1.0
+    offset: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    scale: np.ndarray = field(default_factory=lambda: np.ones(1))
 
     def __post_init__(self):
         if self.kind not in SCALINGS:
             raise ConfigError(f"scaling must be one of {', '.join(SCALINGS)}; got {self.kind!r}")
+        self.offset = np.atleast_1d(np.asarray(self.offset, dtype=np.float64))
+        self.scale = np.atleast_1d(np.asarray(self.scale, dtype=np.float64))
 
-    def fit(self, values: np.ndarray) -> "Scaler":
-        values = np.asarray(values, dtype=np.float64)
+    def fit(self, values, series=None, n_series: int | None = None) -> "Scaler":
+        """Fit on ``values``; with ``series`` (the series number of each value) one scaler per series."""
+        values = np.asarray(values, dtype=np.float64).ravel()
+        series = np.zeros(len(values), dtype=np.int64) if series is None else np.asarray(series).ravel()
+        n_series = int(series.max()) + 1 if n_series is None else n_series
+        grouped = pd.Series(values).groupby(series)
         if self.kind == "minmax":
-            low, high = float(values.min()), float(values.max())
-            self.offset, self.scale = low, (high - low) if high > low else 1.0
+            low, high = grouped.min(), grouped.max()
+            offset, scale = low, high - low
         elif self.kind == "standard":
-            mean, std = float(values.mean()), float(values.std())
-            self.offset, self.scale = mean, std if std > 0 else 1.0
+            offset, scale = grouped.mean(), grouped.std(ddof=0)
+        elif self.kind == "robust":
+            offset, scale = grouped.median(), grouped.quantile(0.75) - grouped.quantile(0.25)
         else:
-            self.offset, self.scale = 0.0, 1.0
+            offset, scale = grouped.size() * 0.0, grouped.size() * 0.0 + 1.0
+        self.offset = offset.reindex(range(n_series), fill_value=0.0).to_numpy(dtype=np.float64)
+        scale = scale.reindex(range(n_series), fill_value=1.0).to_numpy(dtype=np.float64)
+        self.scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
         return self
 
-    def transform(self, values):
-        return (np.asarray(values, dtype=np.float64) - self.offset) / self.scale
+    def _parameters(self, series):
+        if series is None:
+            return self.offset if len(self.offset) > 1 else self.offset[0], \
+                self.scale if len(self.scale) > 1 else self.scale[0]
+        return self.offset[series], self.scale[series]
 
-    def inverse_transform(self, values):
-        return np.asarray(values, dtype=np.float64) * self.scale + self.offset
+    def transform(self, values, series=None):
+        """Scale ``values``; ``series`` gives the series number of each value (or of each row of a 2-D array)."""
+        offset, scale = self._parameters(series)
+        values = np.asarray(values, dtype=np.float64)
+        if series is not None and values.ndim == 2 and np.ndim(offset) == 1:
+            offset, scale = offset[:, None], scale[:, None]
+        return (values - offset) / scale
+
+    def inverse_transform(self, values, series=None):
+        offset, scale = self._parameters(series)
+        values = np.asarray(values, dtype=np.float64)
+        if series is not None and values.ndim >= 2 and np.ndim(offset) == 1:
+            shape = (-1,) + (1,) * (values.ndim - 1)
+            offset, scale = offset.reshape(shape), scale.reshape(shape)
+        return values * scale + offset
+
+    def subset(self, series: np.ndarray) -> "Scaler":
+        return Scaler(self.kind, self.offset[series], self.scale[series])
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "offset": self.offset, "scale": self.scale}
+        return {"kind": self.kind, "offset": self.offset.tolist(), "scale": self.scale.tolist()}
 
     @classmethod
     def from_dict(cls, state: dict) -> "Scaler":
-        return cls(kind=state["kind"], offset=float(state["offset"]), scale=float(state["scale"]))
+        offset = np.atleast_1d(np.asarray(state["offset"], dtype=np.float64))
+        scale = np.atleast_1d(np.asarray(state["scale"], dtype=np.float64))
+        if offset.shape != scale.shape or not (np.isfinite(offset).all() and np.isfinite(scale).all()) \
+                or (scale <= 0).any():
+            raise ValueError("scaler offsets and scales must be finite, of one length, with scales > 0")
+        return cls(kind=state["kind"], offset=offset, scale=scale)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -116,16 +151,22 @@ class Scaler:
 # ----------------------------------------------------------------------------------------------------
 @dataclass
 class SplitSpec:
-    """How windows are divided into train / validation / test parts.
+    """How windows are divided into train / validation / test parts, per series.
 
     Attributes:
-        method: "chronological" (by the time of each window's targets) or "shuffled" (the Fibonacci
-            tutorial's np.random.RandomState(shuffle_seed) permutation of windows).
-        train: fraction of the series (chronological) or of the windows (shuffled) for training.
-        validation: fraction for validation; the test part gets the rest.
+        method: "chronological" (by the time of each window's targets, fractions of each series),
+            "holdout" (the competitions' protocol: the last ``holdout`` values of each series are test, the
+            ``holdout`` before them validation) or "shuffled" (the Fibonacci tutorial's
+            np.random.RandomState(shuffle_seed) permutation of windows).
+        train: fraction of each series (chronological) or of the windows (shuffled) for training.
+        validation: fraction for validation; the test part gets the rest. With "holdout", 0 drops the
+            validation part and any other value keeps it.
         within_parts: cut each part into windows on its own, so inputs never reach into an earlier part
             (the sunspots tutorial's get_XY on train and test separately). Default: inputs may reach back.
         shuffle_seed: seed of the shuffled split (13 in the tutorial).
+        holdout: values per series in the test part (and in the validation part) of the "holdout" split.
+        holdout_test: False makes the last ``holdout`` values of each series validation and leaves no test
+            part (how a Forecaster keeps the end of each series for early stopping).
     """
 
     method: str = "chronological"
@@ -133,6 +174,8 @@ class SplitSpec:
     validation: float = 0.1
     within_parts: bool = False
     shuffle_seed: int = 13
+    holdout: int | None = None
+    holdout_test: bool = True
 
     def __post_init__(self):
         if self.method not in SPLITS:
@@ -142,21 +185,27 @@ class SplitSpec:
                 raise ConfigError(f"{name} must be a number between 0 and 1; got {value!r}")
         if self.train <= 0:
             raise ConfigError(f"train fraction must be above 0; got {self.train!r}")
+        if self.method == "holdout":
+            positive_int("holdout", self.holdout)
 
     @property
     def test(self) -> float:
+        if self.method == "holdout":
+            return 1.0 if self.holdout_test else 0.0
         return max(0.0, 1.0 - self.train - self.validation)
 
 
 @dataclass
-class WindowedSeries:
-    """A series cut into windows, split into parts and scaled; the single input of every model.
+class WindowedPanel:
+    """A panel cut into windows, split into parts and scaled per series; the single input of every model.
 
-    Positions are integer offsets into ``series``. ``starts[part]`` holds the first input position of
-    each window of that part; its targets are at ``start + window .. start + window + horizon - 1``.
+    Positions are integer offsets into the panel's flat ``values``. ``starts[part]`` holds the first input
+    position of each window of that part; its targets are at ``start + window .. start + window + horizon - 1``
+    and always lie in the same series. ``part_bounds`` holds, per series, the local positions where the
+    validation and the test parts start (None for the shuffled split).
     """
 
-    series: pd.Series
+    panel: "Panel"
     window: int
     horizon: int
     stride: int
@@ -164,12 +213,17 @@ class WindowedSeries:
     scaler: Scaler
     scaler_fit: str
     starts: dict[str, np.ndarray]
-    boundaries: tuple[int, int] | None
+    part_bounds: np.ndarray | None
     scaled: np.ndarray = field(repr=False)
+    dropped: list[str] = field(default_factory=list)
 
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
         return len(self.starts[part])
+
+    def series_numbers(self, part: str) -> np.ndarray:
+        """The series number of each window of a part."""
+        return self.panel.series_of(self.starts[part])
 
     def input_positions(self, part: str) -> np.ndarray:
         """(samples, window) integer positions of the inputs."""
@@ -181,20 +235,47 @@ class WindowedSeries:
 
     def X(self, part: str, scaled: bool = True) -> np.ndarray:
         """Inputs of a part: (samples, window, 1), float32 when scaled, series units otherwise."""
-        source = self.scaled if scaled else self.series.to_numpy()
+        source = self.scaled if scaled else self.panel.values
         return source[self.input_positions(part)][:, :, None]
 
     def y(self, part: str, scaled: bool = True) -> np.ndarray:
         """Targets of a part: (samples, horizon)."""
-        source = self.scaled if scaled else self.series.to_numpy()
+        source = self.scaled if scaled else self.panel.values
         return source[self.target_positions(part)]
 
     def target_index(self, part: str) -> pd.Index:
         """Index labels (timestamps) of each window's first target."""
-        return self.series.index[self.starts[part] + self.window]
+        return self.panel.index[self.starts[part] + self.window]
+
+    @property
+    def series(self) -> pd.Series:
+        """The one series of a panel of one."""
+        if self.panel.n_series != 1:
+            raise ValueError("this panel holds several series; use .panel")
+        return self.panel.series(0)
+
+    @property
+    def boundaries(self) -> tuple[int, int] | None:
+        """(validation start, test start) of a panel of one, as positions of its series."""
+        if self.part_bounds is None or self.panel.n_series != 1:
+            return None
+        return int(self.part_bounds[0, 0]), int(self.part_bounds[0, 1])
+
+    def insample_end(self) -> np.ndarray:
+        """Per series, the local position where the test part starts (all values before it are in-sample)."""
+        if self.part_bounds is None:
+            return self.panel.lengths.copy()
+        return self.part_bounds[:, 1].copy()
+
+    def train_end(self) -> np.ndarray:
+        """Per series, the local position where the training part ends."""
+        if self.part_bounds is None:
+            return self.panel.lengths.copy()
+        return self.part_bounds[:, 0].copy()
 
     def describe(self) -> dict:
         """A JSON-ready summary of the windowing, split and scaling (for config files)."""
+        single = self.panel.n_series == 1
         return {
             "window": self.window,
             "horizon": self.horizon,
@@ -202,49 +283,47 @@ class WindowedSeries:
             "split": self.split.method,
             "train_fraction": self.split.train,
             "validation_fraction": self.split.validation,
+            "holdout": self.split.holdout if self.split.method == "holdout" else None,
             "within_parts": self.split.within_parts,
             "shuffle_seed": self.split.shuffle_seed if self.split.method == "shuffled" else None,
             "scaling": self.scaler.kind,
             "scaler_fit": self.scaler_fit,
-            "scaler": self.scaler.to_dict(),
+            "scaler": self.scaler.to_dict() if single else "per series, in tsattn.json",
+            "series": self.panel.n_series,
+            "series_left_out": self.dropped,
             "samples": {part: self.count(part) for part in PARTS},
             "boundaries": list(self.boundaries) if self.boundaries else None,
         }
 
 
-def _chronological_starts(n: int, window: int, horizon: int, stride: int, spec: SplitSpec):
-    train_end = int(round(n * spec.train))
-    validation_end = int(round(n * (spec.train + spec.validation)))
-    bounds = {"train": (0, train_end), "validation": (train_end, validation_end), "test": (validation_end, n)}
-    starts = {}
-    if spec.within_parts:
-        for part, (low, high) in bounds.items():
-            last = high - low - window - horizon
-            starts[part] = low + np.arange(0, last + 1, stride) if last >= 0 else np.zeros(0, dtype=np.int64)
-    else:
-        every = np.arange(0, n - window - horizon + 1, stride)
-        first_target, last_target = every + window, every + window + horizon - 1
-        # a window belongs to the part holding all its targets; a window whose targets straddle a
-        # boundary is dropped, so no target value appears in two parts
-        for part, (low, high) in bounds.items():
-            starts[part] = every[(first_target >= low) & (last_target < high)]
-    return starts, (train_end, validation_end)
+WindowedSeries = WindowedPanel  # the name before panels
 
 
-def _shuffled_starts(n: int, window: int, horizon: int, stride: int, spec: SplitSpec):
-    every = np.arange(0, n - window - horizon + 1, stride)
-    order = np.random.RandomState(seed=spec.shuffle_seed).permutation(len(every))
-    n_train = int(spec.train * len(every))
-    n_validation = int(spec.validation * len(every))
-    return {
-        "train": every[order[:n_train]],
-        "validation": every[order[n_train : n_train + n_validation]],
-        "test": every[order[n_train + n_validation :]],
-    }
+def _grid(low: np.ndarray, high: np.ndarray, span: int, stride: int) -> np.ndarray:
+    """Window starts low, low + stride, ... with start + span <= high, for each [low, high) range."""
+    counts = np.maximum(0, (high - low - span) // stride + 1)
+    total = int(counts.sum())
+    first = np.repeat(low, counts)
+    rank = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return (first + rank * stride).astype(np.int64)
 
 
-def window_series(
-    series: pd.Series,
+def _part_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
+    """(n_series, 2) local positions where validation and test start."""
+    if spec.method == "holdout" and not spec.holdout_test:
+        return np.stack([np.maximum(lengths - spec.holdout, 0), lengths], axis=1)
+    if spec.method == "holdout":
+        test_start = lengths - spec.holdout
+        validation_start = test_start - (spec.holdout if spec.validation > 0 else 0)
+        return np.stack([np.maximum(validation_start, 0), np.maximum(test_start, 0)], axis=1)
+    # Python's round (banker's rounding) as before panels, so a single series splits exactly as it did
+    train_end = np.array([int(round(n * spec.train)) for n in lengths], dtype=np.int64)
+    validation_end = np.array([int(round(n * (spec.train + spec.validation))) for n in lengths], dtype=np.int64)
+    return np.stack([train_end, validation_end], axis=1)
+
+
+def window_panel(
+    data,
     window: int,
     horizon: int = 1,
     stride: int = 1,
@@ -252,21 +331,28 @@ def window_series(
     scaling: str = "minmax",
     scaler_fit: str = "train",
     require_test: bool = True,
-) -> WindowedSeries:
-    """Window, split and scale a validated series.
+) -> WindowedPanel:
+    """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
     Args:
-        series: a validated float Series (see :func:`tsattn.data.as_series`).
-        window, horizon, stride: as in :func:`make_windows`.
-        split: a :class:`SplitSpec` (default chronological 0.7 / 0.1 / 0.2).
-        scaling: "minmax" (to [0, 1], default), "standard" or "none".
-        scaler_fit: "train" (default: values covered by training windows only) or "all" (the whole
-            series, as the tutorials do; leaks the test range, so only for reproducing them).
+        data: a Panel, a long frame, a dict of Series or one series.
+        window, horizon, stride: as in :func:`make_windows`, per series.
+        split: a :class:`SplitSpec` (default chronological 0.7 / 0.1 / 0.2 of each series).
+        scaling: "minmax" (to [0, 1], default), "standard", "robust" or "none", one scaler per series.
+        scaler_fit: "train" (default: per series, the values covered by its training windows only; a series
+            without training windows uses the values before its first validation or test target) or "all"
+            (the whole series, as the tutorials do; leaks the test range, so only for reproducing them).
         require_test: refuse splits that leave the test part without windows.
+
+    Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
     Raises:
         DataError / ConfigError with a one-line explanation (series too short, bad fractions...).
     """
+    import warnings
+
+    from .panel import as_panel
+
     window = check_positive_int("window", window)
     horizon = check_positive_int("horizon", horizon)
     stride = check_positive_int("stride", stride)
@@ -278,45 +364,92 @@ def window_series(
             f"split fractions train={split.train} validation={split.validation} leave no test part; "
             "make them sum to less than 1"
         )
-    values = series.to_numpy(dtype=np.float64)
-    n = len(values)
-    if n < window + horizon:
-        raise DataError(
-            f"window {window} + horizon {horizon} needs at least {window + horizon} values but the series "
-            f"has {n}; use a shorter window or a longer series"
-        )
-    if split.method == "chronological":
-        starts, boundaries = _chronological_starts(n, window, horizon, stride, split)
+    panel = as_panel(data)
+    span = window + horizon
+    lengths = panel.lengths
+    short = lengths < span
+    dropped = []
+    if short.all():
+        if panel.n_series == 1:
+            raise DataError(
+                f"window {window} + horizon {horizon} needs at least {span} values but the series has "
+                f"{int(lengths[0])}; use a shorter window or a longer series"
+            )
+        raise DataError(f"all {panel.n_series} series are shorter than window {window} + horizon {horizon} "
+                        f"(the longest has {int(lengths.max())} values); use a shorter window")
+    if short.any():
+        dropped = [panel.ids[i] for i in np.flatnonzero(short)]
+        warnings.warn(f"{len(dropped)} of {panel.n_series} series are shorter than window {window} + horizon "
+                      f"{horizon} = {span} values and were left out ({', '.join(dropped[:5])}"
+                      f"{', ...' if len(dropped) > 5 else ''})", UserWarning, stacklevel=2)
+        panel = panel.subset(np.flatnonzero(~short))
+        lengths = panel.lengths
+    low, high = panel.offsets[:-1], panel.offsets[1:]
+    part_bounds = None
+    if split.method == "shuffled":
+        every = _grid(low, high, span, stride)
+        order = np.random.RandomState(seed=split.shuffle_seed).permutation(len(every))
+        n_train = int(split.train * len(every))
+        n_validation = int(split.validation * len(every))
+        starts = {"train": every[order[:n_train]], "validation": every[order[n_train:n_train + n_validation]],
+                  "test": every[order[n_train + n_validation:]]}
     else:
-        starts, boundaries = _shuffled_starts(n, window, horizon, stride, split), None
+        part_bounds = _part_bounds(lengths, split)
+        bounds = {"train": (low, low + part_bounds[:, 0]), "validation": (low + part_bounds[:, 0], low + part_bounds[:, 1]),
+                  "test": (low + part_bounds[:, 1], high)}
+        starts = {}
+        if split.within_parts:
+            for part, (part_low, part_high) in bounds.items():
+                starts[part] = _grid(part_low, part_high, span, stride)
+        else:
+            every = _grid(low, high, span, stride)
+            series = panel.series_of(every)
+            first_target, last_target = every + window, every + window + horizon - 1
+            # a window belongs to the part holding all its targets; a window whose targets straddle a
+            # boundary is dropped, so no target value appears in two parts
+            for part, (part_low, part_high) in bounds.items():
+                starts[part] = every[(first_target >= part_low[series]) & (last_target < part_high[series])]
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
+            what = f"a series of {int(lengths[0])} values" if panel.n_series == 1 else \
+                f"a panel of {panel.n_series} series of {int(lengths.min())}-{int(lengths.max())} values"
+            fractions = (f"the last {split.holdout} values as test" if split.method == "holdout" else
+                         f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
             raise DataError(
-                f"a series of {n} values is too short for window {window}, horizon {horizon}, stride {stride} "
-                f"and a {split.train:g}/{split.validation:g}/{split.test:g} split: the {part} part gets no "
-                "window; use a shorter window, other fractions or a longer series"
+                f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
+                f"the {part} part gets no window; use a shorter window, other fractions or longer series"
             )
 
+    values = panel.values
+    position_series = np.repeat(np.arange(panel.n_series), lengths)
     scaler = Scaler(scaling)
     if scaler_fit == "all":
-        scaler.fit(values)
+        scaler.fit(values, position_series, panel.n_series)
     else:
         # fit only on values that training windows contain (inputs and targets), never later ones
-        covered = np.zeros(n + 1, dtype=np.int64)
+        covered = np.zeros(len(values) + 1, dtype=np.int64)
         np.add.at(covered, starts["train"], 1)
-        np.add.at(covered, starts["train"] + window + horizon, -1)
-        scaler.fit(values[np.cumsum(covered[:n]) > 0])
-    scaled = scaler.transform(values).astype(np.float32)
-    return WindowedSeries(
-        series=series,
-        window=window,
-        horizon=horizon,
-        stride=stride,
-        split=split,
-        scaler=scaler,
-        scaler_fit=scaler_fit,
-        starts=starts,
-        boundaries=boundaries,
-        scaled=scaled,
-    )
+        np.add.at(covered, starts["train"] + span, -1)
+        mask = np.cumsum(covered[:len(values)]) > 0
+        # a series without training windows (too short for one) falls back to the values before its first
+        # validation or test target: still nothing from the parts it is evaluated on
+        without = np.ones(panel.n_series, dtype=bool)
+        without[position_series[mask]] = False
+        if without.any():
+            later = [starts[p] for p in ("validation", "test") if len(starts[p])]
+            later = np.concatenate(later) if later else np.zeros(0, dtype=np.int64)
+            first_target = np.full(panel.n_series, np.iinfo(np.int64).max)
+            if len(later):
+                np.minimum.at(first_target, panel.series_of(later), later + window)
+            local = np.arange(len(values)) - low[position_series]
+            limit = np.where(first_target < np.iinfo(np.int64).max, first_target - low, lengths)
+            mask |= without[position_series] & (local < limit[position_series])
+        scaler.fit(values[mask], position_series[mask], panel.n_series)
+    scaled = scaler.transform(values, position_series).astype(np.float32)
+    return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
+                         scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
+                         dropped=dropped)
+
+
+window_series = window_panel  # one function for one series and for many

@@ -1,0 +1,261 @@
+"""The saved-artefact format, in one place: what a fitted Forecaster writes, its version, how it is read back.
+
+An artefact is model.keras (networks only) + tsattn.json, as a run directory of `tsattn fit` or a single
+zip file from ``Forecaster.save``. tsattn.json holds plain numbers only (never pickles): the per-series
+scalers, the last values of every series (enough to forecast after it), the settings and the versions.
+
+Format 2 (panels) is written; format 1 (one series, before panels) is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._version import __version__
+from .errors import DataError
+from .io import atomic_file, versions, write_json
+
+ARTEFACT_FORMAT = "tsattn-forecaster"
+ARTEFACT_VERSION = 2
+READS = (1, 2)
+METADATA_FILE = "tsattn.json"
+MODEL_FILE = "model.keras"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Writing
+# ----------------------------------------------------------------------------------------------------
+def _labels(index: pd.Index) -> list:
+    if isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex)):
+        return [str(label) for label in index]
+    return [int(label) for label in index]
+
+
+def _finite_or_none(values) -> list:
+    return [float(v) if v is not None and math.isfinite(v) else None for v in np.asarray(values, dtype=np.float64)]
+
+
+def metadata(forecaster) -> dict:
+    """Everything besides the Keras model that a fitted Forecaster needs to forecast again."""
+    from .models import get_spec
+
+    tails = forecaster.tails_
+    keras_model = forecaster.model_ is not None
+    trained_until = forecaster.trained_until_
+    return {
+        "format": ARTEFACT_FORMAT,
+        "format_version": ARTEFACT_VERSION,
+        "kind": "keras" if keras_model else "baseline",
+        "model": forecaster.model,
+        "model_params": get_spec(forecaster.model).resolve(forecaster.config_.model_params) if keras_model else {},
+        "estimator_params": dict(forecaster.get_params()),
+        "estimator": forecaster.estimator_.state(),
+        "window": forecaster.window,
+        "horizon": forecaster.horizon,
+        "season": int(forecaster.season_),
+        "scaler": forecaster.scaler_.to_dict(),
+        "mase_scale": _finite_or_none(forecaster.mase_scale_),
+        "columns": list(getattr(forecaster, "columns_", ("unique_id", "ds", "y"))),
+        "series_name": tails.name,
+        "single_input": bool(tails.single_input),
+        "ids": list(tails.ids),
+        "index": {"kind": tails.index_kind, "freq": tails.freq},
+        "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index)},
+        "trained_until": int(trained_until) if isinstance(trained_until, (int, np.integer)) else str(trained_until),
+        "history": {column: [float(v) for v in forecaster.history_[column]] for column in forecaster.history_.columns},
+        "config": forecaster.config_.to_dict(),
+        "versions": versions(),
+    }
+
+
+def write_directory(directory: Path, forecaster) -> None:
+    """model.keras + tsattn.json into an (empty, staging) directory."""
+    directory = Path(directory)
+    if forecaster.model_ is not None:
+        forecaster.model_.save(directory / MODEL_FILE)
+    write_json(directory / METADATA_FILE, metadata(forecaster))
+
+
+def save(forecaster, path: Path) -> Path:
+    """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically."""
+    path = Path(path)
+    with tempfile.TemporaryDirectory() as scratch:
+        write_directory(Path(scratch), forecaster)
+        with atomic_file(path) as temporary:
+            with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                for item in sorted(Path(scratch).iterdir()):
+                    archive.write(item, item.name)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading
+# ----------------------------------------------------------------------------------------------------
+def _not_an_artefact(path: Path, why: str) -> DataError:
+    return DataError(f"{path} is not a tsattn model ({why}); pass a directory written by `tsattn fit` or a "
+                     "file written by Forecaster.save")
+
+
+def read(path: Path):
+    """(keras model or None, metadata) from an artefact directory or file, with clear errors."""
+    import keras
+
+    from . import layers  # noqa: F401  (registers the custom layers before loading)
+
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path} does not exist; check the path of the saved model")
+    with tempfile.TemporaryDirectory() as scratch:
+        if path.is_dir():
+            directory = path
+        else:
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    names = set(archive.namelist())
+                    if METADATA_FILE not in names:
+                        raise _not_an_artefact(path, f"no {METADATA_FILE} inside")
+                    for name in (METADATA_FILE, MODEL_FILE):  # only the members tsattn reads
+                        if name in names:
+                            archive.extract(name, scratch)
+            except zipfile.BadZipFile:
+                raise _not_an_artefact(path, "not a zip archive") from None
+            directory = Path(scratch)
+        metadata_path = directory / METADATA_FILE
+        if not metadata_path.exists():
+            raise _not_an_artefact(path, f"no {METADATA_FILE}")
+        try:
+            state = json.loads(metadata_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise _not_an_artefact(path, f"{METADATA_FILE} is not valid JSON") from None
+        if not isinstance(state, dict) or state.get("format") != ARTEFACT_FORMAT:
+            raise _not_an_artefact(path, f"{METADATA_FILE} does not describe a tsattn forecaster")
+        version = state.get("format_version")
+        if version not in READS:
+            raise DataError(f"{path} was saved in artefact format {version!r} (tsattn "
+                            f"{(state.get('versions') or {}).get('tsattn', '?')}) but this tsattn {__version__} "
+                            f"reads formats {' and '.join(map(str, READS))}; refit the model or use the tsattn that "
+                            "saved it")
+        model = None
+        if state.get("kind", "keras") == "keras":
+            model_path = directory / MODEL_FILE
+            if not model_path.exists():
+                raise _not_an_artefact(path, f"{MODEL_FILE} is missing")
+            try:
+                model = keras.saving.load_model(model_path)
+            except Exception as exc:  # keras raises many types for a damaged file
+                raise DataError(f"{model_path if path.is_dir() else path}: the saved Keras model cannot be "
+                                f"loaded ({type(exc).__name__}); the file is damaged or from an incompatible "
+                                "Keras; refit the model") from None
+    return model, state
+
+
+def _index(labels: list, kind: str, freq) -> pd.Index:
+    if kind == "datetime":
+        return pd.DatetimeIndex(pd.to_datetime(labels))
+    if kind == "period":
+        return pd.PeriodIndex([pd.Period(label, freq=freq) for label in labels])
+    return pd.Index(np.asarray(labels, dtype=np.int64))
+
+
+def _tails(state: dict):
+    """The Panel of stored tails (format 2) or the one stored tail (format 1)."""
+    from .panel import Panel
+
+    if state["format_version"] == 1:
+        description = state["index"]
+        values = np.asarray(state["tail"]["values"], dtype=np.float64)
+        index = _index(state["tail"]["labels"], description["kind"], description["freq"])
+        name = state.get("series_name")
+        return Panel([str(name) if name is not None else "series"], values, np.array([0, len(values)]), index,
+                     description["freq"], name, None, True)
+    tails = state["tails"]
+    offsets = np.asarray(tails["offsets"], dtype=np.int64)
+    values = np.asarray(tails["values"], dtype=np.float64)
+    index = _index(tails["labels"], state["index"]["kind"], state["index"]["freq"])
+    ids = [str(i) for i in state["ids"]]
+    if len(offsets) != len(ids) + 1 or offsets[-1] != len(values) or len(index) != len(values) \
+            or (np.diff(offsets) < 0).any() or not np.isfinite(values).all():
+        raise ValueError("the stored tails do not match the stored series ids")
+    return Panel(ids, values, offsets, index, state["index"]["freq"], state.get("series_name"), None,
+                 bool(state["single_input"]))
+
+
+def load(cls, path: Path):
+    """A fitted ``cls`` (Forecaster) from an artefact written by :func:`save` or `tsattn fit`."""
+    from .baselines import NetworkModel, from_state, Naive, SeasonalNaive
+    from .harness import RunConfig
+    from .windows import Scaler
+
+    model, state = read(path)
+    try:
+        forecaster = cls(**state["estimator_params"])
+        forecaster.model_ = model
+        forecaster.scaler_ = Scaler.from_dict(state["scaler"])
+        forecaster.season_ = int(state["season"])
+        forecaster.tails_ = _tails(state)
+        scale = state.get("mase_scale")
+        scale = [scale] if not isinstance(scale, list) else scale
+        forecaster.mase_scale_ = np.array([np.nan if v is None else float(v) for v in scale], dtype=np.float64)
+        kind = forecaster.tails_.index_kind
+        label = state["trained_until"]
+        forecaster.trained_until_ = (int(label) if kind == "range" else
+                                     _index([label], kind, forecaster.tails_.freq)[0])
+        config = {k: v for k, v in state["config"].items() if k in RunConfig.fields()}
+        forecaster.config_ = RunConfig(**config)
+        forecaster.columns_ = tuple(state.get("columns", ("unique_id", "ds", "y")))
+        if model is not None:
+            forecaster.estimator_ = NetworkModel(model, forecaster.model, int(state["window"]), int(state["horizon"]))
+        elif "estimator" in state:
+            forecaster.estimator_ = from_state(state["estimator"])
+        else:  # format 1 baselines
+            horizon = int(state["horizon"])
+            forecaster.estimator_ = Naive(horizon) if forecaster.model == "naive" else \
+                SeasonalNaive(horizon, forecaster.season_)
+        if len(forecaster.scaler_.offset) != forecaster.tails_.n_series:
+            raise ValueError("one scaler per series is needed")
+        history = state.get("history") or {"loss": []}
+        forecaster.history_ = pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
+                                                                         name="epoch"))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
+                        "again") from None
+    return forecaster
+
+
+def from_run(result):
+    """The fitted Forecaster of a harness run (what `tsattn fit` saves in its run directory)."""
+    from .baselines import NetworkModel
+    from .forecaster import Forecaster
+    from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
+
+    config = result.config
+    forecaster = Forecaster(config.model, result.data.window, result.data.horizon, **config.model_params)
+    forecaster.config_ = config
+    forecaster.model_ = result.model
+    forecaster.estimator_ = NetworkModel(result.model, config.model, result.data.window, result.data.horizon)
+    forecaster.scaler_ = result.data.scaler
+    forecaster.season_ = result.season
+    forecaster.mase_scale_ = result.mase_scale
+    forecaster.history_ = result.history
+    forecaster.columns_ = (config.id_column or ID_COLUMN, config.date_column or TIME_COLUMN,
+                           config.column or VALUE_COLUMN)
+    forecaster._remember_tails(result.data.panel, trained_until=seen_until(result.data))
+    return forecaster
+
+
+def seen_until(data):
+    """The last label whose value training or model selection (early stopping) used."""
+    panel = data.panel
+    if data.part_bounds is None:
+        return panel.index[panel.offsets[1:] - 1].max() if panel.n_series > 1 else panel.index[-1]
+    ends = panel.offsets[:-1] + np.maximum(data.part_bounds[:, 1], data.part_bounds[:, 0]) - 1
+    ends = np.maximum(ends, panel.offsets[:-1])
+    labels = panel.index[ends]
+    return labels.max() if panel.n_series > 1 else labels[0]

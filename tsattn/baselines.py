@@ -1,0 +1,188 @@
+"""Forecasting models behind one interface: the baselines here and the Keras networks (:class:`NetworkModel`).
+
+Every model forecasts ``horizon`` values after forecast origins in a panel's flat array of values:
+
+    model.fit(data, config)                                # data: a WindowedPanel
+    model.forecast(values, origins, first, series, scaler) # -> (len(origins), horizon), series units
+
+``origins`` are flat positions of the last observed value, ``first`` the flat position where each origin's
+series starts (a model never reads before it, so nothing crosses from one series into the next), ``series``
+the series number of each origin (for its scaler). The harness, evaluation, backtests and the Forecaster
+call only these two methods, so a baseline and a network go through exactly the same path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import metrics as M
+from .checks import choice
+
+LINEAR_FITS = ("pooled", "per-series")
+LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
+CHUNK = 65_536
+
+
+def gather_windows(values: np.ndarray, origins: np.ndarray, window: int) -> np.ndarray:
+    """(len(origins), window) values ending at each origin."""
+    return values[origins[:, None] - window + 1 + np.arange(window)]
+
+
+class WindowModel:
+    """The interface shared by baselines and networks (see the module docstring)."""
+
+    key = "model"          # the name in metrics tables and files
+    label = "model"        # the name users read
+    lookback = 1           # values needed before an origin
+    horizon = 1
+
+    def fit(self, data, config=None) -> "WindowModel":
+        return self
+
+    def forecast(self, values, origins, first, series, scaler) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def state(self) -> dict:
+        """JSON-ready learned state (see :func:`from_state`)."""
+        return {"key": self.key, "horizon": self.horizon}
+
+
+class Naive(WindowModel):
+    """Repeat the last observed value."""
+
+    key = label = "naive"
+
+    def __init__(self, horizon: int = 1):
+        self.horizon = horizon
+
+    def forecast(self, values, origins, first, series, scaler):
+        return np.repeat(values[origins][:, None], self.horizon, axis=1)
+
+
+class SeasonalNaive(WindowModel):
+    """The value one season before each target: for step h after origin o, values[o + h - season * ceil(h / season)].
+
+    NaN where the series does not reach one season back before the origin.
+    """
+
+    key, label = "seasonal_naive", "seasonal-naive"
+
+    def __init__(self, horizon: int = 1, season: int = 1):
+        self.horizon, self.season = horizon, season
+        self.lookback = season
+
+    def forecast(self, values, origins, first, series, scaler):
+        steps = np.arange(1, self.horizon + 1)
+        lags = self.season * np.ceil(steps / self.season).astype(np.int64)
+        positions = origins[:, None] + steps[None, :] - lags[None, :]
+        forecast = np.full(positions.shape, np.nan)
+        ok = positions >= np.asarray(first)[:, None]
+        forecast[ok] = values[positions[ok]]
+        return forecast
+
+    def state(self) -> dict:
+        return {**super().state(), "season": self.season}
+
+
+def linear_coefficients(data, starts: np.ndarray) -> np.ndarray:
+    """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
+    (an evenly spaced subset above 100,000 windows)."""
+    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
+        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
+    X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
+    y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
+    return M.fit_linear_autoregression(X, y)
+
+
+class LinearAR(WindowModel):
+    """Least-squares autoregression on the scaled window (with intercept).
+
+    ``fit="pooled"`` (default) fits one set of coefficients on the training windows of every series (the
+    start of the networks' linear skip path); ``"per-series"`` fits each series on its own windows and falls
+    back to the pooled coefficients for a series with fewer training windows than coefficients.
+    """
+
+    key = label = "linear"
+
+    def __init__(self, window: int, horizon: int = 1, fit: str = "pooled"):
+        self.window, self.horizon, self.mode = window, horizon, choice("linear_fit", fit, LINEAR_FITS)
+        self.lookback = window
+        self.coefficients = None         # (window + 1, horizon) pooled
+        self.per_series = None           # (n_series, window + 1, horizon) when mode is per-series
+
+    def fit(self, data, config=None) -> "LinearAR":
+        starts = data.starts["train"]
+        self.coefficients = linear_coefficients(data, starts)
+        if self.mode == "per-series":
+            numbers = data.panel.series_of(starts)
+            self.per_series = np.repeat(self.coefficients[None], data.panel.n_series, axis=0)
+            order = np.argsort(numbers, kind="stable")
+            bounds = np.searchsorted(numbers[order], np.arange(data.panel.n_series + 1))
+            for i in range(data.panel.n_series):
+                mine = starts[order[bounds[i]:bounds[i + 1]]]
+                if len(mine) > self.window + 1:
+                    self.per_series[i] = linear_coefficients(data, mine)
+        return self
+
+    def forecast(self, values, origins, first, series, scaler):
+        outputs = []
+        for low in range(0, len(origins), CHUNK):
+            chunk, numbers = origins[low:low + CHUNK], np.asarray(series)[low:low + CHUNK]
+            X = scaler.transform(gather_windows(values, chunk, self.window), numbers)
+            design = np.hstack([X, np.ones((len(X), 1))])
+            if self.per_series is not None:
+                scaled = np.einsum("nw,nwh->nh", design, self.per_series[numbers])
+            else:
+                scaled = design @ self.coefficients
+            outputs.append(scaler.inverse_transform(scaled, numbers))
+        return np.concatenate(outputs) if outputs else np.zeros((0, self.horizon))
+
+    def state(self) -> dict:
+        return {**super().state(), "window": self.window, "fit": self.mode,
+                "coefficients": None if self.coefficients is None else self.coefficients.tolist(),
+                "per_series": None if self.per_series is None else self.per_series.tolist()}
+
+
+class NetworkModel(WindowModel):
+    """A registered Keras network behind the shared interface: scaled windows in, scaled forecasts out."""
+
+    key = "model"
+
+    def __init__(self, keras_model, name: str, window: int, horizon: int):
+        self.model, self.label, self.window, self.horizon = keras_model, name, window, horizon
+        self.lookback = window
+
+    def forecast(self, values, origins, first, series, scaler, batch: int = 4096):
+        outputs = []
+        for low in range(0, len(origins), batch):
+            chunk, numbers = origins[low:low + batch], np.asarray(series)[low:low + batch]
+            X = scaler.transform(gather_windows(values, chunk, self.window), numbers).astype(np.float32)[:, :, None]
+            # eager calls: identical results for a trained model and its reloaded copy
+            scaled = np.asarray(self.model(X, training=False), dtype=np.float64)
+            outputs.append(scaler.inverse_transform(scaled, numbers))
+        return np.concatenate(outputs) if outputs else np.zeros((0, self.horizon))
+
+
+BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive}  # the baselines a Forecaster can be
+BASELINE_KEYS = (Naive.key, SeasonalNaive.key, LinearAR.key)     # beside every network's metrics
+
+
+def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled") -> list[WindowModel]:
+    """The baselines scored beside every model: naive, seasonal naive and the linear autoregression."""
+    return [Naive(horizon), SeasonalNaive(horizon, season), LinearAR(window, horizon, linear_fit)]
+
+
+def from_state(state: dict) -> WindowModel:
+    """A baseline from :meth:`WindowModel.state` (what artefacts store)."""
+    key = state["key"]
+    if key == Naive.key:
+        return Naive(int(state["horizon"]))
+    if key == SeasonalNaive.key:
+        return SeasonalNaive(int(state["horizon"]), int(state["season"]))
+    if key == LinearAR.key:
+        model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])
+        model.coefficients = np.asarray(state["coefficients"], dtype=np.float64)
+        if state.get("per_series") is not None:
+            model.per_series = np.asarray(state["per_series"], dtype=np.float64)
+        return model
+    raise ValueError(f"unknown baseline {key!r}")

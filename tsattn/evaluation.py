@@ -1,0 +1,93 @@
+"""Evaluation of any forecaster (network or baseline) on a windowed panel, per series and over series.
+
+    evaluation = score_windows(network, baselines, data, season)
+    evaluation.frame        # tidy: series, part, model, metric, value
+    evaluation.metrics      # metrics.json's layout: {part: {model: {metric: mean over series}}}
+
+Every model is called through the same :class:`tsattn.baselines.WindowModel` interface on the same
+targets; the MASE denominator is each series' in-sample seasonal-naive error (M4's definition).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as M
+from .windows import PARTS
+
+
+@dataclass
+class Evaluation:
+    forecasts: dict            # part -> harness.PartForecast
+    frame: pd.DataFrame        # tidy per-series metrics
+    metrics: dict              # nested means (+ "median", "scaled", "per_step")
+    predict_seconds: float
+    mase_scale: np.ndarray
+
+
+def origins_of(data, part: str):
+    """Forecast origins (flat position of the last input), series start and series number of a part's windows."""
+    starts = data.starts[part]
+    series = data.panel.series_of(starts)
+    return starts + data.window - 1, data.panel.offsets[series], series
+
+
+def forecast_part(model, data, part: str) -> np.ndarray:
+    """(windows, horizon) forecasts of a part's windows in series units, through the shared interface."""
+    origins, first, series = origins_of(data, part)
+    return model.forecast(data.panel.values, origins, first, series, data.scaler)
+
+
+def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict]:
+    """For each step ahead, the mean over series of each model's metrics."""
+    steps = []
+    for j in range(actual.shape[1]):
+        row = {}
+        for key, predicted in forecasts.items():
+            values = M.per_series_metrics(actual[:, j], predicted[:, j], series, n_series, scale)
+            present = values["count"] > 0
+            row[key] = {name: (float(np.nanmean(values[name][present]))
+                               if np.isfinite(values[name][present]).any() else None) for name in M.METRIC_NAMES}
+        steps.append(row["model"] if list(row) == ["model"] else row)
+    return steps
+
+
+def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> Evaluation:
+    """Forecast every part's windows with the network and the baselines and score them on the same targets."""
+    from .harness import PartForecast
+
+    panel = data.panel
+    mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
+    forecasts, frames, scaled, steps = {}, [], {}, {}
+    predict_seconds = 0.0
+    for part in parts:
+        if data.count(part) == 0:
+            continue
+        _, _, series = origins_of(data, part)
+        start = time.perf_counter()
+        predicted = forecast_part(network, data, part)
+        predict_seconds += time.perf_counter() - start
+        actual = data.y(part, scaled=False)
+        others = {model.key: forecast_part(model, data, part) for model in baselines}
+        predicted_scaled = data.scaler.transform(predicted, series)
+        forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part), predicted_scaled,
+                                       others, series)
+        every = {"model": predicted, **others}
+        frames.append(M.tidy_metrics(actual, every, series, panel.ids, part, mase_scale))
+        scaled[part] = M.scaled_metrics(data.y(part), predicted_scaled)
+        if data.horizon > 1:
+            steps[part] = per_step(actual, {"model": predicted}, series, panel.n_series, mase_scale)
+    frame = pd.concat(frames, ignore_index=True)
+    table = M.aggregate(frame)
+    metrics = M.nested_metrics(table, "mean")
+    for part in metrics:
+        metrics[part]["scaled"] = scaled[part]
+        if part in steps:
+            metrics[part]["per_step"] = steps[part]
+    metrics["median"] = M.nested_metrics(table, "median")
+    metrics["series"] = int(panel.n_series)
+    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale)

@@ -1,0 +1,338 @@
+"""Panels: one or many series in one flat array with per-series offsets, the one data model of tsattn.
+
+A long DataFrame (``unique_id``, ``ds``, ``y``, the names NeuralForecast and statsforecast use), a dict of
+Series, or a single Series / one-column DataFrame / 1-D array all become a :class:`Panel`. A single series
+is a panel of one and travels the same path as 1428 M3 series.
+
+    panel = as_panel(frame)                       # long frame: unique_id, ds, y
+    panel = as_panel({"a": s1, "b": s2})          # dict of Series
+    panel = as_panel(series)                      # one series
+    panel.values[panel.offsets[i]:panel.offsets[i + 1]]   # series i
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import FILL_METHODS, as_series, read_csv_series
+from .errors import ConfigError, DataError
+
+ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
+
+
+@dataclass
+class Panel:
+    """Validated series laid end to end.
+
+    Attributes:
+        ids: series identifiers (strings), in order.
+        values: (N,) float64, series after series.
+        offsets: (n_series + 1,) int64; series i is ``values[offsets[i]:offsets[i + 1]]``.
+        index: (N,) time labels in the same order (DatetimeIndex, PeriodIndex or integer Index).
+        freq: the panel's one frequency ("MS", "QS-JAN", ...) or None (integer steps or irregular).
+        name: the value's name, for labels ("sunspots", "y").
+        horizon: the competition hold-out length when the source defines one (M3 monthly: 18), else None.
+        single_input: True when the user passed one series (Series, array): results come back as a Series.
+    """
+
+    ids: list[str]
+    values: np.ndarray
+    offsets: np.ndarray
+    index: pd.Index
+    freq: str | None
+    name: str | None = None
+    horizon: int | None = None
+    single_input: bool = False
+
+    # -- shape -----------------------------------------------------------------------------------------
+    @property
+    def n_series(self) -> int:
+        return len(self.ids)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def index_kind(self) -> str:
+        if isinstance(self.index, pd.DatetimeIndex):
+            return "datetime"
+        if isinstance(self.index, pd.PeriodIndex):
+            return "period"
+        return "range"
+
+    def number(self, series_id) -> int:
+        """Position of a series id, or a clear error naming a few known ids."""
+        lookup = getattr(self, "_lookup", None)
+        if lookup is None:
+            lookup = self._lookup = {sid: i for i, sid in enumerate(self.ids)}
+        key = str(series_id)
+        if key not in lookup:
+            raise DataError(f"unknown series id {series_id!r}; known ids include {', '.join(self.ids[:5])}")
+        return lookup[key]
+
+    def series_of(self, positions: np.ndarray) -> np.ndarray:
+        """The series number of each flat position."""
+        return np.searchsorted(self.offsets, positions, side="right") - 1
+
+    # -- one series --------------------------------------------------------------------------------------
+    def series_index(self, i: int) -> pd.Index:
+        labels = self.index[self.offsets[i]:self.offsets[i + 1]]
+        if isinstance(labels, pd.DatetimeIndex) and self.freq is not None:
+            return pd.DatetimeIndex(labels, freq=self.freq)
+        if self.index_kind == "range" and len(labels) and (np.diff(np.asarray(labels)) == 1).all():
+            return pd.RangeIndex(int(labels[0]), int(labels[0]) + len(labels), name=labels.name)
+        return labels
+
+    def series(self, i: int) -> pd.Series:
+        return pd.Series(self.values[self.offsets[i]:self.offsets[i + 1]], index=self.series_index(i),
+                         name=self.name if self.single_input else self.ids[i])
+
+    # -- conversions -------------------------------------------------------------------------------------
+    def to_frame(self, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
+                 value_column: str = VALUE_COLUMN) -> pd.DataFrame:
+        """The long frame: one row per (series, timestamp)."""
+        ids = pd.Categorical.from_codes(np.repeat(np.arange(self.n_series), self.lengths), categories=self.ids)
+        return pd.DataFrame({id_column: ids, time_column: np.asarray(self.index) if self.index_kind == "range"
+                             else self.index, value_column: self.values})
+
+    def subset(self, keep: np.ndarray) -> "Panel":
+        """The panel of the series numbered in ``keep`` (in that order)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        pieces = [np.arange(self.offsets[i], self.offsets[i + 1]) for i in keep]
+        positions = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(self.lengths[keep])]).astype(np.int64)
+        return Panel([self.ids[i] for i in keep], self.values[positions], offsets, self.index[positions],
+                     self.freq, self.name, self.horizon, self.single_input and len(keep) == 1)
+
+    def head(self, per_series: np.ndarray) -> "Panel":
+        """Each series cut to its first ``per_series[i]`` values (e.g. everything before a hold-out)."""
+        per_series = np.minimum(np.asarray(per_series, dtype=np.int64), self.lengths)
+        positions = np.concatenate([np.arange(self.offsets[i], self.offsets[i] + per_series[i])
+                                    for i in range(self.n_series)])
+        offsets = np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
+        return Panel(list(self.ids), self.values[positions], offsets, self.index[positions], self.freq, self.name,
+                     self.horizon, self.single_input)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Building panels
+# ----------------------------------------------------------------------------------------------------
+def _step_of(index: pd.Index) -> str | None:
+    """The frequency (datetime / period) or integer step ("step=2") of one series' index; None if irregular."""
+    if isinstance(index, pd.PeriodIndex):
+        if len(index) > 1 and not (np.diff(index.asi8) == 1).all():
+            return None
+        return index.freqstr
+    if isinstance(index, pd.DatetimeIndex):
+        if index.freq is not None:
+            return index.freqstr
+        if len(index) < 3:
+            return "short"
+        return pd.infer_freq(index)
+    values = np.asarray(index)
+    if len(values) < 2:
+        return "short"
+    steps = np.unique(np.diff(values))
+    return f"step={steps[0]}" if len(steps) == 1 else None
+
+
+def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, single_input=False) -> Panel:
+    """One Panel from validated series, refusing a mix of frequencies or index kinds."""
+    kinds = {type(s.index).__name__ if not isinstance(s.index, pd.RangeIndex) else "Index" for s in series_list}
+    kinds = {"Index" if k in ("Index", "RangeIndex") else k for k in kinds}
+    if len(kinds) > 1:
+        raise DataError(f"the series mix index types ({', '.join(sorted(kinds))}); give every series the same kind "
+                        "of time column (all dates or all integers)")
+    steps = [_step_of(s.index) for s in series_list]
+    counted = Counter(step for step in steps if step not in (None, "short"))
+    freq_key = counted.most_common(1)[0][0] if counted else None
+    if len(series_list) > 1:
+        irregular = [sid for sid, step in zip(ids, steps) if step is None]
+        if irregular:
+            raise DataError(f"{len(irregular)} series have irregular timestamps ({', '.join(irregular[:3])}); "
+                            "resample them to one regular frequency first (e.g. with asfreq)")
+        differ = [f"{sid} ({step})" for sid, step in zip(ids, steps) if step not in (freq_key, "short")]
+        if differ:
+            raise DataError(f"the panel mixes frequencies: most series are {freq_key} but {len(differ)} differ "
+                            f"({', '.join(differ[:3])}); resample them to one frequency or fit them separately")
+    freq = freq_key if freq_key is not None and not freq_key.startswith("step=") else None
+    lengths = np.array([len(s) for s in series_list], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = np.concatenate([s.to_numpy(dtype=np.float64) for s in series_list]) if series_list else np.zeros(0)
+    index = series_list[0].index.append([s.index for s in series_list[1:]]) if len(series_list) > 1 \
+        else series_list[0].index
+    if isinstance(index, pd.DatetimeIndex):
+        index = pd.DatetimeIndex(index, freq=None)
+    elif not isinstance(index, pd.PeriodIndex):
+        index = pd.Index(np.asarray(index), name=index.name)
+    name = None if name is None else str(name)
+    return Panel(ids, values, offsets, index, freq, name, horizon, single_input)
+
+
+def _parse_times(column: pd.Series, label: str) -> pd.Index:
+    if isinstance(column.dtype, pd.PeriodDtype):
+        return pd.PeriodIndex(column)
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return pd.DatetimeIndex(column)
+    if pd.api.types.is_integer_dtype(column.dtype):
+        return pd.Index(column.to_numpy(dtype=np.int64))
+    try:
+        return pd.DatetimeIndex(pd.to_datetime(column, errors="raise"))
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"time column {label!r} cannot be parsed as dates or integers "
+                        f"({str(exc).splitlines()[0]}); check the column") from None
+
+
+def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_column: str, fill, source: str):
+    columns = [str(c) for c in frame.columns]
+    for role, column in (("id", id_column), ("time", time_column), ("value", value_column)):
+        if column not in columns:
+            raise DataError(f"{role} column {column!r} not found in {source}; available columns: "
+                            f"{', '.join(columns)} (choose it with id_column= / time_column= / value_column=, "
+                            "CLI: --id-column / --date-column / --column)")
+    if frame.empty:
+        raise DataError(f"{source} has no rows; pass a frame with values")
+    ids = frame[id_column]
+    if ids.isna().any():
+        raise DataError(f"{source} has {int(ids.isna().sum())} row(s) without a series id in {id_column!r}; "
+                        "fill or drop them")
+    ids = ids.astype(str).to_numpy()
+    if frame[time_column].isna().any():
+        raise DataError(f"{source} has {int(frame[time_column].isna().sum())} row(s) without a time in "
+                        f"{time_column!r}; fill or drop them")
+    times = _parse_times(frame[time_column], time_column)
+    raw = frame[value_column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & raw.notna().to_numpy()
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise DataError(f"value column {value_column!r} of {source} is not numeric: {int(bad.sum())} value(s) such "
+                        f"as {raw.iloc[first]!r} in series {ids[first]!r} cannot be read as numbers; choose a numeric "
+                        "column")
+    # series in order of first appearance, rows sorted by time within each series
+    codes, uniques = pd.factorize(ids, sort=False)
+    keys = times.asi8 if isinstance(times, (pd.DatetimeIndex, pd.PeriodIndex)) else times.to_numpy()
+    order = np.lexsort((keys, codes))
+    if not (order == np.arange(len(order))).all():
+        moved = uniques[codes[np.flatnonzero(order != np.arange(len(order)))[0]]]
+        warnings.warn(f"{source}: rows were not sorted by series and time (first in series {moved!r}); sorted them",
+                      UserWarning, stacklevel=3)
+    codes, keys, values = codes[order], keys[order], values[order]
+    times = times[order]
+    duplicate = (codes[1:] == codes[:-1]) & (keys[1:] == keys[:-1])
+    if duplicate.any():
+        first = int(np.flatnonzero(duplicate)[0]) + 1
+        count = int(duplicate.sum())
+        raise DataError(f"series {uniques[codes[first]]!r} has a duplicate timestamp {times[first]} ({count} duplicate "
+                        "row(s) in all); aggregate or drop duplicates first (e.g. df.groupby([id, ds]).mean())")
+    infinite = np.isinf(values)
+    if infinite.any():
+        first = int(np.flatnonzero(infinite)[0])
+        raise DataError(f"series {uniques[codes[first]]!r} has an infinite value at {times[first]} "
+                        f"({int(infinite.sum())} in all); replace them with finite numbers")
+    counts = np.bincount(codes, minlength=len(uniques))
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    missing = np.isnan(values)
+    missing_series = np.unique(codes[missing])
+    if len(missing_series) and fill is None:
+        first = int(np.flatnonzero(missing)[0])
+        raise DataError(f"{len(missing_series)} series have missing (NaN) values, first series {uniques[codes[first]]!r} "
+                        f"at {times[first]} ({int(missing.sum())} in all); fill them with fill='interpolate' or 'ffill' "
+                        "(CLI: --fill interpolate) or drop them with fill='drop'")
+    series_list = []
+    for i, sid in enumerate(uniques):
+        low, high = offsets[i], offsets[i + 1]
+        index = times[low:high]
+        if isinstance(index, pd.DatetimeIndex):
+            index = pd.DatetimeIndex(index, freq=None)
+        series = pd.Series(values[low:high], index=index, name=str(sid))
+        if i in missing_series:
+            series = as_series(series, name=f"series {sid!r}", fill=fill)
+        series_list.append(series)
+    return [str(u) for u in uniques], series_list
+
+
+def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
+             fill: str | None = None, horizon: int | None = None) -> Panel:
+    """Validate one series or many into a :class:`Panel`.
+
+    Args:
+        data: a long DataFrame holding ``id_column``, ``time_column`` and ``value_column``; a dict of Series
+            (keys are the ids); a Panel; or one series (Series, one-column DataFrame, 1-D array).
+        id_column, time_column, value_column: the long frame's columns (NeuralForecast's names by default).
+        fill: what to do with NaN values, per series: None (refuse), "interpolate", "ffill" or "drop".
+        horizon: the hold-out length the data defines (the competitions' h); kept on the panel.
+
+    Raises:
+        DataError: one line naming the series and the problem (NaN, duplicate timestamps, mixed frequencies).
+
+    Example:
+        >>> frame = pd.DataFrame({"unique_id": ["a"] * 3 + ["b"] * 3, "ds": list(range(3)) * 2,
+        ...                       "y": [1.0, 2, 3, 10, 20, 30]})
+        >>> as_panel(frame).n_series
+        2
+    """
+    if fill is not None and fill not in FILL_METHODS:
+        raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
+    if isinstance(data, Panel):
+        return data
+    if isinstance(data, pd.DataFrame) and data.shape[1] > 1:
+        frame_horizon = data.attrs.get("horizon") if horizon is None else horizon
+        ids, series_list = _from_long(data, id_column, time_column, value_column, fill, "the frame")
+        return _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon)
+    if isinstance(data, dict):
+        if not data:
+            raise DataError("the dict of series is empty; pass at least one series")
+        ids, series_list = [], []
+        for key, value in data.items():
+            series_list.append(as_series(value, name=f"series {key!r}", fill=fill))
+            ids.append(str(key))
+        if len(set(ids)) != len(ids):
+            raise DataError("two series ids are equal once written as text; give every series a distinct id")
+        return _assemble(ids, series_list, None, horizon)
+    series = as_series(data, fill=fill)
+    sid = str(series.name) if series.name is not None else "series"
+    return _assemble([sid], [series], series.name, horizon, single_input=True)
+
+
+def read_csv_panel(path: str | Path, column: str | None = None, date_column: str | None = None,
+                   id_column: str | None = None, fill: str | None = None) -> Panel:
+    """Read a CSV file as a panel: long form with ``id_column``, or one series without it.
+
+    Args:
+        path: the CSV file.
+        column: the value column (may be omitted for a single series with one column besides the date).
+        date_column: the time column (dates or integers); required with ``id_column``.
+        id_column: the series-id column of a long file (e.g. unique_id).
+        fill: per-series handling of NaN values (see :func:`as_panel`).
+    """
+    if id_column is None:
+        return as_panel(read_csv_series(path, column, date_column, fill=fill))
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"CSV file {path} does not exist or is not a file; check the path")
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
+    frame.columns = [str(c) for c in frame.columns]
+    if date_column is None:
+        raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
+                        f"(columns: {', '.join(frame.columns)})")
+    if column is None:
+        others = [c for c in frame.columns if c not in (id_column, date_column)]
+        if len(others) != 1:
+            raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
+        column = others[0]
+    ids, series_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}")
+    return _assemble(ids, series_list, column)
