@@ -46,13 +46,16 @@ def main():
 @main.command("datasets")
 @friendly_errors
 def datasets_command():
-    """List the bundled datasets with their length and frequency."""
-    from tsattn.data import DATASETS
+    """List the bundled datasets: series, lengths, frequency, hold-out horizon and what the dates are."""
+    from tsattn.data import describe_datasets
 
-    click.echo(f"{'name':<12}{'length':>8}  {'frequency':<22}description")
-    for name in sorted(DATASETS):
-        info = DATASETS[name]
-        click.echo(f"{name:<12}{info.default_length:>8}  {info.frequency:<22}{info.description}")
+    table = describe_datasets()
+    click.echo(f"{'name':<14}{'series':>7}{'length':>10}  {'frequency':<22}{'horizon':>8}  {'dates':<26}description")
+    for row in table.itertuples(index=False):
+        length = str(row.length_min) if row.length_min == row.length_max else f"{row.length_min}-{row.length_max}"
+        horizon = "-" if row.horizon is None or row.horizon != row.horizon else str(int(row.horizon))
+        click.echo(f"{row.name:<14}{row.series:>7}{length:>10}  {row.frequency:<22}{horizon:>8}  {row.dates:<26}"
+                   f"{row.description}")
 
 
 def parse_settings(settings) -> dict:
@@ -80,7 +83,7 @@ def parse_settings(settings) -> dict:
     return parsed
 
 
-def data_overrides(dataset, csv, column, date_column, fill) -> dict:
+def data_overrides(dataset, csv, column, date_column, fill, id_column=None) -> dict:
     """Data options of a command as RunConfig overrides (both or neither of --dataset/--csv refused)."""
     if dataset is not None and csv is not None:
         raise CliError("give either --dataset or --csv, not both")
@@ -88,9 +91,9 @@ def data_overrides(dataset, csv, column, date_column, fill) -> dict:
     if dataset is not None:
         overrides.update(dataset=dataset, csv=None)
     if csv is not None:
-        overrides.update(csv=csv, dataset=None, column=column, date_column=date_column)
-    elif column is not None or date_column is not None:
-        raise CliError("--column and --date-column go with --csv PATH")
+        overrides.update(csv=csv, dataset=None, column=column, date_column=date_column, id_column=id_column)
+    elif column is not None or date_column is not None or id_column is not None:
+        raise CliError("--column, --date-column and --id-column go with --csv PATH")
     if fill is not None:
         overrides["fill"] = fill
     return overrides
@@ -103,6 +106,8 @@ def data_options(command):
         click.option("--csv", type=click.Path(dir_okay=True), help="a CSV file holding the series."),
         click.option("--column", help="the value column of --csv."),
         click.option("--date-column", help="the date column of --csv (parsed, sorted, frequency inferred)."),
+        click.option("--id-column", help="the series-id column of a long --csv holding many series "
+                                         "(e.g. unique_id; needs --date-column)."),
         click.option("--fill", type=click.Choice(["interpolate", "ffill", "drop"]),
                      help="what to do with NaN values (default: refuse them)."),
     ]
@@ -139,7 +144,7 @@ def models_command():
 @click.option("--force", is_flag=True, help="replace --out if it already holds files.")
 @click.option("--quiet", is_flag=True, help="no progress output.")
 @friendly_errors
-def fit_command(model_name, dataset, csv, column, date_column, fill, window, horizon, epochs, batch_size,
+def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
                 learning_rate, seed, preset, settings, out, force, quiet):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
@@ -147,7 +152,7 @@ def fit_command(model_name, dataset, csv, column, date_column, fill, window, hor
     overrides = {key: value for key, value in {
         "model": model_name, "window": window, "horizon": horizon, "epochs": epochs, "batch_size": batch_size,
         "learning_rate": learning_rate, "seed": seed}.items() if value is not None}
-    overrides.update(data_overrides(dataset, csv, column, date_column, fill))
+    overrides.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
     overrides.update(parse_settings(settings))
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
@@ -168,7 +173,9 @@ def fit_command(model_name, dataset, csv, column, date_column, fill, window, hor
                f"fit {result.fit_seconds:.1f}s")
     click.echo(metrics_table(result))
     test = result.metrics.get("test")
-    if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
+    if result.panel.n_series > 1 and test:
+        click.echo(panel_verdict(result))
+    elif test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
         model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
@@ -178,13 +185,30 @@ def fit_command(model_name, dataset, csv, column, date_column, fill, window, hor
     click.echo(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
 
 
-def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None):
-    """The series named by --dataset / --csv options (or None when neither is given)."""
-    from tsattn.data import load_dataset, read_csv_series
+def panel_verdict(result) -> str:
+    """One line for a panel run: mean test sMAPE beside the baselines, and the share of series won."""
+    frame = result.metrics_frame
+    smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
+        index="series", columns="model", values="value")
+    test = result.metrics["test"]
+    parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
+    for key in ("naive", "seasonal_naive", "linear"):
+        wins = int((smape["model"] < smape[key]).sum())
+        parts.append(f"{key.replace('_', '-')} {test[key]['smape']:.4g} (model better on {wins} of "
+                     f"{int(smape[key].notna().sum())} series)")
+    return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
 
-    overrides = data_overrides(dataset, csv, column, date_column, fill)
+
+def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None,
+                         id_column=None):
+    """The data named by --dataset / --csv options (or None when neither is given)."""
+    from tsattn.data import load_dataset
+    from tsattn.panel import read_csv_panel
+
+    overrides = data_overrides(dataset, csv, column, date_column, fill, id_column)
     if "csv" in overrides and overrides["csv"] is not None:
-        return read_csv_series(csv, column, date_column, fill=fill)
+        panel = read_csv_panel(csv, column, date_column, id_column, fill=fill)
+        return panel
     if dataset is not None:
         options = (default_config or {}).get("dataset_options", {}) if (default_config or {}).get("dataset") == dataset else {}
         return load_dataset(dataset, **options)
@@ -198,15 +222,18 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
 @data_options
 @click.option("--out", type=click.Path(), help="write the forecast to this CSV file (timestamp, forecast).")
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, fill, out):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_file
 
     forecaster = Forecaster.load(model_dir)
-    series = _series_from_options(dataset, csv, column, date_column, fill)
+    series = _series_from_options(dataset, csv, column, date_column, fill, id_column=id_column)
     forecast = forecaster.predict(steps, series=series)
-    frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
+    if getattr(forecast, "ndim", 2) == 1:  # one series: timestamp, forecast
+        frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
+    else:  # a panel: the long frame unique_id, ds, <model>
+        frame = forecast
     click.echo(frame.to_string(index=False))
     if out:
         with atomic_file(Path(out)) as temporary:
@@ -228,8 +255,8 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, fill, o
 @click.option("--out", required=True, type=click.Path(), help="directory for backtest.csv, metrics.json, backtest.png.")
 @click.option("--force", is_flag=True, help="replace --out if it already holds files.")
 @friendly_errors
-def backtest_command(model_dir, dataset, csv, column, date_column, fill, start, horizon, stride, retrain, epochs,
-                     out, force):
+def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, horizon, stride, retrain,
+                     epochs, out, force):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     import warnings
 
@@ -241,7 +268,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, fill, start, 
     if retrain < 0:
         raise CliError(f"--retrain must be 0 or a positive number of origins; got {retrain}")
     forecaster = Forecaster.load(model_dir)
-    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict())
+    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(), id_column)
     if series is None:
         if forecaster.config_.dataset is None:
             raise CliError("give the series to backtest on with --dataset or --csv PATH --column COL")
@@ -286,6 +313,7 @@ def _names(text: str | None, what: str):
 @click.option("--csv", help="a CSV series to compare on as well (with --column).")
 @click.option("--column", help="the value column of --csv.")
 @click.option("--date-column", help="the date column of --csv.")
+@click.option("--id-column", help="the series-id column of a long --csv holding many series.")
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
 @click.option("--window", type=int, help="input window for every model.")
 @click.option("--horizon", type=int, help="steps ahead.")
@@ -297,7 +325,7 @@ def _names(text: str | None, what: str):
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
 @friendly_errors
-def compare_command(models, datasets, csv, column, date_column, seeds, window, horizon, epochs, settings,
+def compare_command(models, datasets, csv, column, date_column, id_column, seeds, window, horizon, epochs, settings,
                     config_path, jobs, out, force):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
@@ -313,8 +341,8 @@ def compare_command(models, datasets, csv, column, date_column, seeds, window, h
     if csv is not None:
         if column is None:
             raise CliError("--csv needs --column COL")
-        csv_entries.append({"path": csv, "column": column, "date_column": date_column})
-    elif column is not None or date_column is not None:
+        csv_entries.append({"path": csv, "column": column, "date_column": date_column, "id_column": id_column})
+    elif column is not None or date_column is not None or id_column is not None:
         raise CliError("--column and --date-column go with --csv PATH")
     merged = dict(grid.get("set", {}))
     merged.update(parse_settings(settings))
@@ -326,7 +354,8 @@ def compare_command(models, datasets, csv, column, date_column, seeds, window, h
         epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
         force=force, echo=lambda line: click.echo(line, err=True))
     summary = results.attrs["summary"]
-    columns = ["dataset", "model", "seeds", "test_rmse_mean", "test_rmse_std", "ratio_to_naive", "rank_test_rmse"]
+    columns = ["dataset", "model", "seeds", "series", "headline", "headline_mean", "test_rmse_mean", "test_smape_mean",
+               "headline_ratio_to_naive", "rank"]
     click.echo(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     click.echo(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
 

@@ -29,7 +29,9 @@ def test_version_help_datasets_models(runner):
     assert re.search(r"tsattn, version \d+\.\d+", invoke(runner, ["--version"]).output)
     assert "fit" in invoke(runner, ["--help"]).output
     listing = invoke(runner, ["datasets"]).output
-    assert re.search(r"fibonacci\s+1200", listing) and re.search(r"sunspots\s+2820\s+MS", listing)
+    assert re.search(r"fibonacci\s+1\s+1200", listing) and re.search(r"sunspots\s+1\s+2820\s+MS", listing)
+    assert re.search(r"m3-monthly\s+1428\s+66-144\s+MS \(monthly\)\s+18\s+synthetic", listing)
+    assert re.search(r"m3-other\s+174\s+71-104\s+none \(integer steps\)\s+8\s+integer steps", listing)
     models = invoke(runner, ["models"]).output
     for name in ("simple-rnn:", "attention-rnn:", "transformer:", "num_heads", "attention "):
         assert name in models

