@@ -71,7 +71,7 @@ def test_python_m_tsattn_runs_the_cli():
 
 @pytest.mark.parametrize("args, pattern", [
     (["--model", "lstm", "--dataset", "sunspots"], "unknown model 'lstm'; available: simple-rnn"),
-    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; available: fibonacci, sunspots"),
+    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; available: fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, sunspots"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),
     (["--dataset", "sunspots", "--set", "units"], "--set expects KEY=VALUE"),
@@ -99,7 +99,7 @@ def test_fit_data_errors(runner, tmp_path, small_csv):
         (["--csv", str(small_csv), "--column", "nope"], "column 'nope' not found.*available columns: date, demand"),
         (["--csv", str(small_csv), "--column", "date"], "is not numeric"),
         (["--csv", str(tmp_path / "missing.csv"), "--column", "v"], "does not exist"),
-        (["--column", "v", "--dataset", "sunspots"], "--column and --date-column go with --csv"),
+        (["--column", "v", "--dataset", "sunspots"], "--column, --date-column and --id-column go with --csv"),
     ]
     for args, pattern in cases:
         out = tmp_path / "out"
