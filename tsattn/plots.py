@@ -252,7 +252,12 @@ def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(values) + 2.2))
     names = list(values)
     data = [np.asarray(values[name], dtype=np.float64) for name in names]
-    ax.boxplot(data, vert=False, labels=names, showfliers=False, showmeans=True)
+    try:  # matplotlib >= 3.10 names the orientation; older releases take vert=False
+        ax.boxplot(data, orientation="horizontal", showfliers=False, showmeans=True)
+    except TypeError:
+        ax.boxplot(data, vert=False, showfliers=False, showmeans=True)
+    ax.set_yticks(np.arange(1, len(names) + 1))
+    ax.set_yticklabels(names)
     for i, series in enumerate(data, start=1):
         if len(series):
             ax.annotate(f"median {np.median(series):.3g}, mean {np.mean(series):.3g}", (np.median(series), i + 0.3),

@@ -1,0 +1,266 @@
+"""Panels: many series through the one data path (windows, splits, scalers, metrics, forecasts, artefacts)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import tsattn
+from conftest import TINY, TINY_PARAMS, make_series
+from tsattn import metrics as M
+from tsattn.cli.main import main
+from tsattn.errors import DataError
+from tsattn.forecaster import Forecaster
+from tsattn.harness import RunConfig, fit
+from tsattn.panel import as_panel, read_csv_panel
+from tsattn.windows import SplitSpec, window_panel
+
+
+def long_frame(lengths=(10, 7, 12), freq="MS", start="2000-01-01"):
+    """Series a, b, c with values 100*k + position, so every value names its series and position."""
+    rows = []
+    for k, (sid, n) in enumerate(zip("abc", lengths)):
+        stamps = pd.date_range(start, periods=n, freq=freq)
+        rows += [(sid, stamp, 100.0 * (k + 1) + i) for i, stamp in enumerate(stamps)]
+    return pd.DataFrame(rows, columns=["unique_id", "ds", "y"])
+
+
+def panel_of(n_series=4, n=60, seed=0):
+    """Seasonal monthly series of different levels and lengths, as a long frame."""
+    frames = []
+    for k in range(n_series):
+        series = make_series(n=n - 5 * k, seed=seed + k) * (k + 1)
+        frames.append(pd.DataFrame({"unique_id": f"s{k}", "ds": series.index, "y": series.to_numpy()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Input
+# ----------------------------------------------------------------------------------------------------
+def test_inputs_long_frame_dict_and_single_series_share_one_model():
+    frame = long_frame()
+    panel = as_panel(frame)
+    assert panel.ids == ["a", "b", "c"] and panel.offsets.tolist() == [0, 10, 17, 29] and panel.freq == "MS"
+    assert panel.series(1).tolist() == [200.0 + i for i in range(7)]
+    assert panel.series(2).index[0] == pd.Timestamp("2000-01-01") and panel.series(2).index.freqstr == "MS"
+    from_dict = as_panel({sid: group.set_index("ds")["y"] for sid, group in frame.groupby("unique_id")})
+    np.testing.assert_array_equal(from_dict.values, panel.values)
+    renamed = frame.rename(columns={"unique_id": "shop", "ds": "day", "y": "units"})
+    assert as_panel(renamed, "shop", "day", "units").n_series == 3
+    single = as_panel(make_series())
+    assert single.n_series == 1 and single.single_input and single.ids == ["demand"]
+    pd.testing.assert_frame_equal(as_panel(panel.to_frame()).to_frame(), panel.to_frame())
+
+
+def test_per_series_validation_names_the_series():
+    frame = long_frame()
+    nan = frame.copy()
+    nan.loc[12, "y"] = np.nan
+    with pytest.raises(DataError, match="1 series have missing \\(NaN\\) values, first series 'b' at 2000-03-01"):
+        as_panel(nan)
+    filled = as_panel(nan, fill="interpolate")
+    assert filled.series(1).iloc[2] == pytest.approx(202.0)  # interpolated inside series b only
+    duplicated = pd.concat([frame, frame.iloc[[11]]])
+    with pytest.raises(DataError, match="series 'b' has a duplicate timestamp 2000-02-01"):
+        as_panel(duplicated)
+    with pytest.warns(UserWarning, match="rows were not sorted by series and time"):
+        shuffled = as_panel(frame.sample(frac=1.0, random_state=0))
+    assert shuffled.series(0).tolist() == [100.0 + i for i in range(10)]
+    mixed = long_frame()
+    mixed.loc[mixed["unique_id"] == "c", "ds"] = pd.date_range("2000-01-01", periods=12, freq="D")
+    with pytest.raises(DataError, match="mixes frequencies: most series are MS but 1 differ \\(c \\(D\\)\\)"):
+        as_panel(mixed)
+    with pytest.raises(DataError, match="id column 'series' not found.*--id-column"):
+        as_panel(frame, id_column="series")
+    text = frame.astype({"y": object})
+    text.loc[3, "y"] = "n/a"
+    with pytest.raises(DataError, match="not numeric: 1 value\\(s\\) such as 'n/a' in series 'a'"):
+        as_panel(text)
+
+
+def test_short_series_left_out_with_a_warning_and_none_left_is_an_error():
+    frame = long_frame(lengths=(30, 6, 30))
+    with pytest.warns(UserWarning, match="1 of 3 series are shorter than window 8 \\+ horizon 1 = 9 values and "
+                                         "were left out \\(b\\)"):
+        data = window_panel(frame, 8, split=SplitSpec(train=0.6, validation=0.2))
+    assert data.panel.ids == ["a", "c"] and data.dropped == ["b"]
+    with pytest.raises(DataError, match="all 3 series are shorter than window 40 \\+ horizon 1"):
+        window_panel(frame, 40)
+
+
+def test_csv_with_id_column(tmp_path):
+    path = tmp_path / "shops.csv"
+    long_frame().rename(columns={"unique_id": "shop", "ds": "day", "y": "units"}).to_csv(path, index=False)
+    panel = read_csv_panel(path, "units", "day", "shop")
+    assert panel.ids == ["a", "b", "c"] and panel.lengths.tolist() == [10, 7, 12]
+    with pytest.raises(DataError, match="--id-column needs --date-column"):
+        read_csv_panel(path, "units", None, "shop")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Windows, splits, scaling
+# ----------------------------------------------------------------------------------------------------
+def test_windows_never_cross_series_hand_checked():
+    data = window_panel(long_frame(), window=3, horizon=2, split=SplitSpec(train=0.5, validation=0.2))
+    every = np.concatenate([data.starts[p] for p in ("train", "validation", "test")])
+    # by hand: a series of n values has n - 5 + 1 windows; a (10) 6, b (7) 3, c (12) 8, of which the split
+    # drops those whose targets straddle a boundary
+    X = data.X("train", scaled=False)[:, :, 0]
+    y = data.y("train", scaled=False)
+    for inputs, targets in zip(X, y):
+        window = np.concatenate([inputs, targets])
+        assert len({int(v) // 100 for v in window}) == 1  # one series in every window
+        assert (np.diff(window) == 1).all()               # consecutive positions of that series
+    assert sorted(set(int(v) // 100 for v in data.y("test", scaled=False).ravel())) == [1, 2, 3]
+    ranges = [(0, 10), (10, 17), (17, 29)]
+    for start in every:
+        low, high = next(r for r in ranges if r[0] <= start < r[1])
+        assert start + 5 <= high
+    # the first training windows of a: inputs 100, 101, 102 -> targets 103, 104
+    assert X[0].tolist() == [100, 101, 102] and y[0].tolist() == [103, 104]
+
+
+def test_per_series_scaler_fit_on_training_parts_only():
+    frame = long_frame(lengths=(20, 20, 20))
+    data = window_panel(frame, window=3, split=SplitSpec(train=0.5, validation=0.2))
+    # minmax per series on the first 10 values (train part) of each: offset = first value, scale = 9
+    np.testing.assert_allclose(data.scaler.offset, [100, 200, 300])
+    np.testing.assert_allclose(data.scaler.scale, [9, 9, 9])
+    assert data.y("test").max() > 1  # later values are outside the training range, not squeezed
+    np.testing.assert_allclose(data.scaler.inverse_transform(data.y("test"), data.series_numbers("test")),
+                               data.y("test", scaled=False), rtol=1e-5)
+    robust = window_panel(frame, window=3, scaling="robust", split=SplitSpec(train=0.5, validation=0.2))
+    np.testing.assert_allclose(robust.scaler.offset, [104.5, 204.5, 304.5])
+    np.testing.assert_allclose(robust.scaler.scale, [4.5, 4.5, 4.5])
+
+
+def test_holdout_split_boundaries():
+    frame = long_frame(lengths=(30, 25, 40))
+    data = window_panel(frame, window=4, horizon=3, split=SplitSpec("holdout", holdout=3))
+    assert data.part_bounds.tolist() == [[24, 27], [19, 22], [34, 37]]
+    # one test window per series: its targets are exactly the last 3 values
+    assert data.count("test") == 3
+    np.testing.assert_array_equal(data.y("test", scaled=False),
+                                  [[127, 128, 129], [222, 223, 224], [337, 338, 339]])
+    np.testing.assert_array_equal(data.y("validation", scaled=False),
+                                  [[124, 125, 126], [219, 220, 221], [334, 335, 336]])
+    assert data.y("train", scaled=False).max(axis=1).tolist()[-1] < 334
+    m3 = tsattn.load_dataset("m3-monthly")
+    assert m3["unique_id"].nunique() == 1428 and m3.attrs["horizon"] == 18
+
+
+# ----------------------------------------------------------------------------------------------------
+# Metrics
+# ----------------------------------------------------------------------------------------------------
+def test_metrics_on_a_hand_computed_panel():
+    actual = np.array([[10.0, 20.0], [30.0, 40.0], [1.0, 1.0]])
+    predicted = np.array([[12.0, 18.0], [30.0, 44.0], [2.0, 1.0]])
+    series = np.array([0, 0, 1])
+    frame = M.tidy_metrics(actual, {"model": predicted}, series, ["x", "y"], "test", scale=np.array([2.0, 0.5]))
+    value = frame.set_index(["series", "metric"])["value"]
+    # x: errors 2, -2, 0, 4 -> MAE 2, RMSE sqrt(6), sMAPE mean(2*2/22, 2*2/38, 0, 2*4/84) * 100
+    assert value[("x", "mae")] == pytest.approx(2.0) and value[("x", "rmse")] == pytest.approx(np.sqrt(6))
+    assert value[("x", "smape")] == pytest.approx(np.mean([4 / 22, 4 / 38, 0, 8 / 84]) * 100)
+    assert value[("x", "mase")] == pytest.approx(1.0) and value[("y", "mase")] == pytest.approx(0.5 / 0.5)
+    assert value[("y", "smape")] == pytest.approx(np.mean([2 / 3, 0]) * 100)
+    table = M.aggregate(frame).set_index("metric")
+    assert table.loc["smape", "mean"] == pytest.approx((value[("x", "smape")] + value[("y", "smape")]) / 2)
+    assert table.loc["count", "mean"] == 6
+    assert list(frame.columns) == ["series", "part", "model", "metric", "value"]
+
+
+# ----------------------------------------------------------------------------------------------------
+# One global model
+# ----------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def panel_fit():
+    frame = panel_of()
+    config = RunConfig(model="attention-rnn", model_params=dict(TINY_PARAMS["attention-rnn"]), dataset=None,
+                       horizon=2, split="holdout", holdout=4, **TINY)
+    return frame, fit(config, series=frame)
+
+
+def test_global_fit_reports_per_series_and_aggregate_metrics(panel_fit, tmp_path):
+    frame, result = panel_fit
+    assert result.panel.n_series == 4 and result.metrics["series"] == 4
+    tidy = result.metrics_frame
+    smape = tidy[(tidy["part"] == "test") & (tidy["model"] == "model") & (tidy["metric"] == "smape")]
+    assert len(smape) == 4 and result.metrics["test"]["model"]["smape"] == pytest.approx(smape["value"].mean())
+    assert result.metrics["median"]["test"]["model"]["smape"] == pytest.approx(smape["value"].median())
+    for key in ("naive", "seasonal_naive", "linear"):
+        assert result.metrics["test"][key]["smape"] is not None
+    from tsattn.runs import write_run
+
+    files = write_run(result, tmp_path / "run")
+    assert {"metrics_by_series.csv", "predictions.csv", "plots/series_grid.png", "plots/smape_distribution.png",
+            "plots/attention.png", "tsattn.json", "model.keras"} <= set(files)
+    predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    assert list(predictions.columns[:6]) == ["unique_id", "ds", "step", "actual", "predicted", "part"]
+    test = predictions[predictions["part"] == "test"]
+    assert sorted(test["unique_id"].unique()) == ["s0", "s1", "s2", "s3"] and len(test) == 4 * 2 * 3
+    by_series = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
+    assert {"series", "part", "model", "smape", "mase", "rmse"} <= set(by_series.columns)
+
+
+def test_forecaster_panel_predict_timestamps_and_save_load(tmp_path):
+    frame = panel_of()
+    f = Forecaster("simple-rnn", window=8, horizon=2, units=4, epochs=2).fit(frame, validation=4)
+    forecast = f.predict(3)
+    assert list(forecast.columns) == ["unique_id", "ds", "simple-rnn"] and len(forecast) == 4 * 3
+    ends = frame.groupby("unique_id")["ds"].max()
+    for sid, group in forecast.groupby("unique_id"):
+        expected = pd.date_range(ends[sid], periods=4, freq="MS")[1:]
+        assert list(group["ds"]) == list(expected)  # each series continues after its own last timestamp
+    loaded = Forecaster.load(f.save(tmp_path / "panel.tsattn"))
+    pd.testing.assert_frame_equal(loaded.predict(3), forecast)
+    assert loaded.predict(2, ids=["s2"])["unique_id"].unique().tolist() == ["s2"]
+    with pytest.raises(DataError, match="series id 'zz' was not in the data the model was fitted on; pass its "
+                                        "history"):
+        f.predict(2, ids=["zz"])
+    newcomer = panel_of(n_series=1, seed=9).assign(unique_id="new")
+    after = f.predict(2, series=newcomer)
+    assert after["unique_id"].unique().tolist() == ["new"]
+    evaluation = f.evaluate(frame)
+    assert evaluation["series"] == 4 and set(evaluation["by_series"]["series"]) == {"s0", "s1", "s2", "s3"}
+    with pytest.warns(UserWarning, match="optimistic"):
+        table = f.backtest(frame, start=0.8)
+    assert table.columns[0] == "unique_id" and table.attrs["metrics"]["origins"] > 4
+
+
+def test_single_series_results_unchanged_from_before_panels(small_series):
+    # the same seed gives the metrics measured before panels existed (tsattn 20eecd1, same machine kind):
+    # identical training history, forecasts equal up to float32 rounding
+    config = RunConfig(model="simple-rnn", model_params=dict(TINY_PARAMS["simple-rnn"]), dataset=None, **TINY)
+    result = fit(config, series=small_series)
+    np.testing.assert_allclose(result.history["loss"], [0.012166237458586693, 0.010212404653429985,
+                                                        0.009048624895513058], rtol=1e-6)
+    expected = {"validation": {"model": 5.056956247329034, "naive": 11.339077318261422,
+                               "seasonal_naive": 6.558491345991144, "linear": 4.211624660675472},
+                "test": {"model": 6.601855624051426, "naive": 12.820521031332412,
+                         "seasonal_naive": 6.886432711200761, "linear": 5.8327198819132136}}
+    for part, models in expected.items():
+        for key, rmse in models.items():
+            assert result.metrics[part][key]["rmse"] == pytest.approx(rmse, rel=1e-5), (part, key)
+    assert result.metrics["test"]["model"]["smape"] == pytest.approx(15.15025377679507, rel=1e-5)
+
+
+def test_cli_fit_panel_csv(tmp_path):
+    path = tmp_path / "panel.csv"
+    panel_of().to_csv(path, index=False)
+    runner = CliRunner()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "y",
+                                      "--date-column", "ds", "--id-column", "unique_id", "--horizon", "2",
+                                      "--window", "8", "--epochs", "2", "--set", "units=4", "--set", "split=holdout",
+                                      "--set", "holdout=4", "--quiet", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "Test sMAPE (mean over 4 series)" in result.output and "better on" in result.output
+    predict = runner.invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2"])
+    assert predict.exit_code == 0 and "unique_id" in predict.output and "s3" in predict.output
+    bad = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--id-column", "unique_id",
+                               "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "--id-column needs --date-column" in bad.output
+    assert not (tmp_path / "bad").exists()
