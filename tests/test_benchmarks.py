@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
     ("accuracy.py", ["linear AR(24), fit on all data before the test part", "naive (last value)",
                      "Fibonacci known answer", "QUICK MODE"]),
     ("speed.py", ["Predict throughput", "Growth with series length", "tsattn compare", "QUICK MODE"]),
+    ("panel.py", ["M3 monthly: one global model per network", "seasonal naive", "per series",
+                  "Peak resident memory", "QUICK MODE"]),
 ])
 def test_benchmark_quick_mode(script, expected, tmp_path):
     out = tmp_path / "result.md"

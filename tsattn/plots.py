@@ -235,7 +235,8 @@ def plot_series_grid(panels: list, path: Path, title: str) -> Path:
         x_hist, xlabel = _x_axis(history.index)
         ax.plot(x_hist, history.to_numpy(), color="black", linewidth=1, label="actual")
         for i, (name, values) in enumerate(baselines.items()):
-            ax.plot(_x_axis(values.index)[0], values.to_numpy(), linestyle=":", color=f"C{i + 2}",
+            ax.plot(_x_axis(values.index)[0], values.to_numpy(), linestyle=":", color=("tab:green", "tab:orange",
+                                                                                         "tab:purple")[i % 3],
                     label=name.replace("_", "-"))
         ax.plot(_x_axis(forecast.index)[0], forecast.to_numpy(), color="tab:red", linewidth=1.4, label="model")
         ax.axvline(_x_axis(forecast.index)[0][0], color="grey", linestyle="--", linewidth=1)
