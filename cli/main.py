@@ -192,7 +192,9 @@ def panel_verdict(result) -> str:
         index="series", columns="model", values="value")
     test = result.metrics["test"]
     parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
-    for key in ("naive", "seasonal_naive", "linear"):
+    from tsattn.baselines import BASELINE_KEYS
+
+    for key in BASELINE_KEYS:
         wins = int((smape["model"] < smape[key]).sum())
         parts.append(f"{key.replace('_', '-')} {test[key]['smape']:.4g} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")

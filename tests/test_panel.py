@@ -264,3 +264,35 @@ def test_cli_fit_panel_csv(tmp_path):
                                "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--id-column needs --date-column" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_readme_panel_example():
+    m3 = tsattn.load_dataset("m3-monthly")
+    few = m3[m3["unique_id"].isin(m3["unique_id"].unique()[::100])]
+    assert few["unique_id"].nunique() == 15
+    f = tsattn.Forecaster("naive", window=24, horizon=18).fit(few, validation=18, seed=0)
+    forecast = f.predict()
+    assert list(forecast.columns) == ["unique_id", "ds", "naive"] and len(forecast) == 15 * 18
+    assert f.evaluate(few)["model"]["smape"] > 0
+    assert f.predict(6, ids=["N1402"])["unique_id"].unique().tolist() == ["N1402"]
+
+
+def test_compare_on_a_panel_pairs_models_over_series(tmp_path):
+    from tsattn.compare import compare
+
+    path = tmp_path / "panel.csv"
+    panel_of(n_series=12, n=100).to_csv(path, index=False)
+    lines = []
+    results = compare(models=["simple-rnn", "attention-rnn"], csv=[{"path": str(path), "column": "y",
+                                                                    "date_column": "ds", "id_column": "unique_id",
+                                                                    "name": "shops"}],
+                      seeds=[0], window=8, horizon=2, epochs=1, settings={"units": 4, "split": "holdout", "holdout": 4},
+                      out=tmp_path / "report", echo=lines.append)
+    summary = results.attrs["summary"]
+    assert set(summary["headline"]) == {"test_smape"} and (summary["series"] == 12).all()
+    assert summary["rank"].min() == 1 and "test sMAPE" in lines[-1]
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "12 series; ranked on test sMAPE, mean over series" in report
+    assert "Series by series (sMAPE averaged over seeds) it is better on" in report
+    assert "better than seasonal naive on" in report and "Wilcoxon signed-rank p = " in report
+    assert "Per-series test sMAPE of every model and baseline" in report

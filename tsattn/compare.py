@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .baselines import LinearAR, Naive, SeasonalNaive
 from .errors import ConfigError
 from .io import atomic_file, write_json
 
-BASELINE_ROWS = {"naive": "naive", "seasonal_naive": "seasonal-naive", "linear": "linear"}
+BASELINE_ROWS = {model.key: model.label for model in (Naive, SeasonalNaive, LinearAR)}  # key -> row label
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
 SPEC_FILE = "comparison.json"
 

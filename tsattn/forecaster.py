@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .baselines import BASELINES, NetworkModel, Naive, SeasonalNaive
+from .baselines import BASELINES, NetworkModel, Naive, SeasonalNaive, gather_windows
 from .checks import positive_int
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
@@ -248,7 +248,7 @@ class Forecaster:
             what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
             raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
                             f"{needed} (window {self.window}); pass a longer series")
-        return panel.values[panel.offsets[1:, None] - needed + np.arange(needed)]
+        return gather_windows(panel.values, panel.offsets[1:] - 1, needed)
 
     def predict(self, steps: int | None = None, series=None, ids=None):
         """Forecast the ``steps`` values after each fitted series (or after ``series``, same frequency).
@@ -299,9 +299,9 @@ class Forecaster:
         series = panel.series_of(origins)
         first = panel.offsets[series]
         scaler = self._scaler_for(panel)
-        contexts = panel.values[origins[:, None] - self.lookback_ + 1 + np.arange(self.lookback_)]
         if (origins - self.lookback_ + 1 < first).any():
             raise DataError(f"every origin needs {self.lookback_} values before it in its own series")
+        contexts = gather_windows(panel.values, origins, self.lookback_)
         predicted = self._forecast(contexts, horizon, scaler, series)
         actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
         baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
@@ -407,7 +407,7 @@ class Forecaster:
                 refit = clone(self).fit(one.iloc[:origin + 1], validation=validation, epochs=epochs,
                                         seed=self.config_.seed)
                 block = origins[block_start:block_start + every]
-                contexts = values[block[:, None] - refit.lookback_ + 1 + np.arange(refit.lookback_)]
+                contexts = gather_windows(values, block, refit.lookback_)
                 predicted[block_start:block_start + len(block)] = refit._forecast(
                     contexts, horizon, refit.scaler_, np.zeros(len(block), dtype=np.int64))
                 trained_until[block_start:block_start + len(block)] = refit.trained_until_
@@ -477,8 +477,7 @@ class Forecaster:
                                       for i in range(panel.n_series)])
         numbers = panel.series_of(origins)
         scaler = self._scaler_for(panel)
-        contexts = panel.values[origins[:, None] - self.window + 1 + np.arange(self.window)]
-        scaled = scaler.transform(contexts, numbers).astype(np.float32)[:, :, None]
+        scaled = scaler.transform(gather_windows(panel.values, origins, self.window), numbers).astype(np.float32)[:, :, None]
         weights = attention_model(self.model_).predict(scaled, verbose=0, batch_size=1024)
         weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
         if weights.ndim == 4:  # (windows, heads, query, key): last query, mean over heads

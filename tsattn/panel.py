@@ -111,15 +111,6 @@ class Panel:
         return Panel([self.ids[i] for i in keep], self.values[positions], offsets, self.index[positions],
                      self.freq, self.name, self.horizon, self.single_input and len(keep) == 1)
 
-    def head(self, per_series: np.ndarray) -> "Panel":
-        """Each series cut to its first ``per_series[i]`` values (e.g. everything before a hold-out)."""
-        per_series = np.minimum(np.asarray(per_series, dtype=np.int64), self.lengths)
-        positions = np.concatenate([np.arange(self.offsets[i], self.offsets[i] + per_series[i])
-                                    for i in range(self.n_series)])
-        offsets = np.concatenate([[0], np.cumsum(per_series)]).astype(np.int64)
-        return Panel(list(self.ids), self.values[positions], offsets, self.index[positions], self.freq, self.name,
-                     self.horizon, self.single_input)
-
 
 # ----------------------------------------------------------------------------------------------------
 # Building panels
