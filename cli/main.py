@@ -236,7 +236,12 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
     else:  # a panel: the long frame unique_id, ds, <model>
         frame = forecast
-    click.echo(frame.to_string(index=False))
+    if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen, all of them in --out
+        click.echo(frame.head(30).to_string(index=False))
+        click.echo(f"... {len(frame) - 40} more rows ...")
+        click.echo(frame.tail(10).to_string(index=False, header=False))
+    else:
+        click.echo(frame.to_string(index=False))
     if out:
         with atomic_file(Path(out)) as temporary:
             frame.to_csv(temporary, index=False)

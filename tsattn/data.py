@@ -152,6 +152,26 @@ def frequency_of(series: pd.Series) -> str | None:
 # ----------------------------------------------------------------------------------------------------
 # CSV files
 # ----------------------------------------------------------------------------------------------------
+def read_csv_frame(path: Path) -> pd.DataFrame:
+    """A CSV file as a DataFrame with text column names, or one clear line on what is wrong with it."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"CSV file {path} does not exist; check the path")
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a CSV file; pass the file's path")
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
+    if frame.empty:
+        raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
 def read_csv_series(
     path: str | Path,
     column: str | None = None,
@@ -168,21 +188,8 @@ def read_csv_series(
         fill: passed to :func:`as_series` for NaN values.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"CSV file {path} does not exist; check the path")
-    if path.is_dir():
-        raise DataError(f"{path} is a directory, not a CSV file; pass the file's path")
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
-    if frame.empty:
-        raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
-    columns = [str(c) for c in frame.columns]
-    frame.columns = columns
+    frame = read_csv_frame(path)
+    columns = list(frame.columns)
     if date_column is not None and date_column not in columns:
         raise DataError(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FILL_METHODS, as_series, read_csv_series
+from .data import FILL_METHODS, as_series, read_csv_frame, read_csv_series
 from .errors import ConfigError, DataError
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -307,16 +307,7 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     if id_column is None:
         return as_panel(read_csv_series(path, column, date_column, fill=fill))
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"CSV file {path} does not exist or is not a file; check the path")
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
-    frame.columns = [str(c) for c in frame.columns]
+    frame = read_csv_frame(path)
     if date_column is None:
         raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
                         f"(columns: {', '.join(frame.columns)})")
