@@ -84,7 +84,8 @@ def memory_child(n_series: int, length: int, batch_size: int) -> dict:
     levels = rng.uniform(10, 1000, size=n_series)
     values = (levels[:, None] * (1 + 0.3 * np.sin(2 * np.pi * (t[None, :] + rng.integers(0, 12, (n_series, 1))) / 12))
               + rng.normal(scale=5, size=(n_series, length)))
-    frame = pd.DataFrame({"unique_id": np.repeat(np.arange(n_series).astype(str), length),
+    frame = pd.DataFrame({"unique_id": pd.Categorical.from_codes(np.repeat(np.arange(n_series), length),
+                                                            [f"s{i}" for i in range(n_series)]),
                           "ds": np.tile(pd.date_range("2000-01-01", periods=length, freq="D").to_numpy(), n_series),
                           "y": values.ravel()})
     del values

@@ -224,6 +224,9 @@ def window_config(data, config: RunConfig, require_test: bool = True) -> Windowe
                         config.scaler_fit, require_test=require_test)
 
 
+SHUFFLE_BUFFER = 262_144  # windows; below it every epoch is a full uniform shuffle, as before panels
+
+
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
                  shuffle_seed: int | None = None) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
@@ -234,9 +237,14 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     """
     series = tf.constant(scaled.astype(np.float32))
     offsets = tf.range(window + horizon, dtype=tf.int64)
-    dataset = tf.data.Dataset.from_tensor_slices(starts.astype(np.int64))
+    starts = starts.astype(np.int64)
+    if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
+        # a shuffle buffer holds ~190 bytes per window; above SHUFFLE_BUFFER windows a seeded permutation
+        # first mixes every series, then the bounded buffer reshuffles each epoch (memory stays bounded)
+        starts = starts[np.random.default_rng(shuffle_seed).permutation(len(starts))]
+    dataset = tf.data.Dataset.from_tensor_slices(starts)
     if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(starts), seed=shuffle_seed, reshuffle_each_iteration=True)
+        dataset = dataset.shuffle(min(len(starts), SHUFFLE_BUFFER), seed=shuffle_seed, reshuffle_each_iteration=True)
 
     def gather(batch_starts):
         windows = tf.gather(series, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon)

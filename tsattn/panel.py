@@ -190,11 +190,12 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
                             "CLI: --id-column / --date-column / --column)")
     if frame.empty:
         raise DataError(f"{source} has no rows; pass a frame with values")
-    ids = frame[id_column]
-    if ids.isna().any():
-        raise DataError(f"{source} has {int(ids.isna().sum())} row(s) without a series id in {id_column!r}; "
+    # series in order of first appearance; ids become text once per series, not once per row
+    codes, uniques = pd.factorize(frame[id_column], sort=False)
+    if (codes < 0).any():
+        raise DataError(f"{source} has {int((codes < 0).sum())} row(s) without a series id in {id_column!r}; "
                         "fill or drop them")
-    ids = ids.astype(str).to_numpy()
+    uniques = np.asarray([str(u) for u in uniques], dtype=object)
     if frame[time_column].isna().any():
         raise DataError(f"{source} has {int(frame[time_column].isna().sum())} row(s) without a time in "
                         f"{time_column!r}; fill or drop them")
@@ -205,10 +206,9 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise DataError(f"value column {value_column!r} of {source} is not numeric: {int(bad.sum())} value(s) such "
-                        f"as {raw.iloc[first]!r} in series {ids[first]!r} cannot be read as numbers; choose a numeric "
-                        "column")
-    # series in order of first appearance, rows sorted by time within each series
-    codes, uniques = pd.factorize(ids, sort=False)
+                        f"as {raw.iloc[first]!r} in series {uniques[codes[first]]!r} cannot be read as numbers; choose "
+                        "a numeric column")
+    # rows sorted by time within each series
     keys = times.asi8 if isinstance(times, (pd.DatetimeIndex, pd.PeriodIndex)) else times.to_numpy()
     order = np.lexsort((keys, codes))
     if not (order == np.arange(len(order))).all():

@@ -402,13 +402,13 @@ def window_panel(
             for part, (part_low, part_high) in bounds.items():
                 starts[part] = _grid(part_low, part_high, span, stride)
         else:
-            every = _grid(low, high, span, stride)
-            series = panel.series_of(every)
-            first_target, last_target = every + window, every + window + horizon - 1
-            # a window belongs to the part holding all its targets; a window whose targets straddle a
-            # boundary is dropped, so no target value appears in two parts
+            # a window belongs to the part holding all its targets (start + window >= the part's start,
+            # start + window + horizon <= its end); a window whose targets straddle a boundary is dropped,
+            # so no target value appears in two parts. Starts stay on each series' lattice low + k * stride.
             for part, (part_low, part_high) in bounds.items():
-                starts[part] = every[(first_target >= part_low[series]) & (last_target < part_high[series])]
+                begin = np.maximum(part_low - window, low)
+                begin = low + -(-(begin - low) // stride) * stride
+                starts[part] = _grid(begin, part_high, span, stride)
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
@@ -422,7 +422,7 @@ def window_panel(
             )
 
     values = panel.values
-    position_series = np.repeat(np.arange(panel.n_series), lengths)
+    position_series = np.repeat(np.arange(panel.n_series, dtype=np.int32), lengths)
     scaler = Scaler(scaling)
     if scaler_fit == "all":
         scaler.fit(values, position_series, panel.n_series)
