@@ -70,6 +70,7 @@ class RunConfig:
     seed: int = 0
     season: int | None = None
     jit_compile: bool = False
+    steps_per_execution: int = 32
     skip_init: str = "least-squares"
     linear_fit: str = "pooled"
 
@@ -321,7 +322,8 @@ def _optimizer(config: RunConfig, steps_per_epoch: int):
 
 
 def _check_training_settings(config: RunConfig):
-    for name, minimum in (("epochs", 1), ("batch_size", 1), ("patience", 1), ("seed", 0), ("warmup_epochs", 0)):
+    for name, minimum in (("epochs", 1), ("batch_size", 1), ("patience", 1), ("seed", 0), ("warmup_epochs", 0),
+                          ("steps_per_execution", 1)):
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
             raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
@@ -366,7 +368,11 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
         start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))
     batch_size = min(config.batch_size, data.count("train"))
     steps_per_epoch = math.ceil(data.count("train") / batch_size)
-    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile)
+    # several training steps per call of the compiled function: the same losses, less dispatch per step
+    # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
+    # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
+    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile,
+                  steps_per_execution=config.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=config.seed)
     has_validation = data.count("validation") > 0
