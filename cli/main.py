@@ -33,6 +33,13 @@ def friendly_errors(command):
             raise CliError(str(exc)) from None
         except PermissionError as exc:
             raise CliError(f"permission denied: {exc.filename}; choose a writable place") from None
+        except KeyboardInterrupt:
+            click.echo("Interrupted: nothing half-written was left; what had finished is kept.", err=True)
+            raise click.exceptions.Exit(130) from None
+        except OSError as exc:  # disk full, missing parents under /proc, not a directory, cross-device...
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            raise CliError(f"cannot read or write{where}: {exc.strerror or exc}; check the path and free space") \
+                from None
 
     return wrapper
 
@@ -41,6 +48,24 @@ def friendly_errors(command):
 @click.version_option(__version__, prog_name="tsattn")
 def main():
     """tsattn: forecast time series with attention-based neural networks, beside honest baselines."""
+    _terminate_cleanly()
+
+
+def _terminate_cleanly():
+    """SIGTERM and Ctrl-C end a command at a safe point: staging is removed, nothing half-written stays."""
+    import signal
+
+    def interrupt(signum, frame):
+        harness = sys.modules.get("tsattn.harness")
+        if harness is None:  # TensorFlow not loaded: nothing runs that an exception could upset
+            raise KeyboardInterrupt
+        harness.request_stop()
+
+    try:
+        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread (e.g. inside a test runner's worker thread)
+        pass
 
 
 @main.command("datasets")
@@ -156,7 +181,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     overrides.update(parse_settings(settings))
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
-    check_output_directory(Path(out), force)  # fail before training, not after
+    check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
 
     from tsattn.harness import EpochProgress, fit, preset_config
     from tsattn.runs import metrics_table, write_run
@@ -217,18 +242,32 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     return None
 
 
+def is_forecast_csv(path: Path) -> bool:
+    """True for a file `tsattn predict --out` wrote: its header is timestamp,forecast or unique_id,ds,<model>."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            header = handle.readline(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return header == "timestamp,forecast" or (header.startswith("unique_id,ds,") and header.count(",") == 2)
+
+
 @main.command("predict")
 @click.option("--model-dir", required=True, type=click.Path(),
               help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
 @click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
 @data_options
 @click.option("--out", type=click.Path(), help="write the forecast to this CSV file (timestamp, forecast).")
+@click.option("--force", is_flag=True, help="replace --out if it is a forecast file tsattn wrote.")
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_file
 
+    from tsattn.io import check_output_file
+
+    target = check_output_file(out, force, recognise=is_forecast_csv) if out else None  # before any work
     forecaster = Forecaster.load(model_dir)
     series = _series_from_options(dataset, csv, column, date_column, fill, id_column=id_column)
     forecast = forecaster.predict(steps, series=series)
@@ -243,7 +282,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     else:
         click.echo(frame.to_string(index=False))
     if out:
-        with atomic_file(Path(out)) as temporary:
+        with atomic_file(target) as temporary:
             frame.to_csv(temporary, index=False)
         click.echo(f"Wrote {out}")
 
@@ -271,7 +310,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     from tsattn.io import atomic_directory, check_output_directory, write_json
     from tsattn.plots import plot_backtest
 
-    check_output_directory(Path(out), force)
+    check_output_directory(out, force, "backtest", inputs=[csv, model_dir])
     if retrain < 0:
         raise CliError(f"--retrain must be 0 or a positive number of origins; got {retrain}")
     forecaster = Forecaster.load(model_dir)
@@ -290,7 +329,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     for warning in caught:
         click.echo(f"Warning: {warning.message}", err=True)
     summary = table.attrs["metrics"]
-    with atomic_directory(Path(out), force=force) as staging:
+    with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
         table.to_csv(staging / "backtest.csv", index=False)
         write_json(staging / "metrics.json", summary)
         plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")

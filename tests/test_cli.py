@@ -55,7 +55,7 @@ def test_fit_csv_writes_run(runner, small_csv, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["test"]["naive"]["rmse"] > 0 and metrics["epochs_run"] == 2
     again = invoke(runner, ["fit", "--csv", str(small_csv), "--column", "demand", *TINY_ARGS, "--out", str(out)])
-    assert_clean_error(again, "already exists and is not empty.*--force")
+    assert_clean_error(again, "already holds a run directory of `tsattn fit`; .*pass --force")
     forced = invoke(runner, ["fit", "--csv", str(small_csv), "--column", "demand", *TINY_ARGS, "--out", str(out),
                              "--force", "--model", "simple-rnn"])
     assert forced.exit_code == 0 and not (out / "plots" / "attention.png").exists()

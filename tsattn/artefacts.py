@@ -20,7 +20,7 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import DataError
-from .io import atomic_file, versions, write_json
+from .io import atomic_file, check_output_file, versions, write_json
 
 ARTEFACT_FORMAT = "tsattn-forecaster"
 ARTEFACT_VERSION = 2
@@ -85,7 +85,7 @@ def write_directory(directory: Path, forecaster) -> None:
 
 def save(forecaster, path: Path) -> Path:
     """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically."""
-    path = Path(path)
+    path = check_output_file(path, force=True, recognise=is_artefact_file, option="the path")
     with tempfile.TemporaryDirectory() as scratch:
         write_directory(Path(scratch), forecaster)
         with atomic_file(path) as temporary:
@@ -93,6 +93,15 @@ def save(forecaster, path: Path) -> Path:
                 for item in sorted(Path(scratch).iterdir()):
                     archive.write(item, item.name)
     return path
+
+
+def is_artefact_file(path: Path) -> bool:
+    """True for a single-file artefact (a zip holding tsattn.json): the only file ``save`` replaces."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return METADATA_FILE in archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -269,29 +269,81 @@ def _worker_init(threads: int):
 # ----------------------------------------------------------------------------------------------------
 # The comparison
 # ----------------------------------------------------------------------------------------------------
-def _prepare_out(out: Path, spec: ComparisonSpec, force: bool):
+def _previous_spec(spec_path: Path):
+    try:
+        state = json.loads(spec_path.read_text(encoding="utf-8"))
+        return state.get("spec") if isinstance(state, dict) else None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _check_out(out, spec: ComparisonSpec, force: bool, inputs=()) -> tuple[Path, bool]:
+    """The resolved --out and whether it must be cleared first; nothing is created or removed here.
+
+    The same comparison resumes without --force; a different one (or leftovers of an interrupted
+    --force) needs --force, and only a directory holding nothing but a comparison's files is replaced.
+    """
+    from .io import LAYOUTS, check_output_directory, foreign_files, resolve_output
+
+    resolved = resolve_output(out)
+    if not resolved.exists() or (resolved.is_dir() and not any(resolved.iterdir())):
+        return check_output_directory(out, False, "compare", inputs), False
+    spec_path = resolved / SPEC_FILE
+    if resolved.is_dir() and spec_path.is_file() and _previous_spec(spec_path) == spec.to_dict() \
+            and not foreign_files(resolved, "compare"):
+        return check_output_directory(out, True, "compare", inputs), False  # resume
+    if resolved.is_dir() and spec_path.is_file() and not force and not foreign_files(resolved, "compare"):
+        raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass --force "
+                          "to replace it")
+    if resolved.is_dir() and not foreign_files(resolved, "compare") and not spec_path.exists():
+        if not force:
+            raise ConfigError(f"--out {out} holds the files of an interrupted comparison; pass --force to replace "
+                              "them or choose another directory")
+        return resolved, True
+    return check_output_directory(out, force, "compare", inputs), True
+
+
+def _prepare_out(out: Path, spec: ComparisonSpec, clear: bool):
+    """Create --out (clearing a replaced comparison first) and write comparison.json.
+
+    A directory always describes one comparison: the old comparison.json goes first, then its results;
+    a run interrupted in between leaves only files that the next --force recognises and removes.
+    """
+    import shutil
+
     out.mkdir(parents=True, exist_ok=True)
     spec_path = out / SPEC_FILE
-    wanted = spec.to_dict()
-    if spec_path.exists():
-        try:
-            previous = json.loads(spec_path.read_text()).get("spec")
-        except (json.JSONDecodeError, AttributeError):
-            previous = None
-        if previous != wanted:
-            if not force:
-                raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass "
-                                  "--force to replace it")
-            for stale in (out / "runs").glob("*.json") if (out / "runs").exists() else []:
-                stale.unlink()
-    elif any(out.iterdir()) and not force:
-        raise ConfigError(f"--out {out} already holds files that are not a tsattn comparison; choose another "
-                          "directory or pass --force")
+    if clear:
+        spec_path.unlink(missing_ok=True)
+        for name in ("runs", "figures"):
+            shutil.rmtree(out / name, ignore_errors=True)
+        for name in ("results.csv", "summary.csv", "report.md", "report.html"):
+            (out / name).unlink(missing_ok=True)
     from .io import versions
 
     with atomic_file(spec_path) as temporary:
-        write_json(temporary, {"spec": wanted, "versions": versions(),
+        write_json(temporary, {"spec": spec.to_dict(), "versions": versions(),
                                "rerun": "tsattn compare --config <this file's spec> or tsattn.compare(**spec)"})
+
+
+RECORD_KEYS = {"dataset": str, "model": str, "seed": int, "config": dict, "parameters": int, "epochs_run": int,
+               "fit_seconds": (int, float), "predict_seconds": (int, float), "metrics": dict, "history": dict}
+
+
+def _complete(record: dict) -> bool:
+    """A run record of the right shape (a valid JSON file of another shape is run again, not trusted)."""
+    if not all(isinstance(record.get(key), kind) for key, kind in RECORD_KEYS.items()):
+        return False
+    test = record["metrics"].get("test")
+    return isinstance(test, dict) and isinstance(test.get("model"), dict) and isinstance(test.get("naive"), dict)
+
+
+def _check_sources(spec: ComparisonSpec) -> None:
+    """Load every dataset of the comparison once, so bad data fails before --out is created."""
+    from .harness import load_panel
+
+    for source in spec.sources:
+        load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
 
 
 def _load_done(out: Path, spec: ComparisonSpec) -> dict:
@@ -300,10 +352,11 @@ def _load_done(out: Path, spec: ComparisonSpec) -> dict:
         path = _run_file(out, key)
         if path.exists():
             try:
-                record = json.loads(path.read_text())
-            except json.JSONDecodeError:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError):
                 continue  # a damaged record is simply run again
-            if record.get("config") == _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
+            if isinstance(record, dict) and _complete(record) and \
+                    record.get("config") == _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
                 done[key] = record
     return done
 
@@ -332,10 +385,11 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
-    out = Path(out) if out is not None else None
     records: dict = {}
     if out is not None:
-        _prepare_out(out, spec, force)
+        out, clear = _check_out(out, spec, force, inputs=[source.csv for source in spec.sources])
+        _check_sources(spec)  # every dataset loads before anything is written
+        _prepare_out(out, spec, clear)
         records = _load_done(out, spec)
         if records:
             echo(f"resuming: {len(records)} of {len(spec.run_keys())} runs already done in {out}")

@@ -275,6 +275,24 @@ class _NonFiniteLoss(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
+_STOP = {"training": False, "requested": False}
+
+
+def request_stop() -> None:
+    """Stop what runs now as Ctrl-C would, at a safe point: inside training at the end of the current steps
+    (an exception raised inside TensorFlow's execution can crash the process), elsewhere at once."""
+    if _STOP["training"]:
+        _STOP["requested"] = True
+    else:
+        raise KeyboardInterrupt
+
+
+class _StopOnRequest(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        if _STOP["requested"]:
+            self.model.stop_training = True
+
+
 class EpochProgress(keras.callbacks.Callback):
     """One status line per epoch (loss, validation loss, ETA): rewritten in place on a terminal."""
 
@@ -379,14 +397,21 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024)
                   if has_validation else None)
     guard = _NonFiniteLoss()
-    callbacks = [guard]
+    callbacks = [guard, _StopOnRequest()]
     if config.early_stopping and has_validation:
         callbacks.append(keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience,
                                                        restore_best_weights=True))
     if progress is not None:
         callbacks.append(progress)
-    history = model.fit(train, validation_data=validation, epochs=config.epochs, callbacks=callbacks, verbose=0,
-                        shuffle=False)  # the dataset is already shuffled with the seed
+    _STOP.update(training=True, requested=False)
+    try:
+        history = model.fit(train, validation_data=validation, epochs=config.epochs, callbacks=callbacks, verbose=0,
+                            shuffle=False)  # the dataset is already shuffled with the seed
+    finally:
+        stopped = _STOP["requested"]
+        _STOP.update(training=False, requested=False)
+    if stopped:
+        raise KeyboardInterrupt
     if guard.failed_epoch is not None:
         raise TrainingError(
             f"training loss became non-finite at epoch {guard.failed_epoch}; lower the learning rate "

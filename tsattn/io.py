@@ -45,35 +45,162 @@ def _umask() -> int:
 
 
 def _check_parent_writable(target: Path) -> Path:
-    parent = target.resolve().parent
+    parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise ConfigError(f"cannot write to {target}: {parent} is a file; choose another place")
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"cannot create {parent} ({exc.strerror}); choose a writable place") from None
+        raise ConfigError(f"cannot create {parent} ({exc.strerror or exc}); choose a writable place") from None
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"cannot write to {target}: {parent} is not writable; choose a writable place")
     return parent
 
 
-def check_output_directory(out: Path, force: bool = False) -> Path:
-    """Refuse an --out that cannot be written or already holds something (unless ``force``)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a directory; choose a directory")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise ConfigError(f"--out {out} already exists and is not empty; choose another directory or pass --force")
-    _check_parent_writable(out)
-    return out
+# ----------------------------------------------------------------------------------------------------
+# What tsattn owns: only outputs it wrote may be replaced
+# ----------------------------------------------------------------------------------------------------
+# Each kind of output directory: the file that identifies it and every file tsattn writes there.
+LAYOUTS = {
+    "run": ("tsattn.json", ("metrics.json", "config.json", "model.keras", "tsattn.json", "history.csv",
+                            "predictions.csv", "metrics_by_series.csv", "plots/*.png")),
+    "backtest": ("backtest.csv", ("backtest.csv", "metrics.json", "backtest.png")),
+    "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",
+                                    "runs/*.json", "figures/*.png")),
+}
+WHAT = {"run": "run directory of `tsattn fit`", "backtest": "backtest of `tsattn backtest`",
+        "compare": "comparison of `tsattn compare`"}
+
+
+def resolve_output(out, option: str = "--out") -> Path:
+    """The absolute place an output goes: symlinks followed (write where the link points), and never the
+    current directory, one of its parents or a filesystem root (replacing those would take the user's files)."""
+    if out is None or not str(out).strip():
+        raise ConfigError(f"{option} is empty; name a new directory, e.g. {option} runs/first")
+    path = Path(str(out)).expanduser()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, an unreadable component
+        raise ConfigError(f"{option} {out} cannot be resolved ({exc}); choose another place") from None
+    cwd = Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents or resolved == Path(resolved.anchor):
+        raise ConfigError(f"{option} {out} is the current directory or one that holds it; name a new directory, "
+                          f"e.g. {option} runs/first")
+    return resolved
+
+
+def foreign_files(directory: Path, kind: str) -> list[str]:
+    """Files in ``directory`` that a tsattn output of this kind does not hold (relative paths)."""
+    import fnmatch
+
+    _, patterns = LAYOUTS[kind]
+    foreign = []
+    for path in sorted(directory.rglob("*")):
+        relative = path.relative_to(directory).as_posix()
+        if path.is_dir() and not path.is_symlink():
+            if not any(pattern.startswith(relative + "/") for pattern in patterns):
+                foreign.append(relative + "/")
+            continue
+        if path.is_symlink() or not path.is_file() or not any(fnmatch.fnmatch(relative, p) for p in patterns):
+            foreign.append(relative)
+    return [name for name in foreign if not (name.endswith("/") and any(f.startswith(name) for f in foreign
+                                                                          if f != name))]
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def check_output_directory(out, force: bool = False, kind: str = "run", inputs=()) -> Path:
+    """The resolved --out if it may be written: new, empty, or (with ``force``) a tsattn output of this kind
+    holding nothing else. Refuses, in one line, a directory holding other files or the command's input."""
+    option = "--out"
+    resolved = resolve_output(out, option)
+    for item in inputs:
+        if item is not None and _inside(Path(item).expanduser().resolve(), resolved):
+            raise ConfigError(f"{option} {out} holds the input {item}; choose another directory for the output")
+    if resolved.exists() and not resolved.is_dir():
+        raise ConfigError(f"{option} {out} is a file, not a directory; choose a directory")
+    if resolved.exists() and any(resolved.iterdir()):
+        key, _ = LAYOUTS[kind]
+        foreign = foreign_files(resolved, kind)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise ConfigError(f"{option} {out} holds files tsattn did not write ({shown}); choose another "
+                              "directory (tsattn only replaces its own outputs)")
+        if not (resolved / key).is_file():
+            raise ConfigError(f"{option} {out} is not a {WHAT[kind]} (no {key}); choose another directory")
+        if not force:
+            raise ConfigError(f"{option} {out} already holds a {WHAT[kind]}; choose another directory or pass "
+                              "--force to replace it")
+    _check_parent_writable(resolved)
+    clean_stale_staging(resolved)
+    return resolved
+
+
+def check_output_file(target, force: bool = False, recognise=None, option: str = "--out") -> Path:
+    """The resolved output file if it may be written: new, or (with ``force``) a file ``recognise(path)``
+    says tsattn wrote."""
+    resolved = resolve_output(target, option)
+    if resolved.is_dir():
+        raise ConfigError(f"{option} {target} is a directory; name a file")
+    if resolved.exists():
+        if not resolved.is_file() or (recognise is not None and not recognise(resolved)):
+            raise ConfigError(f"{option} {target} exists and is not a file tsattn wrote; choose another name "
+                              "(tsattn only replaces its own outputs)")
+        if not force:
+            raise ConfigError(f"{option} {target} already exists; choose another name or pass --force to replace it")
+    _check_parent_writable(resolved)
+    clean_stale_staging(resolved)
+    return resolved
+
+
+def _staging_prefix(target: Path) -> str:
+    return f".{target.name}.partial-"
+
+
+def clean_stale_staging(target: Path) -> list[Path]:
+    """Remove staging left beside ``target`` by a tsattn process that no longer runs (killed mid-write)."""
+    removed = []
+    parent = target.parent
+    if not parent.is_dir():
+        return removed
+    for prefix in (_staging_prefix(target), f".{target.name}.old-"):
+        for candidate in parent.glob(prefix + "*"):
+            pid = candidate.name[len(prefix):].split("-", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+            if candidate.is_dir() and not candidate.is_symlink():
+                shutil.rmtree(candidate, ignore_errors=True)
+            else:
+                candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
-def atomic_directory(out: Path, force: bool = False):
-    """Yield a temporary directory that replaces ``out`` only when the block finishes without error."""
-    out = check_output_directory(out, force)
-    parent = out.resolve().parent
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+def atomic_directory(out, force: bool = False, kind: str = "run", inputs=()):
+    """Yield a staging directory that replaces ``out`` only when the block finishes without error.
+
+    ``out`` is checked first (:func:`check_output_directory`); a symlinked ``out`` keeps its link and gets
+    the new directory where it points. Staging is named after this process, so a later run removes what
+    a killed one left behind.
+    """
+    out = check_output_directory(out, force, kind, inputs)
+    parent = out.parent
+    staging = Path(tempfile.mkdtemp(prefix=f"{_staging_prefix(out)}{os.getpid()}-", dir=parent))
     os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; the result is an ordinary directory
     try:
         yield staging
@@ -81,7 +208,7 @@ def atomic_directory(out: Path, force: bool = False):
         shutil.rmtree(staging, ignore_errors=True)
         raise
     if out.exists():
-        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
+        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=parent))
         os.replace(out, trash / out.name)
         os.replace(staging, out)
         shutil.rmtree(trash, ignore_errors=True)
@@ -90,13 +217,18 @@ def atomic_directory(out: Path, force: bool = False):
 
 
 @contextlib.contextmanager
-def atomic_file(target: Path):
-    """Yield a temporary path that replaces ``target`` only when the block finishes without error."""
+def atomic_file(target):
+    """Yield a temporary path that replaces ``target`` only when the block finishes without error.
+
+    The caller decides whether ``target`` may be replaced (:func:`check_output_file` for user-named files).
+    """
     target = Path(target)
+    if target.is_symlink():
+        target = target.resolve()
     if target.exists() and target.is_dir():
         raise ConfigError(f"{target} is a directory; choose a file name")
     parent = _check_parent_writable(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=parent)
+    handle, temporary = tempfile.mkstemp(prefix=f"{_staging_prefix(target)}{os.getpid()}-", dir=parent)
     os.close(handle)
     os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; the result is an ordinary file
     try:

@@ -74,7 +74,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
     out = Path(out)
     config = result.config.to_dict()
     panel = result.panel
-    with atomic_directory(out, force=force) as staging:
+    with atomic_directory(out, force=force, kind="run", inputs=[result.config.csv]) as staging:
         forecaster = artefacts.from_run(result)
         artefacts.write_directory(staging, forecaster)
         lengths = panel.lengths
@@ -106,6 +106,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             by_series(result).to_csv(staging / "metrics_by_series.csv", index=False)
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
+    out = out.resolve()
     for path in sorted(out.rglob("*")):
         if path.is_file():
             files[str(path.relative_to(out))] = path
