@@ -81,7 +81,7 @@ def test_summary_statistics():
     ({"seeds": []}, "no seeds"),
     ({"settings": {"colour": 3}}, "unknown setting 'colour'"),
     ({"settings": {"transformer.units": 3}}, "transformer has no parameter 'units'"),
-    ({"settings": {"units": 0}}, "units must be an integer >= 1; got 0"),
+    ({"settings": {"units": 0}}, "units must be an integer in 1..4096; got 0"),
 ])
 def test_spec_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message):

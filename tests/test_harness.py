@@ -91,7 +91,7 @@ def test_updated_routes_model_parameters_and_refuses_unknown():
     assert config.model_params == {"units": 7, "attention": "bahdanau"} and config.epochs == 3
     with pytest.raises(ConfigError, match="unknown setting 'unitz'"):
         RunConfig().updated(unitz=7)
-    with pytest.raises(ConfigError, match="epochs must be an integer >= 1; got 0"):
+    with pytest.raises(ConfigError, match="epochs must be an integer in 1..100000; got 0"):
         fit(tiny_config(epochs=0), series=make_series())
 
 

@@ -112,14 +112,14 @@ def test_linear_skip_is_an_autoregression_on_the_window():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: get_model("lstm", window=4), "unknown model 'lstm'; available: simple-rnn, attention-rnn, transformer"),
-    (lambda: get_model("simple-rnn", window=1), "window must be an integer >= 2 for model 'simple-rnn'; got 1"),
-    (lambda: get_model("simple-rnn", window=4, horizon=0), "horizon must be an integer >= 1"),
+    (lambda: get_model("simple-rnn", window=1), "window must be an integer in 2..100000 for model 'simple-rnn'; got 1"),
+    (lambda: get_model("simple-rnn", window=4, horizon=0), "horizon must be an integer in 1..10000"),
     (lambda: get_model("transformer", window=4, d_model=30, num_heads=4), "d_model must be divisible by num_heads=4; got 30"),
     (lambda: get_model("transformer", window=4, dropout=-0.5), "dropout must be a number in \\[0, 1\\); got -0.5"),
     (lambda: get_model("attention-rnn", window=4, attention="cosine"), "attention must be one of additive, bahdanau"),
     (lambda: get_model("simple-rnn", window=4, cell="transformer"), "cell must be one of rnn, lstm, gru; got 'transformer'"),
     (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, center, dropout"),
-    (lambda: get_model("simple-rnn", window=4, units=0), "units must be an integer >= 1; got 0"),
+    (lambda: get_model("simple-rnn", window=4, units=0), "units must be an integer in 1..4096; got 0"),
 ])
 def test_invalid_arguments(call, message):
     with pytest.raises(ValueError, match=message):

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from .baselines import LinearAR, Naive, SeasonalNaive
-from .errors import ConfigError
+from .checks import SEED_MAX
+from .errors import ConfigError, TsattnError
 from .io import atomic_file, write_json
 
 BASELINE_ROWS = {model.key: model.label for model in (Naive, SeasonalNaive, LinearAR)}  # key -> row label
@@ -134,8 +135,8 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
     seeds = list(seeds)
     if not seeds:
         raise ConfigError("no seeds; give at least one, e.g. --seeds 0,1,2")
-    if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
-        raise ConfigError(f"seeds must be integers >= 0; got {seeds}")
+    if any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= SEED_MAX for s in seeds):
+        raise ConfigError(f"seeds must be integers in 0..{SEED_MAX}; got {seeds}")
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"duplicate seeds {seeds}: each seed must appear once")
     merged = dict(settings or {})
@@ -144,10 +145,11 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
             merged[key] = value
     _split_settings(models, merged)  # refuse unknown keys now
     spec = ComparisonSpec(models, sources, seeds, merged)
-    from .models import get_spec
+    from .harness import check_config
 
     for model in models:  # refuse bad values now, not after an hour of runs
-        get_spec(model).resolve(_run_config(spec, sources[0], model, seeds[0]).model_params)
+        for seed in seeds:
+            check_config(_run_config(spec, sources[0], model, seed))
     return spec
 
 
@@ -157,18 +159,46 @@ def load_grid(path: str | Path) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
+    from .data import regular_file
+
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"--config {path} does not exist; check the path")
     try:
-        grid = tomllib.loads(path.read_text())
+        regular_file(path, "--config file")
+        grid = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--config {path} does not parse as TOML ({str(exc).splitlines()[0]}); fix the file") from None
-    allowed = {"models", "datasets", "seeds", "window", "horizon", "epochs", "set", "csv"}
-    unknown = sorted(set(grid) - allowed)
+    except TsattnError as exc:
+        raise ConfigError(str(exc)) from None
+    unknown = sorted(set(grid) - set(GRID_KEYS))
     if unknown:
-        raise ConfigError(f"--config {path} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+        raise ConfigError(f"--config {path} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(GRID_KEYS))}")
+    for key, (check, expected) in GRID_KEYS.items():
+        if key in grid and not check(grid[key]):
+            raise ConfigError(f"--config {path}: {key} must be {expected}; got {grid[key]!r}")
     return grid
+
+
+def _list_of(kind):
+    return lambda value: isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+
+
+def _dataset_entry(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, dict) and isinstance(value.get("name"), str)
+                                      and isinstance(value.get("options", {}), dict))
+
+
+GRID_KEYS = {
+    "models": (_list_of(str), "a list of model names, e.g. [\"simple-rnn\", \"transformer\"]"),
+    "datasets": (lambda v: isinstance(v, list) and all(_dataset_entry(d) for d in v),
+                 "a list of dataset names (or {name, options} tables)"),
+    "seeds": (_list_of(int), "a list of integers, e.g. [0, 1, 2]"),
+    "window": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "horizon": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "epochs": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "set": (lambda v: isinstance(v, dict), "a table of settings ([set])"),
+    "csv": (lambda v: isinstance(v, list) and all(isinstance(e, dict) and isinstance(e.get("path"), str) for e in v),
+            "a list of [[csv]] tables, each with a path"),
+}
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -152,13 +152,28 @@ def frequency_of(series: pd.Series) -> str | None:
 # ----------------------------------------------------------------------------------------------------
 # CSV files
 # ----------------------------------------------------------------------------------------------------
+def regular_file(path: Path, what: str) -> Path:
+    """``path`` if it is an existing regular file: a FIFO or a device would block or read for ever."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(f"{what} {path} does not exist; check the path") from None
+    except OSError as exc:
+        raise DataError(f"{what} {path} cannot be read ({exc.strerror or exc}); check the path") from None
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{path} is a directory, not a {what}; pass the file's path")
+    if not stat.S_ISREG(mode):
+        raise DataError(f"{what} {path} is not a regular file (a pipe, socket or device); pass a file")
+    return path
+
+
 def read_csv_frame(path: Path) -> pd.DataFrame:
     """A CSV file as a DataFrame with text column names, or one clear line on what is wrong with it."""
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"CSV file {path} does not exist; check the path")
-    if path.is_dir():
-        raise DataError(f"{path} is a directory, not a CSV file; pass the file's path")
+    regular_file(path, "CSV file")
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:

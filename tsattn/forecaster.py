@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import metrics as M
 from .baselines import BASELINES, NetworkModel, Naive, SeasonalNaive, gather_windows
-from .checks import positive_int
+from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
@@ -264,7 +264,7 @@ class Forecaster:
             Otherwise a long frame ``unique_id, ds, <model>`` with each series' next timestamps.
         """
         self._check_fitted()
-        steps = positive_int("steps", self.horizon if steps is None else steps)
+        steps = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
         panel = self._panel_of(series, ids)
         contexts = self._contexts(panel)
         values = self._forecast(contexts, steps, self._scaler_for(panel), np.arange(panel.n_series))
@@ -335,7 +335,7 @@ class Forecaster:
             in series units (rmse, mae, mase, ...).
         """
         self._check_fitted()
-        horizon = positive_int("horizon", self.horizon if horizon is None else horizon)
+        horizon = positive_int("horizon", self.horizon if horizon is None else horizon, 1, MAX_STEPS)
         panel = self._panel_of(series)
         origins = self._origins(panel, horizon)
         actual, predicted, _, frame, numbers, scale = self._score(panel, origins, horizon)
@@ -362,8 +362,8 @@ class Forecaster:
             unique_id first); ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
         """
         self._check_fitted()
-        horizon = positive_int("horizon", self.horizon if horizon is None else horizon)
-        stride = positive_int("stride", stride)
+        horizon = positive_int("horizon", self.horizon if horizon is None else horizon, 1, MAX_STEPS)
+        stride = positive_int("stride", stride, 1, 100_000)
         panel = self._panel_of(series)
         every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
         if isinstance(retrain, int) and not isinstance(retrain, bool) and retrain < 1:
@@ -502,7 +502,7 @@ class Forecaster:
         path = Path(path)
         if kind == "forecast":
             panel = self._panel_of(series)
-            steps = positive_int("steps", self.horizon if steps is None else steps)
+            steps = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
             forecast = self._forecast(self._contexts(panel), steps, self._scaler_for(panel),
                                       np.arange(panel.n_series))
             shown = range(min(panel.n_series, 6))

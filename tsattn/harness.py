@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from . import metrics as M
 from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients
+from . import checks as C
 from .checks import choice
 from .data import load_dataset
 from .errors import ConfigError, TrainingError
@@ -339,14 +340,46 @@ def _optimizer(config: RunConfig, steps_per_epoch: int):
     return keras.optimizers.Adam(learning_rate=WarmupSchedule(config.learning_rate, warmup, decay, total))
 
 
+# Every run setting's range, checked before any work (README: "Settings and their ranges").
+INTEGER_RANGES = {"window": (2, 100_000), "horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
+                  "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
+                  "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000)}
+OPTIONAL_RANGES = {"season": (1, 10_000), "holdout": (1, 100_000)}
+
+
+def check_config(config: RunConfig) -> RunConfig:
+    """Refuse a setting outside its documented range or of the wrong type, naming it, its value and the range."""
+    from .data import FILL_METHODS
+    from .windows import SCALER_FITS, SCALINGS
+
+    C.text("model", config.model, optional=False)
+    get_spec(config.model)
+    for name, (low, high) in INTEGER_RANGES.items():
+        C.positive_int(name, getattr(config, name), low, high)
+    for name, (low, high) in OPTIONAL_RANGES.items():
+        C.optional_positive_int(name, getattr(config, name), low, high)
+    C.number("learning_rate", config.learning_rate, 0.0, 10.0, low_open=True)
+    C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
+    C.fraction("validation_fraction", config.validation_fraction)
+    for name in ("jit_compile", "early_stopping", "within_parts"):
+        C.boolean(name, getattr(config, name))
+    C.optional_choice("fill", config.fill, FILL_METHODS)
+    C.choice("scaling", config.scaling, SCALINGS)
+    C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
+    C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
+    C.choice("skip_init", config.skip_init, SKIP_INITS)
+    C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
+    C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
+    C.mapping("model_params", config.model_params)
+    C.mapping("dataset_options", config.dataset_options)
+    for name in ("dataset", "csv", "column", "date_column", "id_column"):
+        C.text(name, getattr(config, name))
+    get_spec(config.model).resolve(config.model_params)
+    return config
+
+
 def _check_training_settings(config: RunConfig):
-    for name, minimum in (("epochs", 1), ("batch_size", 1), ("patience", 1), ("seed", 0), ("warmup_epochs", 0),
-                          ("steps_per_execution", 1)):
-        value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-            raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if config.season is not None and (not isinstance(config.season, int) or config.season < 1):
-        raise ConfigError(f"season must be an integer >= 1 or None; got {config.season!r}")
+    check_config(config)
 
 
 def fit_linear_on_train(data: WindowedPanel) -> np.ndarray:
@@ -451,9 +484,7 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     config = config or RunConfig()
     if overrides:
         config = config.updated(**overrides)
-    get_spec(config.model).resolve(config.model_params)  # unknown model / parameters fail before any work
-    choice("linear_fit", config.linear_fit, LINEAR_FITS)
-    choice("split", config.split, ("auto",) + SPLIT_METHODS)
+    check_config(config)  # unknown model, parameters or settings out of range fail before any work
     if series is None:
         panel = load_panel(config)
     else:

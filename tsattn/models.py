@@ -36,8 +36,13 @@ class Param:
     help: str
 
 
-def integer(minimum: int) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+def integer(minimum: int, maximum: int | None = None) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum and \
+        (maximum is None or v <= maximum)
+
+
+def boolean(v) -> bool:
+    return isinstance(v, bool)
 
 
 def fraction(v) -> bool:
@@ -125,9 +130,10 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
         33
     """
     spec = get_spec(name)
-    for key, value, minimum in (("window", window, 2), ("features", features, 1), ("horizon", horizon, 1)):
-        if not integer(minimum)(value):
-            raise ConfigError(f"{key} must be an integer >= {minimum} for model {name!r}; got {value!r}")
+    for key, value, minimum, maximum in (("window", window, 2, 100_000), ("features", features, 1, 10_000),
+                                         ("horizon", horizon, 1, 10_000)):
+        if not integer(minimum, maximum)(value):
+            raise ConfigError(f"{key} must be an integer in {minimum}..{maximum} for model {name!r}; got {value!r}")
     resolved = spec.resolve(params)
     inputs = keras.Input(shape=(window, features), name="window")
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
@@ -150,7 +156,7 @@ def _output(x, horizon: int, output_activation: str):
 # simple-rnn
 # ----------------------------------------------------------------------------------------------------
 _RNN_PARAMS = {
-    "units": Param(32, "an integer >= 1", integer(1), "hidden units of the recurrent layer"),
+    "units": Param(32, "an integer in 1..4096", integer(1, 4096), "hidden units of the recurrent layer"),
     "activation": Param("tanh", f"one of {', '.join(ACTIVATIONS)}", choice(*ACTIVATIONS),
                         "activation of the recurrent layer (rnn cell)"),
     "cell": Param("rnn", f"one of {', '.join(CELLS)}", choice(*CELLS), "recurrent cell: SimpleRNN, LSTM or GRU"),
@@ -226,18 +232,18 @@ register(ModelSpec(
     "transformer",
     "Dense projection -> positional encoding -> encoder blocks (multi-head self-attention + ReLU FFN) -> pooling -> Dense",
     {
-        "d_model": Param(32, "an integer >= 1 divisible by num_heads", integer(1), "width of the encoder"),
-        "num_heads": Param(4, "an integer >= 1", integer(1), "attention heads (key_dim = d_model / num_heads)"),
-        "ff_dim": Param(64, "an integer >= 1", integer(1), "hidden units of the ReLU feed-forward network"),
-        "num_blocks": Param(2, "an integer >= 1", integer(1), "encoder blocks"),
+        "d_model": Param(32, "an integer in 1..1024 divisible by num_heads", integer(1, 1024), "width of the encoder"),
+        "num_heads": Param(4, "an integer in 1..64", integer(1, 64), "attention heads (key_dim = d_model / num_heads)"),
+        "ff_dim": Param(64, "an integer in 1..8192", integer(1, 8192), "hidden units of the ReLU feed-forward network"),
+        "num_blocks": Param(2, "an integer in 1..32", integer(1, 32), "encoder blocks"),
         "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout after attention and feed-forward"),
         "pooling": Param("last", f"one of {', '.join(POOLINGS)}", choice(*POOLINGS),
                          "summary of the window: the last step's vector or the average over steps"),
         "positional": Param("sinusoidal", "one of sinusoidal, learned", choice(*PositionalEncoding.MODES),
                             "fixed sinusoidal encoding or learned position embeddings"),
-        "positional_base": Param(10000.0, "a number > 1", lambda v: positive_number(v) and v > 1,
+        "positional_base": Param(10000.0, "a number in (1, 1e9]", lambda v: positive_number(v) and 1 < v <= 1e9,
                                  "n in P(k, 2i) = sin(k / n^(2i/d))"),
-        "causal": Param(False, "true or false", choice(True, False), "mask attention to earlier steps only"),
+        "causal": Param(False, "true or false", boolean, "mask attention to earlier steps only"),
         **_COMMON,
     },
     _build_transformer,
