@@ -201,13 +201,24 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     if result.panel.n_series > 1 and test:
         click.echo(panel_verdict(result))
     elif test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
+        click.echo(single_verdict(test, config.window))
+    click.echo(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
+
+
+def single_verdict(test: dict, window: int) -> str:
+    """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
+    model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
+    linear = test["linear"]["rmse"]
+    linear_text = f"{linear:.4g}" if linear is not None else "n/a"
+    if naive_rmse == 0:
+        head = (f"Test RMSE {model_rmse:.4g}; the naive last-value forecast is exact on the test part (RMSE 0: "
+                "the series does not change there), so no model can beat it")
+    else:
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
-        click.echo(f"Test RMSE {model_rmse:.4g} {verdict} the naive last-value forecast ({naive_rmse:.4g}, "
-                   f"{change:+.1f}%); linear AR({config.window}) {test['linear']['rmse']:.4g}. "
-                   "One seed: compare several before concluding (tsattn compare).")
-    click.echo(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
+        head = f"Test RMSE {model_rmse:.4g} {verdict} the naive last-value forecast ({naive_rmse:.4g}, {change:+.1f}%)"
+    return (f"{head}; linear AR({window}) {linear_text}. One seed: compare several before concluding "
+            "(tsattn compare).")
 
 
 def panel_verdict(result) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import tempfile
 import zipfile
 from pathlib import Path
@@ -107,6 +109,48 @@ def is_artefact_file(path: Path) -> bool:
 # ----------------------------------------------------------------------------------------------------
 # Reading
 # ----------------------------------------------------------------------------------------------------
+METADATA_MAX_BYTES = 512 * 2**20     # tsattn.json: tails of 10,000 series take a few MB
+MODEL_MAX_BYTES = 2 * 2**30          # model.keras, and everything inside it once unpacked
+
+
+def _check_member(path: Path, member: Path) -> None:
+    """A member of an artefact directory must be a regular file of a sensible size (not /dev/zero)."""
+    if not member.exists() and not member.is_symlink():
+        return
+    try:
+        info = os.stat(member)
+    except OSError:
+        raise _not_an_artefact(path, f"{member.name} cannot be read") from None
+    limit = METADATA_MAX_BYTES if member.name == METADATA_FILE else MODEL_MAX_BYTES
+    if not stat.S_ISREG(info.st_mode):
+        raise _not_an_artefact(path, f"{member.name} is not a regular file")
+    if info.st_size > limit:
+        raise _not_an_artefact(path, f"{member.name} is {info.st_size} bytes, over the {limit} that tsattn reads")
+
+
+def _check_zip_member(path: Path, info: zipfile.ZipInfo) -> None:
+    """Before extracting: a regular file (not a symlink entry) whose unpacked size is within the limit."""
+    kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the writer set no type (Python's writestr)
+    if info.is_dir() or kind not in (0, stat.S_IFREG):
+        raise _not_an_artefact(path, f"{info.filename} inside is not a regular file")
+    limit = METADATA_MAX_BYTES if info.filename == METADATA_FILE else MODEL_MAX_BYTES
+    if info.file_size > limit:
+        raise _not_an_artefact(path, f"{info.filename} inside unpacks to {info.file_size} bytes, over the {limit} "
+                                     "that tsattn reads")
+
+
+def _check_keras_file(path: Path, model_path: Path) -> None:
+    """model.keras is itself a zip: its members must unpack to a sensible total before Keras reads them."""
+    try:
+        with zipfile.ZipFile(model_path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError):
+        return  # Keras reports a damaged file itself, with the message below
+    if total > MODEL_MAX_BYTES:
+        raise _not_an_artefact(path, f"{MODEL_FILE} unpacks to {total} bytes, over the {MODEL_MAX_BYTES} that "
+                                     "tsattn reads")
+
+
 def _not_an_artefact(path: Path, why: str) -> DataError:
     return DataError(f"{path} is not a tsattn model ({why}); pass a directory written by `tsattn fit` or a "
                      "file written by Forecaster.save")
@@ -124,23 +168,28 @@ def read(path: Path):
     with tempfile.TemporaryDirectory() as scratch:
         if path.is_dir():
             directory = path
+            for name in (METADATA_FILE, MODEL_FILE):
+                _check_member(path, directory / name)
         else:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise _not_an_artefact(path, "not a regular file")
             try:
                 with zipfile.ZipFile(path) as archive:
-                    names = set(archive.namelist())
-                    if METADATA_FILE not in names:
+                    members = {info.filename: info for info in archive.infolist()}
+                    if METADATA_FILE not in members:
                         raise _not_an_artefact(path, f"no {METADATA_FILE} inside")
-                    for name in (METADATA_FILE, MODEL_FILE):  # only the members tsattn reads
-                        if name in names:
-                            archive.extract(name, scratch)
-            except zipfile.BadZipFile:
+                    for name in (METADATA_FILE, MODEL_FILE):  # only the members tsattn reads, checked first
+                        if name in members:
+                            _check_zip_member(path, members[name])
+                            archive.extract(members[name], scratch)
+            except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError):
                 raise _not_an_artefact(path, "not a zip archive") from None
             directory = Path(scratch)
         metadata_path = directory / METADATA_FILE
         if not metadata_path.exists():
             raise _not_an_artefact(path, f"no {METADATA_FILE}")
         try:
-            state = json.loads(metadata_path.read_text())
+            state = json.loads(metadata_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise _not_an_artefact(path, f"{METADATA_FILE} is not valid JSON") from None
         if not isinstance(state, dict) or state.get("format") != ARTEFACT_FORMAT:
@@ -156,8 +205,9 @@ def read(path: Path):
             model_path = directory / MODEL_FILE
             if not model_path.exists():
                 raise _not_an_artefact(path, f"{MODEL_FILE} is missing")
+            _check_keras_file(path, model_path)
             try:
-                model = keras.saving.load_model(model_path)
+                model = keras.saving.load_model(model_path, safe_mode=True)
             except Exception as exc:  # keras raises many types for a damaged file
                 raise DataError(f"{model_path if path.is_dir() else path}: the saved Keras model cannot be "
                                 f"loaded ({type(exc).__name__}); the file is damaged or from an incompatible "
@@ -199,7 +249,7 @@ def _tails(state: dict):
 def load(cls, path: Path):
     """A fitted ``cls`` (Forecaster) from an artefact written by :func:`save` or `tsattn fit`."""
     from .baselines import NetworkModel, from_state, Naive, SeasonalNaive
-    from .harness import RunConfig
+    from .harness import RunConfig, check_config
     from .windows import Scaler
 
     model, state = read(path)
@@ -220,7 +270,11 @@ def load(cls, path: Path):
         forecaster.config_ = RunConfig(**config)
         forecaster.columns_ = tuple(state.get("columns", ("unique_id", "ds", "y")))
         if model is not None:
-            forecaster.estimator_ = NetworkModel(model, forecaster.model, int(state["window"]), int(state["horizon"]))
+            window, horizon = int(state["window"]), int(state["horizon"])
+            if tuple(model.input_shape[1:]) != (window, 1) or tuple(model.output_shape[1:]) != (horizon,):
+                raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
+                                 f"to horizon {horizon}")
+            forecaster.estimator_ = NetworkModel(model, forecaster.model, window, horizon)
         elif "estimator" in state:
             forecaster.estimator_ = from_state(state["estimator"])
         else:  # format 1 baselines
@@ -229,10 +283,17 @@ def load(cls, path: Path):
                 SeasonalNaive(horizon, forecaster.season_)
         if len(forecaster.scaler_.offset) != forecaster.tails_.n_series:
             raise ValueError("one scaler per series is needed")
+        if forecaster.window != int(state["window"]) or forecaster.horizon != int(state["horizon"]):
+            raise ValueError("the estimator's window and horizon differ from the model's")
+        check_config(forecaster.config_)
+        if (forecaster.tails_.lengths < forecaster.lookback_).any():
+            raise ValueError("a stored tail is shorter than the window")
+        if len(forecaster.mase_scale_) != forecaster.tails_.n_series:
+            raise ValueError("one MASE scale per series is needed")
         history = state.get("history") or {"loss": []}
         forecaster.history_ = pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
                                                                          name="epoch"))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
         raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
                         "again") from None
     return forecaster

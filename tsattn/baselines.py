@@ -91,7 +91,13 @@ def linear_coefficients(data, starts: np.ndarray) -> np.ndarray:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
     X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
     y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
-    return M.fit_linear_autoregression(X, y)
+    try:
+        return M.fit_linear_autoregression(X, y)
+    except np.linalg.LinAlgError:
+        from .errors import TrainingError
+
+        raise TrainingError("the least-squares autoregression did not converge on these windows (extreme or "
+                            "degenerate values); rescale the data or pass skip_init=zeros") from None
 
 
 class LinearAR(WindowModel):

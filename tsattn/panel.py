@@ -157,6 +157,14 @@ def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, 
     lengths = np.array([len(s) for s in series_list], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     values = np.concatenate([s.to_numpy(dtype=np.float64) for s in series_list]) if series_list else np.zeros(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        spans = np.maximum.reduceat(values, offsets[:-1]) - np.minimum.reduceat(values, offsets[:-1])
+    if not np.isfinite(spans).all():
+        bad = int(np.flatnonzero(~np.isfinite(spans))[0])
+        low, high = values[offsets[bad]:offsets[bad + 1]].min(), values[offsets[bad]:offsets[bad + 1]].max()
+        what = "the series" if len(ids) == 1 else f"series {ids[bad]!r}"
+        raise DataError(f"{what} spans {low:.3g} to {high:.3g}, more than float64 can represent as a difference; "
+                        "rescale it first (e.g. divide by 1e300)")
     index = series_list[0].index.append([s.index for s in series_list[1:]]) if len(series_list) > 1 \
         else series_list[0].index
     if isinstance(index, pd.DatetimeIndex):
