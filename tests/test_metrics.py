@@ -50,6 +50,8 @@ def test_baselines():
 
 
 @pytest.mark.parametrize("freq, season", [("MS", 12), ("ME", 12), ("M", 12), ("D", 7), ("h", 24), ("QS-OCT", 4),
-                                          ("W-SUN", 52), ("YS-JAN", 1), (None, 1), ("2D", 7)])
+                                          ("W-SUN", 52), ("YS-JAN", 1), (None, 1), ("2D", 1), ("BQE-DEC", 4),
+                                          ("BQS-JAN", 4), ("BYE-DEC", 1), ("15min", 96), ("30min", 48), ("min", 60),
+                                          ("s", 60), ("H", 24), ("B", 5), ("2MS", 6), ("nonsense", 1)])
 def test_season_from_frequency(freq, season):
     assert M.season_from_frequency(freq) == season

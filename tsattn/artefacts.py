@@ -68,7 +68,8 @@ def metadata(forecaster) -> dict:
         "series_name": tails.name,
         "single_input": bool(tails.single_input),
         "ids": list(tails.ids),
-        "index": {"kind": tails.index_kind, "freq": tails.freq},
+        "index": {"kind": tails.index_kind, "freq": tails.freq,
+                  "tz": str(tails.index.tz) if getattr(tails.index, "tz", None) is not None else None},
         "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index)},
         "trained_until": int(trained_until) if isinstance(trained_until, (int, np.integer)) else str(trained_until),
         "history": {column: [float(v) for v in forecaster.history_[column]] for column in forecaster.history_.columns},
@@ -215,7 +216,9 @@ def read(path: Path):
     return model, state
 
 
-def _index(labels: list, kind: str, freq) -> pd.Index:
+def _index(labels: list, kind: str, freq, tz=None) -> pd.Index:
+    if kind == "datetime" and tz:
+        return pd.DatetimeIndex(pd.to_datetime(labels, utc=True)).tz_convert(tz)
     if kind == "datetime":
         return pd.DatetimeIndex(pd.to_datetime(labels))
     if kind == "period":
@@ -237,7 +240,7 @@ def _tails(state: dict):
     tails = state["tails"]
     offsets = np.asarray(tails["offsets"], dtype=np.int64)
     values = np.asarray(tails["values"], dtype=np.float64)
-    index = _index(tails["labels"], state["index"]["kind"], state["index"]["freq"])
+    index = _index(tails["labels"], state["index"]["kind"], state["index"]["freq"], state["index"].get("tz"))
     ids = [str(i) for i in state["ids"]]
     if len(offsets) != len(ids) + 1 or offsets[-1] != len(values) or len(index) != len(values) \
             or (np.diff(offsets) < 0).any() or not np.isfinite(values).all():
@@ -265,7 +268,7 @@ def load(cls, path: Path):
         kind = forecaster.tails_.index_kind
         label = state["trained_until"]
         forecaster.trained_until_ = (int(label) if kind == "range" else
-                                     _index([label], kind, forecaster.tails_.freq)[0])
+                                     _index([label], kind, forecaster.tails_.freq, state["index"].get("tz"))[0])
         config = {k: v for k, v in state["config"].items() if k in RunConfig.fields()}
         forecaster.config_ = RunConfig(**config)
         forecaster.columns_ = tuple(state.get("columns", ("unique_id", "ds", "y")))

@@ -96,6 +96,7 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
         warnings.warn(f"{label}: timestamps were not in order; sorted them", UserWarning, stacklevel=2)
         series = series.sort_index()
 
+    series = _regular_steps(series, label, fill)
     infinite = np.isinf(series.to_numpy())
     if infinite.any():
         positions = np.flatnonzero(infinite)
@@ -125,11 +126,63 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
     return _with_frequency(series)
 
 
+def infer_freq(index: pd.Index) -> str | None:
+    """pandas' inferred frequency as a string (None when irregular), without pandas 3's FutureWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        freq = pd.infer_freq(index)
+    return getattr(freq, "freqstr", freq)
+
+
+def _regular_steps(series: pd.Series, label: str, fill: str | None) -> pd.Series:
+    """A series on a regular grid: missing steps of its frequency inserted as NaN (then filled by ``fill``),
+    or a one-line refusal that says how to fix the data. Regular series come back unchanged."""
+    from collections import Counter
+
+    index = series.index
+    if len(index) < 3 or isinstance(index, pd.RangeIndex):
+        return series
+    if isinstance(index, pd.DatetimeIndex):
+        if index.freq is not None or infer_freq(index) is not None:
+            return series
+        every = max(1, (len(index) - 2) // 50)
+        candidates = Counter(infer_freq(index[i:i + 3]) for i in range(0, len(index) - 2, every))
+        candidates.pop(None, None)
+        full, freq = None, None
+        for freq, _ in candidates.most_common(3):
+            grid = pd.date_range(index[0], index[-1], freq=freq)
+            if len(grid) <= 10 * len(index) + 100 and index.isin(grid).all():
+                full = grid
+                break
+    elif isinstance(index, pd.PeriodIndex):
+        if (np.diff(index.asi8) == 1).all():
+            return series
+        full, freq = pd.period_range(index[0], index[-1], freq=index.freq), index.freqstr
+    else:
+        steps = np.diff(np.asarray(index, dtype=np.int64))
+        if (steps == steps[0]).all():
+            return series
+        step = int(np.gcd.reduce(steps))
+        first, last = int(index[0]), int(index[-1])
+        full = pd.Index(np.arange(first, last + 1, step)) if (last - first) // step < 10 * len(index) + 100 else None
+        freq = f"integer step {step}"
+    if full is None:
+        raise DataError(f"{label} has irregular timestamps that fit no regular frequency; resample it to one "
+                        "regular frequency first (e.g. series.resample('MS').mean())")
+    missing = full[~full.isin(index)]
+    if fill in (None, "drop"):
+        raise DataError(f"{label} misses {len(missing)} step(s) of its {freq} frequency, first {missing[0]}; insert "
+                        "and fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
+    warnings.warn(f"{label}: inserted {len(missing)} missing step(s) of its {freq} frequency (first {missing[0]}), "
+                  f"filled with {fill}", UserWarning, stacklevel=3)
+    return series.reindex(full)
+
+
 def _with_frequency(series: pd.Series) -> pd.Series:
     """Attach the inferred frequency to a DatetimeIndex when the timestamps are regular."""
     index = series.index
     if isinstance(index, pd.DatetimeIndex) and index.freq is None and len(index) >= 3:
-        freq = pd.infer_freq(index)
+        freq = infer_freq(index)
         if freq is not None:
             series = series.copy()
             series.index = pd.DatetimeIndex(index, freq=freq)

@@ -262,6 +262,8 @@ def future_index(description: dict, steps: int) -> pd.Index:
             raise DataError("the series' timestamps are irregular, so future timestamps cannot be inferred; "
                             "resample it to a regular frequency first (e.g. series.asfreq('D'))")
         last = pd.Timestamp(description["last"])
+        if description.get("tz"):  # the named zone, so labels follow its daylight-saving changes
+            last = last.tz_convert(description["tz"])
         return pd.date_range(last, periods=steps + 1, freq=description["freq"])[1:]
     if kind == "period":
         return pd.period_range(pd.Period(description["last"], freq=description["freq"]), periods=steps + 1,

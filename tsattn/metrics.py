@@ -94,21 +94,53 @@ def per_step_metrics(actual, predicted, scale: float | None = None) -> list[dict
 # ----------------------------------------------------------------------------------------------------
 # Baselines
 # ----------------------------------------------------------------------------------------------------
-SEASONS = {"Y": 1, "A": 1, "Q": 4, "M": 12, "W": 52, "D": 7, "B": 5, "H": 24, "h": 24, "T": 60, "min": 60}
-
-
 def season_from_frequency(freq: str | None) -> int:
-    """The natural season length of a pandas frequency string: 12 for monthly, 7 for daily, 24 for hourly...
+    """The natural season of a pandas frequency, from its offset: periods per year for yearly to monthly data
+    (1, 4, 12), per week for daily data (7; 5 for business days), per year for weekly data (52), per day for
+    hourly and sub-hourly data (24, 48 for 30min, 96 for 15min), per hour for minutes (60) and per minute
+    for seconds (60). Returns 1 (no season) for a missing, unknown or multi-day frequency.
 
-    Returns 1 (no season) for unknown or missing frequencies.
+    Example:
+        >>> season_from_frequency("MS"), season_from_frequency("BQE-DEC"), season_from_frequency("15min")
+        (12, 4, 96)
     """
     if not freq:
         return 1
-    base = freq.split("-")[0].lstrip("0123456789")
-    for prefix in ("min", "QS", "QE", "MS", "ME", "BM", "BMS", "YS", "YE", "AS", "W", "Q", "M", "D", "B", "H", "h", "T", "Y", "A"):
-        if base.startswith(prefix):
-            key = {"QS": "Q", "QE": "Q", "MS": "M", "ME": "M", "BM": "M", "BMS": "M", "YS": "Y", "YE": "Y", "AS": "A"}.get(prefix, prefix)
-            return SEASONS[key]
+    legacy = {"M": "ME", "BM": "BME", "Q": "QE", "BQ": "BQE", "A": "YE", "Y": "YE", "H": "h", "T": "min", "S": "s"}
+    base, dash, anchor = freq.partition("-")
+    digits = base.rstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    unit = base[len(digits):]
+    candidates = [freq] + ([digits + legacy[unit] + dash + anchor] if unit in legacy else [])
+    offset = None
+    for candidate in candidates:  # pandas 3 dropped M, H, T...; older pandas still writes them
+        try:
+            offset = pd.tseries.frequencies.to_offset(candidate)
+            break
+        except ValueError:
+            continue
+    if offset is None:
+        return 1
+    offsets = pd.offsets
+    n = max(1, int(getattr(offset, "n", 1) or 1))
+    if isinstance(offset, (offsets.YearBegin, offsets.YearEnd, offsets.BYearBegin, offsets.BYearEnd)):
+        return 1
+    if isinstance(offset, (offsets.QuarterBegin, offsets.QuarterEnd, offsets.BQuarterBegin, offsets.BQuarterEnd)):
+        return max(1, 4 // n)
+    if isinstance(offset, (offsets.MonthBegin, offsets.MonthEnd, offsets.BusinessMonthBegin,
+                           offsets.BusinessMonthEnd, offsets.SemiMonthBegin, offsets.SemiMonthEnd)):
+        return max(1, 12 // n) if not isinstance(offset, (offsets.SemiMonthBegin, offsets.SemiMonthEnd)) else 24
+    if isinstance(offset, offsets.Week):
+        return max(1, 52 // n)
+    if isinstance(offset, (offsets.BusinessDay, offsets.CustomBusinessDay)):
+        return 5 if n == 1 else 1
+    if isinstance(offset, offsets.Day):
+        return 7 if n == 1 else 1
+    if isinstance(offset, offsets.Hour):
+        return max(1, 24 // n)
+    if isinstance(offset, offsets.Minute):
+        return 60 if n == 1 else max(1, 1440 // n)
+    if isinstance(offset, offsets.Second):
+        return 60 if n == 1 else max(1, 3600 // n)
     return 1
 
 

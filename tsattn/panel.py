@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FILL_METHODS, as_series, read_csv_frame, read_csv_series
+from .data import FILL_METHODS, as_series, infer_freq, read_csv_frame, read_csv_series
 from .errors import ConfigError, DataError
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -126,7 +126,7 @@ def _step_of(index: pd.Index) -> str | None:
             return index.freqstr
         if len(index) < 3:
             return "short"
-        return pd.infer_freq(index)
+        return infer_freq(index)
     values = np.asarray(index)
     if len(values) < 2:
         return "short"
@@ -144,11 +144,12 @@ def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, 
     steps = [_step_of(s.index) for s in series_list]
     counted = Counter(step for step in steps if step not in (None, "short"))
     freq_key = counted.most_common(1)[0][0] if counted else None
+    irregular = [sid for sid, step in zip(ids, steps) if step is None]
+    if irregular:
+        raise DataError(f"{len(irregular)} series have irregular timestamps ({', '.join(irregular[:3])}); insert "
+                        "the missing steps with fill='interpolate' (CLI: --fill interpolate) or resample them to one "
+                        "regular frequency first")
     if len(series_list) > 1:
-        irregular = [sid for sid, step in zip(ids, steps) if step is None]
-        if irregular:
-            raise DataError(f"{len(irregular)} series have irregular timestamps ({', '.join(irregular[:3])}); "
-                            "resample them to one regular frequency first (e.g. with asfreq)")
         differ = [f"{sid} ({step})" for sid, step in zip(ids, steps) if step not in (freq_key, "short")]
         if differ:
             raise DataError(f"the panel mixes frequencies: most series are {freq_key} but {len(differ)} differ "
@@ -252,7 +253,7 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         if isinstance(index, pd.DatetimeIndex):
             index = pd.DatetimeIndex(index, freq=None)
         series = pd.Series(values[low:high], index=index, name=str(sid))
-        if i in missing_series:
+        if i in missing_series or (fill is not None and _step_of(index) is None):
             series = as_series(series, name=f"series {sid!r}", fill=fill)
         series_list.append(series)
     return [str(u) for u in uniques], series_list
