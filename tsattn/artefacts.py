@@ -216,6 +216,41 @@ def read(path: Path):
     return model, state
 
 
+def _check_state(state: dict) -> None:
+    """The types of tsattn.json's fields (a tampered file fails here, as damaged, not later in a forecast)."""
+    def need(condition: bool, what: str):
+        if not condition:
+            raise ValueError(what)
+
+    def integer(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    need(isinstance(state.get("estimator_params"), dict), "estimator_params must be a table")
+    need(all(isinstance(k, str) for k in state["estimator_params"]), "estimator_params keys must be names")
+    for key in ("window", "horizon", "season"):
+        need(integer(state.get(key)) and 1 <= state[key] <= 100_000, f"{key} must be a positive integer")
+    name = state.get("series_name")
+    need(name is None or isinstance(name, str), "series_name must be text or null")
+    need(isinstance(state.get("config"), dict), "config must be a table")
+    need(isinstance(state.get("scaler"), dict), "scaler must be a table")
+    if state["format_version"] >= 2:
+        index = state.get("index")
+        need(isinstance(index, dict) and index.get("kind") in ("datetime", "period", "range"), "index kind")
+        need(index.get("freq") is None or isinstance(index["freq"], str), "index freq must be text or null")
+        need(index.get("tz") is None or isinstance(index["tz"], str), "index tz must be text or null")
+        need(isinstance(state.get("single_input"), bool), "single_input must be true or false")
+        need(isinstance(state.get("ids"), list) and all(isinstance(i, (str, int)) and not isinstance(i, bool)
+                                                        for i in state["ids"]), "ids must be a list of names")
+        columns = state.get("columns", ["unique_id", "ds", "y"])
+        need(isinstance(columns, list) and len(columns) == 3 and all(isinstance(c, str) for c in columns),
+             "columns must be three names")
+        tails = state.get("tails")
+        need(isinstance(tails, dict) and all(isinstance(tails.get(k), list) for k in ("offsets", "values", "labels")),
+             "tails must hold offsets, values and labels")
+        need(state.get("history") is None or (isinstance(state["history"], dict) and all(
+            isinstance(v, list) for v in state["history"].values())), "history must be a table of lists")
+
+
 def _index(labels: list, kind: str, freq, tz=None) -> pd.Index:
     if kind == "datetime" and tz:
         return pd.DatetimeIndex(pd.to_datetime(labels, utc=True)).tz_convert(tz)
@@ -257,6 +292,7 @@ def load(cls, path: Path):
 
     model, state = read(path)
     try:
+        _check_state(state)
         forecaster = cls(**state["estimator_params"])
         forecaster.model_ = model
         forecaster.scaler_ = Scaler.from_dict(state["scaler"])
