@@ -705,14 +705,22 @@ SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "param
                    ("headline_ratio_to_naive", "ratio to naive"), ("fit_seconds", "fit s"), ("rank", "rank")]
 
 
+TRAINED_ONLY = ("seeds", "parameters", "fit_seconds")  # blank on baseline rows (no seeds, no training)
+
+
 def _cells(row) -> list[str]:
+    """One summary row as text: 4 significant digits, ± the seed spread at 2, blanks where nothing applies."""
     cells = []
+    baseline = row["model"] in BASELINE_ROWS.values()
     for key, _ in SUMMARY_COLUMNS:
-        if f"{key}_mean" in row:
+        if baseline and key in TRAINED_ONLY:
+            cells.append("")
+        elif f"{key}_mean" in row:
             mean, std = row[f"{key}_mean"], row[f"{key}_std"]
-            cells.append(f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std else ""))
+            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
+                                                                   else ""))
         elif key == "headline_ratio_to_naive":
-            cells.append(f"{row[key]:.3f}")
+            cells.append(f"{row[key]:.3f}" if row[key] == row[key] else "")
         else:
             cells.append(str(row[key]))
     return cells
@@ -748,12 +756,13 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
             rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "",
                                                 "".join(f"<td>{html.escape(c)}</td>" for c in cells)))
         lines = verdict(results, summary, dataset, records)
-        md += ["", "**Verdict.** " + " ".join(lines), ""]
+        md += ["", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
         body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
-                    f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><table><thead><tr>"
+                    f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
                     + "".join(f"<th>{html.escape(label)}</th>" for _, label in SUMMARY_COLUMNS)
-                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
-                    + "<p class='verdict'><b>Verdict.</b> " + html.escape(" ".join(lines)).replace("**", "") + "</p>")
+                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
+                    + "<div class='verdict'><b>Verdict.</b><ul>"
+                    + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
         for caption, path in _figures(out, dataset, records, summary):
             md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")
@@ -761,8 +770,10 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
                         f"src='data:image/png;base64,{encoded}'>")
     md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
            "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
-    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>tsattn comparison</title><style>"
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>tsattn comparison</title><style>"
             "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+            ".scroll{overflow-x:auto;max-width:100%}.verdict ul{margin:.3em 0;padding-left:1.2em}"
             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
             "th{background:#f2f2f2}tr.best td{background:#e6f4ea;font-weight:bold}img{max-width:100%}"
             ".verdict{background:#f8f8f8;padding:.8em;border-left:4px solid #4a8}</style></head><body>"

@@ -32,7 +32,7 @@ def _x_axis(index: pd.Index):
 
 
 def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
-                  test_start=None) -> Path:
+                  test_start=None, validation_start=None) -> Path:
     """Actual series and one-step (first-step) forecasts of every part, with a line where the test part starts."""
     fig, ax = plt.subplots(figsize=(11, 4.5))
     x, xlabel = _x_axis(series.index)
@@ -41,10 +41,12 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
         px, _ = _x_axis(forecast.index)
         ax.plot(px, forecast.predicted[:, 0], color=PART_COLOURS.get(part, "tab:green"), linewidth=0.9,
                 alpha=0.85, label=f"predicted ({part})")
-    if test_start is not None:
-        marker = _x_axis(pd.Index([test_start]) if not isinstance(series.index, pd.PeriodIndex)
-                         else pd.PeriodIndex([test_start]))[0][0]
-        ax.axvline(marker, color="grey", linestyle="--", linewidth=1.2, label="test part starts")
+    for start, style, label in ((validation_start, ":", "validation part starts"),
+                                (test_start, "--", "test part starts")):
+        if start is not None:
+            marker = _x_axis(pd.Index([start]) if not isinstance(series.index, pd.PeriodIndex)
+                             else pd.PeriodIndex([start]))[0][0]
+            ax.axvline(marker, color="grey", linestyle=style, linewidth=1.2, label=label)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(units)
@@ -53,15 +55,29 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     return _save(fig, path)
 
 
+def _integer_epochs(ax) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _log_if_positive(ax, *series) -> None:
+    """Log scale when every value is positive (a constant series can train to a loss of exactly 0)."""
+    values = np.concatenate([np.asarray(s, dtype=np.float64) for s in series]) if series else np.zeros(0)
+    if len(values) and (values > 0).all():
+        ax.set_yscale("log")
+
+
 def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss") -> Path:
     """Loss (MSE on scaled values) per epoch, log scale, with the best validation epoch marked."""
     fig, ax = plt.subplots(figsize=(7, 4))
+    _integer_epochs(ax)
     ax.plot(history.index, history["loss"], label="training loss")
     if "val_loss" in history:
         ax.plot(history.index, history["val_loss"], label="validation loss")
         best = history["val_loss"].idxmin()
         ax.axvline(best, color="grey", linestyle=":", label=f"best validation epoch ({best})")
-    ax.set_yscale("log")
+    _log_if_positive(ax, history["loss"], *([history["val_loss"]] if "val_loss" in history else []))
     ax.set_title(title)
     ax.set_xlabel("epoch")
     ax.set_ylabel("MSE (scaled values, log scale)")
@@ -80,7 +96,15 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     window = weights.shape[1]
     lags = np.arange(window, 0, -1)  # column j is lag window - j (1 = the most recent value)
     fig, (heat, mean) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [2.2, 1]})
-    image = heat.imshow(weights[:, ::-1], aspect="auto", cmap="viridis", interpolation="nearest",
+    # a diverging scale centred on the uniform weight 1/window, so near-uniform attention looks near-uniform
+    from matplotlib.colors import TwoSlopeNorm
+
+    uniform = 1 / window
+    spread = max(float(np.abs(weights - uniform).max()), 1e-9)
+    norm = TwoSlopeNorm(vcenter=uniform, vmin=max(0.0, uniform - spread), vmax=uniform + spread)
+    if norm.vmin >= uniform:
+        norm = TwoSlopeNorm(vcenter=uniform, vmin=uniform - 1e-9, vmax=uniform + spread)
+    image = heat.imshow(weights[:, ::-1], aspect="auto", cmap="RdBu_r", norm=norm, interpolation="nearest",
                         extent=(0.5, window + 0.5, len(weights) - 0.5, -0.5))
     heat.set_xlabel("lag (steps before the forecast target; 1 = most recent)")
     heat.set_ylabel("forecast target")
@@ -88,7 +112,7 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     heat.set_yticks(ticks)
     heat.set_yticklabels([str(labels[i])[:10] for i in ticks], fontsize=8)
     heat.set_title(title)
-    fig.colorbar(image, ax=heat, label="attention weight")
+    fig.colorbar(image, ax=heat, label=f"attention weight (white: uniform 1/{window})")
     mean.bar(lags[::-1], weights.mean(axis=0)[::-1], color="tab:purple")
     mean.axhline(1 / window, color="grey", linestyle="--", label=f"uniform (1/{window})")
     mean.set_xlabel("lag")
@@ -192,11 +216,12 @@ def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, uni
 def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     """Validation (solid) and training (dotted) loss per epoch of several models."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
+    _integer_epochs(ax)
     for i, (name, history) in enumerate(histories.items()):
         ax.plot(history.index, history["loss"], linestyle=":", color=f"C{i}", label=f"{name} (train)")
         if "val_loss" in history:
             ax.plot(history.index, history["val_loss"], color=f"C{i}", label=f"{name} (validation)")
-    ax.set_yscale("log")
+    _log_if_positive(ax, *[h[c] for h in histories.values() for c in ("loss", "val_loss") if c in h])
     ax.set_xlabel("epoch")
     ax.set_ylabel("MSE (scaled values, log scale)")
     ax.set_title(title)

@@ -144,14 +144,17 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
     if panel.n_series == 1:
         series = panel.series(0)
         units = units or f"{name} (series units)"
-        test_start = None
+        test_start = validation_start = None
         if result.data.count("test"):
             test_start = series.index[int(result.data.target_positions("test").min())]
+        if result.data.count("validation"):
+            validation_start = series.index[int(result.data.target_positions("validation").min())]
         rmse = result.metrics.get("test", {}).get("model", {}).get("rmse")
         naive = result.metrics.get("test", {}).get("naive", {}).get("rmse")
         subtitle = f" — test RMSE {rmse:.4g} (naive {naive:.4g})" if rmse is not None and naive is not None else ""
         written.append(plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
-                                           f"{title}: actual vs one-step forecasts{subtitle}", units, test_start))
+                                           f"{title}: actual vs one-step forecasts{subtitle}", units, test_start,
+                                           validation_start))
     else:
         part = "test" if "test" in result.forecasts else "validation"
         chosen = sample_series(result, part)
