@@ -100,7 +100,8 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     from matplotlib.colors import TwoSlopeNorm
 
     uniform = 1 / window
-    spread = max(float(np.abs(weights - uniform).max()), 1e-9)
+    # colours span at least +-50% of the uniform weight: deviations of a few percent stay pale
+    spread = max(float(np.abs(weights - uniform).max()), 0.5 * uniform)
     norm = TwoSlopeNorm(vcenter=uniform, vmin=max(0.0, uniform - spread), vmax=uniform + spread)
     if norm.vmin >= uniform:
         norm = TwoSlopeNorm(vcenter=uniform, vmin=uniform - 1e-9, vmax=uniform + spread)
@@ -111,7 +112,8 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     ticks = np.linspace(0, len(weights) - 1, num=min(8, len(weights))).astype(int)
     heat.set_yticks(ticks)
     heat.set_yticklabels([str(labels[i])[:10] for i in ticks], fontsize=8)
-    heat.set_title(title)
+    deviation = float(np.abs(weights - uniform).max()) / uniform * 100
+    heat.set_title(f"{title}\nlargest deviation from uniform: {deviation:.0f}%", fontsize=10)
     fig.colorbar(image, ax=heat, label=f"attention weight (white: uniform 1/{window})")
     mean.bar(lags[::-1], weights.mean(axis=0)[::-1], color="tab:purple")
     mean.axhline(1 / window, color="grey", linestyle="--", label=f"uniform (1/{window})")
