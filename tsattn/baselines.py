@@ -56,7 +56,7 @@ class Naive(WindowModel):
         self.horizon = horizon
 
     def forecast(self, values, origins, first, series, scaler):
-        return np.repeat(values[origins][:, None], self.horizon, axis=1)
+        return M.naive_forecast(values, origins, self.horizon)
 
 
 class SeasonalNaive(WindowModel):
@@ -72,13 +72,7 @@ class SeasonalNaive(WindowModel):
         self.lookback = season
 
     def forecast(self, values, origins, first, series, scaler):
-        steps = np.arange(1, self.horizon + 1)
-        lags = self.season * np.ceil(steps / self.season).astype(np.int64)
-        positions = origins[:, None] + steps[None, :] - lags[None, :]
-        forecast = np.full(positions.shape, np.nan)
-        ok = positions >= np.asarray(first)[:, None]
-        forecast[ok] = values[positions[ok]]
-        return forecast
+        return M.seasonal_naive_forecast(values, origins, self.horizon, self.season, np.asarray(first))
 
     def state(self) -> dict:
         return {**super().state(), "season": self.season}

@@ -313,24 +313,25 @@ def _check_out(out, spec: ComparisonSpec, force: bool, inputs=()) -> tuple[Path,
     The same comparison resumes without --force; a different one (or leftovers of an interrupted
     --force) needs --force, and only a directory holding nothing but a comparison's files is replaced.
     """
-    from .io import LAYOUTS, check_output_directory, foreign_files, resolve_output
+    from .io import check_output_directory, foreign_files, resolve_output
 
     resolved = resolve_output(out)
-    if not resolved.exists() or (resolved.is_dir() and not any(resolved.iterdir())):
+    if not resolved.is_dir() or not any(resolved.iterdir()):  # new, empty, or a file (refused there)
         return check_output_directory(out, False, "compare", inputs), False
+    if foreign_files(resolved, "compare"):  # refused, naming them, with or without --force
+        check_output_directory(out, force, "compare", inputs)
     spec_path = resolved / SPEC_FILE
-    if resolved.is_dir() and spec_path.is_file() and _previous_spec(spec_path) == spec.to_dict() \
-            and not foreign_files(resolved, "compare"):
-        return check_output_directory(out, True, "compare", inputs), False  # resume
-    if resolved.is_dir() and spec_path.is_file() and not force and not foreign_files(resolved, "compare"):
-        raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass --force "
-                          "to replace it")
-    if resolved.is_dir() and not foreign_files(resolved, "compare") and not spec_path.exists():
+    if spec_path.is_file():
+        if _previous_spec(spec_path) == spec.to_dict():
+            return check_output_directory(out, True, "compare", inputs), False  # resume
         if not force:
-            raise ConfigError(f"--out {out} holds the files of an interrupted comparison; pass --force to replace "
-                              "them or choose another directory")
-        return resolved, True
-    return check_output_directory(out, force, "compare", inputs), True
+            raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass "
+                              "--force to replace it")
+        return check_output_directory(out, True, "compare", inputs), True
+    if not force:
+        raise ConfigError(f"--out {out} holds the files of an interrupted comparison; pass --force to replace "
+                          "them or choose another directory")
+    return resolved, True
 
 
 def _prepare_out(out: Path, spec: ComparisonSpec, clear: bool):

@@ -194,14 +194,6 @@ def _with_frequency(series: pd.Series) -> pd.Series:
     return series
 
 
-def frequency_of(series: pd.Series) -> str | None:
-    """The frequency string of a series' index ("MS", "D", ...) or None when irregular / integer."""
-    index = series.index
-    if isinstance(index, (pd.DatetimeIndex, pd.PeriodIndex)):
-        return index.freqstr if index.freq is not None else None
-    return None
-
-
 # ----------------------------------------------------------------------------------------------------
 # CSV files
 # ----------------------------------------------------------------------------------------------------

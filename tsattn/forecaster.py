@@ -294,15 +294,16 @@ class Forecaster:
                             f"{lookback} and {horizon} step(s) to forecast; pass a longer series")
         return origins.astype(np.int64)
 
-    def _score(self, panel: Panel, origins: np.ndarray, horizon: int):
-        """Forecasts of the model and the baselines at ``origins``, with per-series metrics."""
+    def _score(self, panel: Panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None):
+        """Forecasts of the model (unless given, e.g. by refits) and the baselines at ``origins``, with
+        per-series metrics."""
         series = panel.series_of(origins)
         first = panel.offsets[series]
         scaler = self._scaler_for(panel)
         if (origins - self.lookback_ + 1 < first).any():
             raise DataError(f"every origin needs {self.lookback_} values before it in its own series")
-        contexts = gather_windows(panel.values, origins, self.lookback_)
-        predicted = self._forecast(contexts, horizon, scaler, series)
+        if predicted is None:
+            predicted = self._forecast(gather_windows(panel.values, origins, self.lookback_), horizon, scaler, series)
         actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
         baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
                      for model in (Naive(horizon), SeasonalNaive(horizon, self.season_))}
@@ -397,26 +398,19 @@ class Forecaster:
         else:
             from sklearn.base import clone
 
-            values = panel.values
             validation = self.config_.validation_fraction if self.config_.split != "holdout" else self.config_.holdout
             predicted = np.zeros((len(origins), horizon))
-            scale = self._mase_scale_for(panel)
             one = panel.series(0)
             for block_start in range(0, len(origins), every):
                 origin = origins[block_start]
                 refit = clone(self).fit(one.iloc[:origin + 1], validation=validation, epochs=epochs,
                                         seed=self.config_.seed)
                 block = origins[block_start:block_start + every]
-                contexts = gather_windows(values, block, refit.lookback_)
+                contexts = gather_windows(panel.values, block, refit.lookback_)
                 predicted[block_start:block_start + len(block)] = refit._forecast(
                     contexts, horizon, refit.scaler_, np.zeros(len(block), dtype=np.int64))
                 trained_until[block_start:block_start + len(block)] = refit.trained_until_
-            numbers = np.zeros(len(origins), dtype=np.int64)
-            actual = values[origins[:, None] + np.arange(1, horizon + 1)]
-            baselines = {model.key: model.forecast(values, origins, np.zeros(len(origins), dtype=np.int64), numbers,
-                                                   self.scaler_) for model in (Naive(horizon),
-                                                                               SeasonalNaive(horizon, self.season_))}
-            frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, numbers, panel.ids, "evaluation", scale)
+            actual, predicted, baselines, frame, numbers, scale = self._score(panel, origins, horizon, predicted)
         rows = pd.DataFrame({
             "origin": np.repeat(panel.index[origins], horizon),
             "timestamp": panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],

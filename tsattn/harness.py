@@ -204,9 +204,6 @@ def load_panel(config: RunConfig) -> Panel:
     return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill)
 
 
-load_series = load_panel  # the name before panels
-
-
 def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
     """The split a config asks for; "auto" is the competitions' hold-out for data that defines one
     (M3, M1: the last h values of each series), chronological fractions otherwise."""
@@ -378,10 +375,6 @@ def check_config(config: RunConfig) -> RunConfig:
     return config
 
 
-def _check_training_settings(config: RunConfig):
-    check_config(config)
-
-
 def fit_linear_on_train(data: WindowedPanel) -> np.ndarray:
     """Least-squares AR coefficients pooled over the scaled training windows of every series."""
     return linear_coefficients(data, data.starts["train"])
@@ -410,7 +403,7 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
 
 def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None):
     """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best)."""
-    _check_training_settings(config)
+    check_config(config)
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
     model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
     if config.skip_init not in SKIP_INITS:

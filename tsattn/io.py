@@ -273,14 +273,6 @@ def future_index(description: dict, steps: int) -> pd.Index:
     return pd.RangeIndex(start, start + step * steps, step)
 
 
-def index_from_labels(labels: list, description: dict) -> pd.Index:
-    if description["kind"] == "datetime":
-        return pd.DatetimeIndex(pd.to_datetime(labels), freq=description["freq"])
-    if description["kind"] == "period":
-        return pd.PeriodIndex([pd.Period(label, freq=description["freq"]) for label in labels])
-    return pd.Index(labels)
-
-
 def versions() -> dict:
     import keras
     import tensorflow as tf

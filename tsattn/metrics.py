@@ -46,34 +46,12 @@ def forecast_metrics(actual, predicted, scale: float | None = None) -> dict:
         200 |f - a| / (|a| + |f|), taken as 0 where both are 0.
     """
     actual, predicted = _pair(actual, predicted)
-    valid = np.isfinite(actual) & np.isfinite(predicted)
-    actual, predicted = actual[valid], predicted[valid]
-    if actual.size == 0:
-        return {name: None for name in METRIC_NAMES} | {"count": 0, "mape_count": 0}
-    error = predicted - actual
-    with np.errstate(over="ignore", invalid="ignore"):
-        mse = float(np.mean(np.square(error)))
-        # computed in a stable way so huge series (Fibonacci without log) still get an RMSE
-        peak = float(np.max(np.abs(error)))
-        rmse = peak * math.sqrt(float(np.mean(np.square(error / peak)))) if peak > 0 else 0.0
-    mae = float(np.mean(np.abs(error)))
-    nonzero = actual != 0
-    mape = float(np.mean(np.abs(error[nonzero] / actual[nonzero])) * 100) if nonzero.any() else None
-    denominator = np.abs(actual) + np.abs(predicted)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        smape_terms = np.where(denominator > 0, 2 * np.abs(error) / denominator, 0.0)
-    smape = float(np.mean(smape_terms) * 100)
-    mase = mae / scale if scale is not None and scale > 0 and math.isfinite(scale) else None
-    return {
-        "mse": _finite_or_none(mse),
-        "rmse": _finite_or_none(rmse),
-        "mae": _finite_or_none(mae),
-        "mape": _finite_or_none(mape) if mape is not None else None,
-        "smape": _finite_or_none(smape),
-        "mase": _finite_or_none(mase) if mase is not None else None,
-        "count": int(actual.size),
-        "mape_count": int(nonzero.sum()),
-    }
+    actual, predicted = actual.reshape(len(actual), -1), predicted.reshape(len(predicted), -1)
+    values = per_series_metrics(actual, predicted, np.zeros(len(actual), dtype=np.int64), 1,
+                                None if scale is None else [scale])  # one series: the panel computation
+    result = {name: _finite_or_none(values[name][0]) for name in METRIC_NAMES}
+    result["count"], result["mape_count"] = int(values["count"][0]), int(values["mape_count"][0])
+    return result
 
 
 def scaled_metrics(actual_scaled, predicted_scaled) -> dict:
@@ -149,16 +127,19 @@ def naive_forecast(values: np.ndarray, origins: np.ndarray, horizon: int) -> np.
     return np.repeat(values[origins][:, None], horizon, axis=1)
 
 
-def seasonal_naive_forecast(values: np.ndarray, origins: np.ndarray, horizon: int, season: int) -> np.ndarray:
+def seasonal_naive_forecast(values: np.ndarray, origins: np.ndarray, horizon: int, season: int,
+                            first=0) -> np.ndarray:
     """The value one season before each target (NaN where the series does not reach back that far).
 
     For a target h steps after origin o the forecast is values[o + h - season * ceil(h / season)].
+    ``first`` is the position where each origin's series starts (a panel's flat array): nothing before it
+    is read.
     """
     steps = np.arange(1, horizon + 1)
     lags = season * np.ceil(steps / season).astype(np.int64)
     positions = origins[:, None] + steps[None, :] - lags[None, :]
     forecast = np.full(positions.shape, np.nan)
-    ok = positions >= 0
+    ok = positions >= (np.reshape(first, (-1, 1)) if np.ndim(first) else first)
     forecast[ok] = values[positions[ok]]
     return forecast
 

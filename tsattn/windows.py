@@ -296,9 +296,6 @@ class WindowedPanel:
         }
 
 
-WindowedSeries = WindowedPanel  # the name before panels
-
-
 def _grid(low: np.ndarray, high: np.ndarray, span: int, stride: int) -> np.ndarray:
     """Window starts low, low + stride, ... with start + span <= high, for each [low, high) range."""
     counts = np.maximum(0, (high - low - span) // stride + 1)
