@@ -68,18 +68,85 @@ def _terminate_cleanly():
         pass
 
 
+class Output:
+    """Where a command's words go: tables and summaries on stdout, progress on stderr, nothing but errors
+    with --quiet, and one JSON document on stdout (nothing else there) with --json."""
+
+    def __init__(self, quiet: bool = False, as_json: bool = False):
+        self.quiet, self.json = quiet, as_json
+
+    def say(self, text: str = "") -> None:
+        """Human output (stdout): tables, verdicts, 'Wrote ...'."""
+        if not self.quiet and not self.json:
+            click.echo(text)
+
+    def progress(self, text: str) -> None:
+        """Progress and warnings (stderr), kept out of --json's stdout."""
+        if not self.quiet:
+            click.echo(text, err=True)
+
+    def document(self, payload) -> None:
+        """The --json document (printed even with --quiet: it was asked for)."""
+        if self.json:
+            from tsattn.io import json_text
+
+            click.echo(json_text(payload))
+
+
+def output_options(command):
+    """--quiet and --json, on every command."""
+    command = click.option("--json", "as_json", is_flag=True,
+                           help="print one JSON document on stdout instead of tables (progress stays on stderr).")(
+        command)
+    return click.option("--quiet", "-q", is_flag=True, help="print nothing but errors (and --json output).")(command)
+
+
+def _complete_models(ctx, param, incomplete):
+    """Shell completion of a model name, or of the last item of a comma-separated list."""
+    from tsattn.specs import list_models
+
+    return _complete_list(incomplete, list_models())
+
+
+def _complete_datasets(ctx, param, incomplete):
+    from tsattn.data import list_datasets
+
+    return _complete_list(incomplete, list_datasets())
+
+
+def _complete_list(incomplete: str, names) -> list[str]:
+    done, _, last = incomplete.rpartition(",")
+    prefix = done + "," if done else ""
+    return [prefix + name for name in names if name.startswith(last)]
+
+
+def _records(frame) -> list[dict]:
+    """A frame as JSON-ready records: NaN as null, timestamps as text."""
+    import pandas as pd
+
+    records = []
+    for row in frame.astype(object).to_dict(orient="records"):
+        records.append({key: (None if (isinstance(value, float) and value != value) or value is pd.NaT else
+                              str(value) if isinstance(value, (pd.Timestamp, pd.Period)) else value)
+                        for key, value in row.items()})
+    return records
+
+
 @main.command("datasets")
+@output_options
 @friendly_errors
-def datasets_command():
+def datasets_command(quiet, as_json):
     """List the bundled datasets: series, lengths, frequency, hold-out horizon and what the dates are."""
     from tsattn.data import describe_datasets
 
+    output = Output(quiet, as_json)
     table = describe_datasets()
-    click.echo(f"{'name':<14}{'series':>7}{'length':>10}  {'frequency':<22}{'horizon':>8}  {'dates':<26}description")
+    output.document(_records(table))
+    output.say(f"{'name':<14}{'series':>7}{'length':>10}  {'frequency':<22}{'horizon':>8}  {'dates':<26}description")
     for row in table.itertuples(index=False):
         length = str(row.length_min) if row.length_min == row.length_max else f"{row.length_min}-{row.length_max}"
         horizon = "-" if row.horizon is None or row.horizon != row.horizon else str(int(row.horizon))
-        click.echo(f"{row.name:<14}{row.series:>7}{length:>10}  {row.frequency:<22}{horizon:>8}  {row.dates:<26}"
+        output.say(f"{row.name:<14}{row.series:>7}{length:>10}  {row.frequency:<22}{horizon:>8}  {row.dates:<26}"
                    f"{row.description}")
 
 
@@ -127,7 +194,8 @@ def data_overrides(dataset, csv, column, date_column, fill, id_column=None) -> d
 def data_options(command):
     """--dataset / --csv / --column / --date-column / --fill, shared by the commands that read a series."""
     options = [
-        click.option("--dataset", help="a bundled dataset (see `tsattn datasets`)."),
+        click.option("--dataset", shell_complete=_complete_datasets,
+                     help="a bundled dataset (see `tsattn datasets`)."),
         click.option("--csv", type=click.Path(dir_okay=True), help="a CSV file holding the series."),
         click.option("--column", help="the value column of --csv."),
         click.option("--date-column", help="the date column of --csv (parsed, sorted, frequency inferred)."),
@@ -142,22 +210,33 @@ def data_options(command):
 
 
 @main.command("models")
-def models_command():
-    """List the models with their parameters and defaults."""
-    from tsattn.models import MODELS
+@output_options
+def models_command(quiet, as_json):
+    """List the models with their parameters and defaults (no TensorFlow import: instant)."""
+    from tsattn.specs import MODELS
 
+    output = Output(quiet, as_json)
+    output.document([spec.to_dict() for spec in MODELS.values()])
     for name, spec in MODELS.items():
-        click.echo(f"{name}: {spec.description}")
+        output.say(f"{name}: {spec.description}")
         for key, param in spec.params.items():
-            click.echo(f"    {key:<18} default {param.default!r:<14} {param.help} ({param.accepts})")
-        click.echo("")
+            output.say(f"    {key:<18} default {param.default!r:<14} {param.help} ({param.accepts})")
+        output.say("")
+
+
+def _model_names() -> list[str]:
+    from tsattn.specs import list_models
+
+    return list_models()
 
 
 @main.command("fit")
-@click.option("--model", "model_name", help="simple-rnn, attention-rnn or transformer (default attention-rnn).")
+@click.option("--model", "model_name", type=click.Choice(_model_names()),
+              help="the network to train (default attention-rnn; see `tsattn models`).")
 @data_options
 @click.option("--window", type=int, help="input window length (default 24).")
-@click.option("--horizon", type=int, help="steps ahead to forecast (default 1).")
+@click.option("--horizon", type=int, help="steps the model forecasts directly from each window (default 1; M3/M1 "
+                                           "datasets hold out their competition horizon as the test part).")
 @click.option("--epochs", type=int, help="maximum epochs (early stopping on validation loss; default 200).")
 @click.option("--batch-size", type=int, help="batch size (default 32).")
 @click.option("--learning-rate", type=float, help="Adam learning rate (default 0.001).")
@@ -166,14 +245,15 @@ def models_command():
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
 @click.option("--out", required=True, type=click.Path(), help="directory to write the run to.")
-@click.option("--force", is_flag=True, help="replace --out if it already holds files.")
-@click.option("--quiet", is_flag=True, help="no progress output.")
+@click.option("--force", is_flag=True, help="replace --out if it holds an earlier run (and nothing else).")
+@output_options
 @friendly_errors
 def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
-                learning_rate, seed, preset, settings, out, force, quiet):
+                learning_rate, seed, preset, settings, out, force, quiet, as_json):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
 
+    output = Output(quiet, as_json)
     overrides = {key: value for key, value in {
         "model": model_name, "window": window, "horizon": horizon, "epochs": epochs, "batch_size": batch_size,
         "learning_rate": learning_rate, "seed": seed}.items() if value is not None}
@@ -188,21 +268,31 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
     config = preset_config(preset, **overrides)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
-    if not quiet:
-        click.echo(f"Training {config.model} on {source} (window {config.window}, horizon {config.horizon}, "
-                   f"seed {config.seed})", err=True)
+    output.progress(f"Training {config.model} on {source} (window {config.window}, horizon {config.horizon}, "
+                    f"seed {config.seed})")
     result = fit(config, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
-    stopped = f", best epoch {result.best_epoch}" if result.best_epoch else ""
-    click.echo(f"{config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
-               f"fit {result.fit_seconds:.1f}s")
-    click.echo(metrics_table(result))
     test = result.metrics.get("test")
     if result.panel.n_series > 1 and test:
-        click.echo(panel_verdict(result))
+        verdict = panel_verdict(result)
     elif test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        click.echo(single_verdict(test, config.window))
-    click.echo(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
+        verdict = single_verdict(test, config.window)
+    else:
+        verdict = None
+    output.document({
+        "model": config.model, "out": str(files["directory"]), "parameters": result.parameter_count,
+        "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
+        "fit_seconds": round(result.fit_seconds, 3), "series": result.panel.n_series, "verdict": verdict,
+        "metrics": {part: values for part, values in result.metrics.items()
+                    if part in ("train", "validation", "test")},
+        "files": [name for name in files if name != "directory"]})
+    stopped = f", best epoch {result.best_epoch}" if result.best_epoch else ""
+    output.say(f"{config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
+               f"fit {result.fit_seconds:.1f}s")
+    output.say(metrics_table(result))
+    if verdict:
+        output.say(verdict)
+    output.say(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
 
 
 def single_verdict(test: dict, window: int) -> str:
@@ -253,32 +343,27 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     return None
 
 
-def is_forecast_csv(path: Path) -> bool:
-    """True for a file `tsattn predict --out` wrote: its header is timestamp,forecast or unique_id,ds,<model>."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            header = handle.readline(4096).strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    return header == "timestamp,forecast" or (header.startswith("unique_id,ds,") and header.count(",") == 2)
-
-
 @main.command("predict")
 @click.option("--model-dir", required=True, type=click.Path(),
               help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
 @click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
 @data_options
-@click.option("--out", type=click.Path(), help="write the forecast to this CSV file (timestamp, forecast).")
-@click.option("--force", is_flag=True, help="replace --out if it is a forecast file tsattn wrote.")
+@click.option("--out", type=click.Path(),
+              help="directory to write forecast.csv, forecast.png and forecast.json to (like every --out).")
+@click.option("--force", is_flag=True, help="replace --out if it holds an earlier forecast (and nothing else).")
+@output_options
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, quiet, as_json):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
-    from tsattn.io import atomic_file
+    from tsattn.io import atomic_directory, check_output_directory, write_json
 
-    from tsattn.io import check_output_file
-
-    target = check_output_file(out, force, recognise=is_forecast_csv) if out else None  # before any work
+    output = Output(quiet, as_json)
+    if out and str(out).lower().endswith(".csv"):
+        raise CliError(f"--out is a directory for every command (predict writes forecast.csv, forecast.png and "
+                       f"forecast.json inside it); got {out}: name a directory, e.g. --out forecasts/next")
+    if out:
+        check_output_directory(out, force, "forecast", inputs=[csv, model_dir])  # before any work
     forecaster = Forecaster.load(model_dir)
     series = _series_from_options(dataset, csv, column, date_column, fill, id_column=id_column)
     forecast = forecaster.predict(steps, series=series)
@@ -286,16 +371,24 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
     else:  # a panel: the long frame unique_id, ds, <model>
         frame = forecast
+    output.document(_records(frame))
     if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen, all of them in --out
-        click.echo(frame.head(30).to_string(index=False))
-        click.echo(f"... {len(frame) - 40} more rows ...")
-        click.echo(frame.tail(10).to_string(index=False, header=False))
+        output.say(frame.head(30).to_string(index=False))
+        output.say(f"... {len(frame) - 40} more rows ...")
+        output.say(frame.tail(10).to_string(index=False, header=False))
     else:
-        click.echo(frame.to_string(index=False))
+        output.say(frame.to_string(index=False))
     if out:
-        with atomic_file(target) as temporary:
-            frame.to_csv(temporary, index=False)
-        click.echo(f"Wrote {out}")
+        from tsattn import __version__ as version
+
+        with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir]) as staging:
+            frame.to_csv(staging / "forecast.csv", index=False)
+            forecaster.plot(staging / "forecast.png", "forecast", steps=steps, series=series)
+            write_json(staging / "forecast.json", {
+                "model_dir": str(Path(model_dir).expanduser().resolve()), "model": forecaster.model,
+                "steps": int(steps if steps is not None else forecaster.horizon), "rows": int(len(frame)),
+                "data": dataset or (str(csv) if csv else "the series the model was fitted on"), "tsattn": version})
+        output.say(f"Wrote {out}: forecast.csv, forecast.png, forecast.json")
 
 
 @main.command("backtest")
@@ -304,16 +397,18 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
 @data_options
 @click.option("--start", default="0.8", show_default=True,
               help="first target: a fraction of the series, a position or a timestamp.")
-@click.option("--horizon", type=int, help="steps ahead from each origin (default: the model's horizon).")
+@click.option("--steps", type=int, help="how many steps to forecast from each origin, as in predict (default: the "
+                                        "model's horizon; longer continues recursively).")
 @click.option("--stride", type=int, default=1, show_default=True, help="steps between origins.")
 @click.option("--retrain", type=int, default=0, show_default=True,
               help="refit a fresh model every N origins on the data up to that origin (0: never).")
 @click.option("--epochs", type=int, help="maximum epochs of each refit.")
 @click.option("--out", required=True, type=click.Path(), help="directory for backtest.csv, metrics.json, backtest.png.")
-@click.option("--force", is_flag=True, help="replace --out if it already holds files.")
+@click.option("--force", is_flag=True, help="replace --out if it holds an earlier backtest (and nothing else).")
+@output_options
 @friendly_errors
-def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, horizon, stride, retrain,
-                     epochs, out, force):
+def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, steps, stride, retrain,
+                     epochs, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     import warnings
 
@@ -321,6 +416,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     from tsattn.io import atomic_directory, check_output_directory, write_json
     from tsattn.plots import plot_backtest
 
+    output = Output(quiet, as_json)
     check_output_directory(out, force, "backtest", inputs=[csv, model_dir])
     if retrain < 0:
         raise CliError(f"--retrain must be 0 or a positive number of origins; got {retrain}")
@@ -335,22 +431,23 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     start_value = _parse_start(start)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = forecaster.backtest(series, start=start_value, horizon=horizon, stride=stride,
+        table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
                                     retrain=retrain if retrain else False, epochs=epochs)
     for warning in caught:
-        click.echo(f"Warning: {warning.message}", err=True)
+        output.progress(f"Warning: {warning.message}")
     summary = table.attrs["metrics"]
     with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
         table.to_csv(staging / "backtest.csv", index=False)
         write_json(staging / "metrics.json", summary)
         plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")
-    click.echo(f"{summary['origins']} origins, horizon {table['step'].max()}")
+    output.document({"out": str(Path(out)), "steps": int(table["step"].max()), **summary})
+    output.say(f"{summary['origins']} origins, {table['step'].max()} step(s) from each")
     for name in ("model", "naive", "seasonal_naive"):
         values = summary[name]
         label = forecaster.model if name == "model" else name.replace("_", "-")
-        click.echo(f"{label:<16} RMSE {values['rmse']:.4g}  MAE {values['mae']:.4g}  MASE "
+        output.say(f"{label:<16} RMSE {values['rmse']:.4g}  MAE {values['mae']:.4g}  MASE "
                    f"{values['mase'] if values['mase'] is None else round(values['mase'], 4)}")
-    click.echo(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
+    output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
 
 
 def _names(text: str | None, what: str):
@@ -365,15 +462,17 @@ def _names(text: str | None, what: str):
 
 
 @main.command("compare")
-@click.option("--models", help="comma-separated models (default: all registered).")
-@click.option("--datasets", help="comma-separated datasets (default: sunspots).")
+@click.option("--models", shell_complete=_complete_models, help="comma-separated models (default: all "
+                                                                 "registered; see `tsattn models`).")
+@click.option("--datasets", shell_complete=_complete_datasets, help="comma-separated datasets (default: "
+                                                                     "sunspots).")
 @click.option("--csv", help="a CSV series to compare on as well (with --column).")
 @click.option("--column", help="the value column of --csv.")
 @click.option("--date-column", help="the date column of --csv.")
 @click.option("--id-column", help="the series-id column of a long --csv holding many series.")
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
 @click.option("--window", type=int, help="input window for every model.")
-@click.option("--horizon", type=int, help="steps ahead.")
+@click.option("--horizon", type=int, help="steps every model forecasts directly from each window.")
 @click.option("--epochs", type=int, help="maximum epochs of every run.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
@@ -381,12 +480,14 @@ def _names(text: str | None, what: str):
 @click.option("--jobs", type=int, default=1, show_default=True, help="runs in parallel processes.")
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
+@output_options
 @friendly_errors
 def compare_command(models, datasets, csv, column, date_column, id_column, seeds, window, horizon, epochs, settings,
-                    config_path, jobs, out, force):
+                    config_path, jobs, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
+    output = Output(quiet, as_json)
     grid = load_grid(config_path) if config_path else {}
     seed_list = grid.get("seeds", [0, 1, 2])
     if seeds is not None:
@@ -409,12 +510,13 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         seeds=seed_list, csv=csv_entries, window=window if window is not None else grid.get("window"),
         horizon=horizon if horizon is not None else grid.get("horizon"),
         epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
-        force=force, echo=lambda line: click.echo(line, err=True))
+        force=force, echo=output.progress)
     summary = results.attrs["summary"]
     columns = ["dataset", "model", "seeds", "series", "headline", "headline_mean", "test_rmse_mean", "test_smape_mean",
                "headline_ratio_to_naive", "rank"]
-    click.echo(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    click.echo(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
+    output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict")})
+    output.say(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    output.say(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
 
 
 def _parse_start(text: str):

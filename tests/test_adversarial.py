@@ -178,7 +178,7 @@ def test_constant_series_fit_and_report(values, tmp_path):
     path = tmp_path / "flat.csv"
     pd.DataFrame({"v": values}).to_csv(path, index=False)
     result = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--window", "6",
-                                       "--epochs", "2", "--set", "units=3", "--quiet", "--out", str(tmp_path / "r")])
+                                       "--epochs", "2", "--set", "units=3", "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     assert "no model can beat it" in result.output
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from tsattn.cli.main import main
 
-TINY_ARGS = ["--window", "8", "--epochs", "2", "--batch-size", "32", "--set", "units=4", "--quiet"]
+TINY_ARGS = ["--window", "8", "--epochs", "2", "--batch-size", "32", "--set", "units=4"]
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_python_m_tsattn_runs_the_cli():
 
 
 @pytest.mark.parametrize("args, pattern", [
-    (["--model", "lstm", "--dataset", "sunspots"], "unknown model 'lstm'; available: simple-rnn"),
+    (["--model", "lstm", "--dataset", "sunspots"], "'lstm' is not one of 'simple-rnn', 'attention-rnn', 'transformer'"),
     (["--dataset", "sunspot"], "unknown dataset 'sunspot'; available: fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, sunspots"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),

@@ -118,7 +118,7 @@ def test_backtest_no_leak_with_retrain():
 def test_backtest_without_retrain_warns_when_fitted_later(fitted):
     series = make_series()
     with pytest.warns(UserWarning, match="optimistic; use retrain=True"):
-        table = fitted.backtest(series, start=0.8, horizon=2)
+        table = fitted.backtest(series, start=0.8, steps=2)
     assert set(table["step"]) == {1, 2}
     assert len(table.attrs["metrics"]["per_step"]) == 2
     with pytest.raises(ConfigError, match="leaves 4 value\\(s\\) before the first origin, fewer than one window"):
@@ -210,10 +210,10 @@ def test_save_is_atomic(fitted, tmp_path, monkeypatch):
 def test_cli_predict_and_backtest(tmp_path, fitted, small_csv):
     runner = CliRunner()
     path = fitted.save(tmp_path / "m.tsattn")
-    out = tmp_path / "forecast.csv"
+    out = tmp_path / "forecast"
     result = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "4", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    frame = pd.read_csv(out)
+    frame = pd.read_csv(out / "forecast.csv")
     assert list(frame.columns) == ["timestamp", "forecast"] and len(frame) == 4
     np.testing.assert_allclose(frame["forecast"], fitted.predict(4).to_numpy())
     after_csv = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "2", "--csv", str(small_csv),

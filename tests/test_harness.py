@@ -116,7 +116,7 @@ def _is_real_png(path):
 @pytest.mark.parametrize("model, expected", [
     ("simple-rnn", {"forecast.png", "loss.png"}),
     ("attention-rnn", {"forecast.png", "loss.png", "attention.png"}),
-    ("transformer", {"forecast.png", "loss.png", "attention_heads.png", "positional_encoding.png"}),
+    ("transformer", {"forecast.png", "loss.png", "attention.png", "attention_heads.png", "positional_encoding.png"}),
 ])
 def test_write_run_files_and_plots(model, expected, small_series, tmp_path):
     result = fit(tiny_config(model), series=small_series)

@@ -124,3 +124,59 @@ def test_linear_skip_is_an_autoregression_on_the_window():
 def test_invalid_arguments(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_specs_list_what_the_layers_implement():
+    """specs.py (no Keras) names the choices; the builders and layers must implement exactly those."""
+    from tsattn import specs
+    from tsattn.layers import ATTENTION_KINDS, PositionalEncoding
+    from tsattn.models import BUILDERS, CELLS
+
+    assert set(BUILDERS) == set(specs.MODELS)
+    assert set(CELLS) == set(specs.CELLS)
+    assert set(ATTENTION_KINDS) == set(specs.ATTENTIONS)
+    assert set(PositionalEncoding.MODES) == set(specs.POSITIONAL)
+
+
+def test_listing_models_does_not_import_tensorflow():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tsattn.cli.main import main; from click.testing import CliRunner; "
+            "r = CliRunner().invoke(main, ['models', '--json']); assert r.exit_code == 0, r.output; "
+            "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
+
+
+def test_attention_plots_share_one_lag_order(tmp_path):
+    """Both attention plots draw lag 1 (the most recent input) first: a weight on the last window step
+    lands in the first column of the RNN heatmap and the first row and column of a transformer head map."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tsattn import plots
+
+    window = 5
+    rnn = np.zeros((3, window))
+    rnn[:, -1] = 1.0
+    head = np.zeros((1, window, window))
+    head[0, -1, -1] = 1.0
+    captured = []
+    original = plt.Figure.savefig
+
+    def capture(fig, *args, **kwargs):
+        captured.append([np.asarray(image.get_array()) for ax in fig.axes for image in ax.get_images()])
+        return original(fig, *args, **kwargs)
+
+    plt.Figure.savefig = capture
+    try:
+        plots.plot_attention_rnn(rnn, ["a", "b", "c"], tmp_path / "a.png", "rnn")
+        plots.plot_transformer_heads([head], tmp_path / "h.png", "transformer")
+    finally:
+        plt.Figure.savefig = original
+    rnn_image, head_image = captured[0][0], captured[1][0]
+    assert rnn_image[:, 0].tolist() == [1.0, 1.0, 1.0] and rnn_image[:, 1:].sum() == 0
+    assert head_image[0, 0] == 1.0 and head_image.sum() == 1.0

@@ -79,20 +79,28 @@ def test_symlinked_out_keeps_the_link_and_writes_where_it_points(tmp_path, small
 
 
 def test_predict_out_follows_the_one_rule(tmp_path, small_csv):
+    """predict's --out is a directory like every other command's, replaced only with --force and only when
+    it holds a forecast tsattn wrote."""
     runner = CliRunner()
     run = tmp_path / "run"
     assert runner.invoke(main, fit_args(small_csv, run)).exit_code == 0
-    forecast = tmp_path / "forecast.csv"
+    forecast = tmp_path / "forecast"
     first = runner.invoke(main, ["predict", "--model-dir", str(run), "--steps", "2", "--out", str(forecast)])
-    assert first.exit_code == 0
+    assert first.exit_code == 0, first.output
+    assert {p.name for p in forecast.iterdir()} == {"forecast.csv", "forecast.png", "forecast.json"}
     clean_error(runner.invoke(main, ["predict", "--model-dir", str(run), "--out", str(forecast)]),
-                "already exists; choose another name or pass --force")
+                "already holds a forecast of `tsattn predict`; choose another directory or pass --force")
     assert runner.invoke(main, ["predict", "--model-dir", str(run), "--out", str(forecast), "--force"]).exit_code == 0
-    mine = tmp_path / "budget.csv"
-    mine.write_text("month,amount\n1,2\n")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "budget.csv").write_text("month,amount\n1,2\n")
     clean_error(runner.invoke(main, ["predict", "--model-dir", str(run), "--out", str(mine), "--force"]),
-                "is not a file tsattn wrote")
-    assert mine.read_text() == "month,amount\n1,2\n"
+                r"holds files tsattn did not write \(budget.csv\)")
+    assert (mine / "budget.csv").read_text() == "month,amount\n1,2\n"
+    clean_error(runner.invoke(main, ["predict", "--model-dir", str(run), "--out", str(tmp_path / "f.csv")]),
+                "--out is a directory for every command")
+    assert not (tmp_path / "f.csv").exists()
+    assert no_staging(tmp_path)
 
 
 def test_save_replaces_only_an_artefact(tmp_path):

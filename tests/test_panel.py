@@ -255,7 +255,7 @@ def test_cli_fit_panel_csv(tmp_path):
         result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "y",
                                       "--date-column", "ds", "--id-column", "unique_id", "--horizon", "2",
                                       "--window", "8", "--epochs", "2", "--set", "units=4", "--set", "split=holdout",
-                                      "--set", "holdout=4", "--quiet", "--out", str(tmp_path / "run")])
+                                      "--set", "holdout=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     assert "Test sMAPE (mean over 4 series)" in result.output and "better on" in result.output
     predict = runner.invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2"])

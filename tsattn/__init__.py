@@ -20,7 +20,7 @@ _LAZY = {
     "Forecaster": ("tsattn.forecaster", "Forecaster"),
     "compare": ("tsattn.compare", "compare"),
     "get_model": ("tsattn.models", "get_model"),
-    "list_models": ("tsattn.models", "list_models"),
+    "list_models": ("tsattn.specs", "list_models"),
     "fit": ("tsattn.harness", "fit"),
     "RunConfig": ("tsattn.harness", "RunConfig"),
 }

@@ -46,7 +46,7 @@ def _finite_or_none(values) -> list:
 
 def metadata(forecaster) -> dict:
     """Everything besides the Keras model that a fitted Forecaster needs to forecast again."""
-    from .models import get_spec
+    from .specs import get_spec
 
     tails = forecaster.tails_
     keras_model = forecaster.model_ is not None

@@ -72,7 +72,7 @@ def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
     """Per-model overrides from settings: run settings apply to all; `param` to the models that take it;
     `model-name.param` to one model; `model.param` like `param`."""
     from .harness import RunConfig
-    from .models import get_spec
+    from .specs import get_spec
 
     per_model = {model: {} for model in models}
     for key, value in settings.items():
@@ -103,7 +103,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
                horizon=None, epochs=None, settings: dict | None = None) -> ComparisonSpec:
     """Validate the comparison's choices (empty lists, unknown names, duplicate seeds, unknown settings)."""
     from .data import DATASETS
-    from .models import list_models
+    from .specs import list_models
 
     models = list_models() if models is None else list(models)
     if not models:
@@ -472,6 +472,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             summary.to_csv(temporary, index=False)
         write_report(out, spec, ordered, results, summary)
     results.attrs["summary"] = summary
+    results.attrs["verdict"] = {dataset: verdict(results, summary, dataset, ordered)
+                                for dataset in dict.fromkeys(results["dataset"])}
     return results
 
 

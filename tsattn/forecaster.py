@@ -31,7 +31,7 @@ from .windows import Scaler
 
 
 def _model_names() -> list[str]:
-    from .models import list_models
+    from .specs import list_models
 
     return list_models() + list(BASELINES)
 
@@ -323,8 +323,8 @@ class Forecaster:
             result["by_series"] = frame.drop(columns="part")
         return result
 
-    def evaluate(self, series, horizon: int | None = None) -> dict:
-        """Metrics of ``horizon``-step forecasts (default: the model's) of every target in ``series``.
+    def evaluate(self, series, steps: int | None = None) -> dict:
+        """Metrics of ``steps``-step forecasts (default: the model's) of every target in ``series``.
 
         The first ``window`` values of each series serve as inputs only; every later value is forecast
         from the values before it. The naive and seasonal-naive baselines are scored on the same targets
@@ -336,13 +336,13 @@ class Forecaster:
             in series units (rmse, mae, mase, ...).
         """
         self._check_fitted()
-        horizon = positive_int("horizon", self.horizon if horizon is None else horizon, 1, MAX_STEPS)
+        horizon = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
         panel = self._panel_of(series)
         origins = self._origins(panel, horizon)
         actual, predicted, _, frame, numbers, scale = self._score(panel, origins, horizon)
         return self._summary(panel, frame, actual, predicted, numbers, scale, horizon, len(origins))
 
-    def backtest(self, series, start=0.8, horizon: int | None = None, stride: int = 1,
+    def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None) -> pd.DataFrame:
         """Rolling-origin historical forecasts (per series for a panel).
 
@@ -350,7 +350,8 @@ class Forecaster:
             series: one series or a panel to walk through.
             start: the first forecast origin's target in each series: a fraction (0.8), a position (int) or
                 a timestamp label. Forecasts are made from origins ``start - 1, start - 1 + stride, ...``.
-            horizon: steps ahead from each origin (default: the model's; longer continues recursively).
+            steps: how many steps ahead to forecast from each origin, as in :meth:`predict` (default: the
+                model's horizon; longer continues recursively).
             stride: steps between origins.
             retrain: False uses the fitted model everywhere (honest only when it was fitted on data before
                 ``start``: a warning says when it was not); True refits a fresh copy at every origin; an int
@@ -363,7 +364,7 @@ class Forecaster:
             unique_id first); ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
         """
         self._check_fitted()
-        horizon = positive_int("horizon", self.horizon if horizon is None else horizon, 1, MAX_STEPS)
+        horizon = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
         stride = positive_int("stride", stride, 1, 100_000)
         panel = self._panel_of(series)
         every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)

@@ -34,8 +34,13 @@ def _json_default(value):
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
+def json_text(payload) -> str:
+    """Strict JSON (NaN refused; numpy numbers and timestamps converted) as written by tsattn."""
+    return json.dumps(payload, indent=2, default=_json_default, allow_nan=False)
+
+
 def write_json(path: Path, payload) -> None:
-    Path(path).write_text(json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n")
+    Path(path).write_text(json_text(payload) + "\n")
 
 
 def _umask() -> int:
@@ -65,11 +70,12 @@ LAYOUTS = {
     "run": ("tsattn.json", ("metrics.json", "config.json", "model.keras", "tsattn.json", "history.csv",
                             "predictions.csv", "metrics_by_series.csv", "plots/*.png")),
     "backtest": ("backtest.csv", ("backtest.csv", "metrics.json", "backtest.png")),
+    "forecast": ("forecast.json", ("forecast.json", "forecast.csv", "forecast.png")),
     "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",
                                     "runs/*.json", "figures/*.png")),
 }
 WHAT = {"run": "run directory of `tsattn fit`", "backtest": "backtest of `tsattn backtest`",
-        "compare": "comparison of `tsattn compare`"}
+        "compare": "comparison of `tsattn compare`", "forecast": "forecast of `tsattn predict`"}
 
 
 def resolve_output(out, option: str = "--out") -> Path:

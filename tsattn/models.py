@@ -7,109 +7,15 @@ layers produce attention weights keep them as extra outputs of those layers, so
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
 from . import _backend  # noqa: F401  (quiet TensorFlow import)
 import keras
 from keras import layers
 
 from .errors import ConfigError
 from .layers import ATTENTION_KINDS, LastStep, PositionalEncoding, SubtractLast, TransformerEncoderBlock
+from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
-ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
-SKIPS = ("linear", "none")
-CENTERS = ("last", "none")
-
-
-# ----------------------------------------------------------------------------------------------------
-# Parameter specifications
-# ----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Param:
-    """One hyper-parameter of a model: its default, what it accepts, and a one-line help."""
-
-    default: Any
-    accepts: str
-    check: Callable[[Any], bool]
-    help: str
-
-
-def integer(minimum: int, maximum: int | None = None) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum and \
-        (maximum is None or v <= maximum)
-
-
-def boolean(v) -> bool:
-    return isinstance(v, bool)
-
-
-def fraction(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1
-
-
-def choice(*options) -> Callable[[Any], bool]:
-    return lambda v: v in options
-
-
-def positive_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A registered model: name, description, parameters and the function that builds it."""
-
-    name: str
-    description: str
-    params: dict[str, Param]
-    build: Callable[..., keras.Model] = field(repr=False)
-    attention: str | None = None  # what its attention weights are: None, "rnn" or "transformer"
-
-    def resolve(self, params: dict) -> dict:
-        """Defaults updated with ``params``, each checked; errors list what is accepted."""
-        unknown = sorted(set(params) - set(self.params))
-        if unknown:
-            raise ConfigError(
-                f"model {self.name!r} has no parameter(s) {', '.join(unknown)}; it takes: "
-                f"{', '.join(sorted(self.params))}"
-            )
-        resolved = {key: spec.default for key, spec in self.params.items()}
-        resolved.update(params)
-        for key, value in resolved.items():
-            spec = self.params[key]
-            if not spec.check(value):
-                raise ConfigError(f"{self.name} parameter {key} must be {spec.accepts}; got {value!r}")
-        return resolved
-
-
-MODELS: dict[str, ModelSpec] = {}
-
-_COMMON = {
-    "output_activation": Param("linear", f"one of {', '.join(ACTIVATIONS)}", choice(*ACTIVATIONS),
-                               "activation of the output Dense layer (the tutorials use tanh)"),
-    "skip": Param("linear", f"one of {', '.join(SKIPS)}", choice(*SKIPS),
-                  "add a linear autoregressive path (Dense on the raw window) to the network's output"),
-    "center": Param("last", f"one of {', '.join(CENTERS)}", choice(*CENTERS),
-                    "feed the network each window minus its last value (the level goes through the skip path)"),
-}
-
-
-def register(spec: ModelSpec) -> ModelSpec:
-    MODELS[spec.name] = spec
-    return spec
-
-
-def list_models() -> list[str]:
-    """Names of the registered models."""
-    return list(MODELS)
-
-
-def get_spec(name: str) -> ModelSpec:
-    if name not in MODELS:
-        raise ConfigError(f"unknown model {name!r}; available: {', '.join(MODELS)}")
-    return MODELS[name]
 
 
 def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **params) -> keras.Model:
@@ -137,7 +43,7 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
     resolved = spec.resolve(params)
     inputs = keras.Input(shape=(window, features), name="window")
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    network = spec.build(body, horizon=horizon, **{k: v for k, v in resolved.items() if k != "center"})
+    network = BUILDERS[name](body, horizon=horizon, **{k: v for k, v in resolved.items() if k != "center"})
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
@@ -155,14 +61,6 @@ def _output(x, horizon: int, output_activation: str):
 # ----------------------------------------------------------------------------------------------------
 # simple-rnn
 # ----------------------------------------------------------------------------------------------------
-_RNN_PARAMS = {
-    "units": Param(32, "an integer in 1..4096", integer(1, 4096), "hidden units of the recurrent layer"),
-    "activation": Param("tanh", f"one of {', '.join(ACTIVATIONS)}", choice(*ACTIVATIONS),
-                        "activation of the recurrent layer (rnn cell)"),
-    "cell": Param("rnn", f"one of {', '.join(CELLS)}", choice(*CELLS), "recurrent cell: SimpleRNN, LSTM or GRU"),
-    "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout on the recurrent layer's inputs"),
-}
-
 
 def _recurrent(x, units, activation, cell, dropout, return_sequences):
     kwargs = {"activation": activation} if cell == "rnn" else {}
@@ -174,14 +72,6 @@ def _build_simple_rnn(inputs, horizon, units, activation, cell, dropout, output_
     return _output(hidden, horizon, output_activation)
 
 
-register(ModelSpec(
-    "simple-rnn",
-    "recurrent layer (SimpleRNN, LSTM or GRU) -> Dense(horizon), as in the sunspots tutorial",
-    {**_RNN_PARAMS, **_COMMON},
-    _build_simple_rnn,
-))
-
-
 # ----------------------------------------------------------------------------------------------------
 # attention-rnn
 # ----------------------------------------------------------------------------------------------------
@@ -191,26 +81,9 @@ def _build_attention_rnn(inputs, horizon, units, activation, cell, dropout, atte
     return _output(context, horizon, output_activation)
 
 
-register(ModelSpec(
-    "attention-rnn",
-    "recurrent layer returning all states -> attention over time -> Dense(horizon), as in the attention tutorial",
-    {
-        **_RNN_PARAMS,
-        "attention": Param("additive", f"one of {', '.join(ATTENTION_KINDS)}", choice(*ATTENTION_KINDS),
-                           "additive (the tutorial's tanh(hW+b)), bahdanau, luong-dot or luong-general"),
-        **_COMMON,
-    },
-    _build_attention_rnn,
-    attention="rnn",
-))
-
-
 # ----------------------------------------------------------------------------------------------------
 # transformer
 # ----------------------------------------------------------------------------------------------------
-POOLINGS = ("last", "average")
-
-
 def _build_transformer(inputs, horizon, d_model, num_heads, ff_dim, num_blocks, dropout, pooling, positional,
                        positional_base, causal, output_activation, skip):
     if d_model % num_heads:
@@ -228,27 +101,11 @@ def _build_transformer(inputs, horizon, d_model, num_heads, ff_dim, num_blocks, 
     return _output(pooled, horizon, output_activation)
 
 
-register(ModelSpec(
-    "transformer",
-    "Dense projection -> positional encoding -> encoder blocks (multi-head self-attention + ReLU FFN) -> pooling -> Dense",
-    {
-        "d_model": Param(32, "an integer in 1..1024 divisible by num_heads", integer(1, 1024), "width of the encoder"),
-        "num_heads": Param(4, "an integer in 1..64", integer(1, 64), "attention heads (key_dim = d_model / num_heads)"),
-        "ff_dim": Param(64, "an integer in 1..8192", integer(1, 8192), "hidden units of the ReLU feed-forward network"),
-        "num_blocks": Param(2, "an integer in 1..32", integer(1, 32), "encoder blocks"),
-        "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout after attention and feed-forward"),
-        "pooling": Param("last", f"one of {', '.join(POOLINGS)}", choice(*POOLINGS),
-                         "summary of the window: the last step's vector or the average over steps"),
-        "positional": Param("sinusoidal", "one of sinusoidal, learned", choice(*PositionalEncoding.MODES),
-                            "fixed sinusoidal encoding or learned position embeddings"),
-        "positional_base": Param(10000.0, "a number in (1, 1e9]", lambda v: positive_number(v) and 1 < v <= 1e9,
-                                 "n in P(k, 2i) = sin(k / n^(2i/d))"),
-        "causal": Param(False, "true or false", boolean, "mask attention to earlier steps only"),
-        **_COMMON,
-    },
-    _build_transformer,
-    attention="transformer",
-))
+BUILDERS = {
+    "simple-rnn": _build_simple_rnn,
+    "attention-rnn": _build_attention_rnn,
+    "transformer": _build_transformer,
+}
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
+ZOOM = 120  # test targets shown in forecast.png's zoomed view
 
 
 def _save(fig, path: Path) -> Path:
@@ -31,10 +32,19 @@ def _x_axis(index: pd.Index):
     return np.asarray(index), "time step"
 
 
+def _marker(index: pd.Index, label):
+    """A label of ``index`` as an x coordinate of :func:`_x_axis`."""
+    return _x_axis(pd.PeriodIndex([label]) if isinstance(index, pd.PeriodIndex) else pd.Index([label]))[0][0]
+
+
 def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
                   test_start=None, validation_start=None) -> Path:
-    """Actual series and one-step (first-step) forecasts of every part, with a line where the test part starts."""
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    """Actual series and one-step (first-step) forecasts of every part, with lines where the validation and
+    test parts start; below, a zoomed view of the test part (actual against the test forecasts)."""
+    zoom = test_start is not None and "test" in forecasts
+    fig, axes = plt.subplots(2 if zoom else 1, 1, figsize=(11, 8.2 if zoom else 4.5), squeeze=False,
+                             gridspec_kw={"height_ratios": [1, 1]} if zoom else None)
+    ax = axes[0, 0]
     x, xlabel = _x_axis(series.index)
     ax.plot(x, series.to_numpy(), color="black", linewidth=0.9, label="actual")
     for part, forecast in forecasts.items():
@@ -44,14 +54,32 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     for start, style, label in ((validation_start, ":", "validation part starts"),
                                 (test_start, "--", "test part starts")):
         if start is not None:
-            marker = _x_axis(pd.Index([start]) if not isinstance(series.index, pd.PeriodIndex)
-                             else pd.PeriodIndex([start]))[0][0]
-            ax.axvline(marker, color="grey", linestyle=style, linewidth=1.2, label=label)
+            ax.axvline(_marker(series.index, start), color="grey", linestyle=style, linewidth=1.2, label=label)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(units)
     ax.legend(loc="upper left", fontsize=8, ncol=2)
     ax.grid(alpha=0.3)
+    if zoom:  # the last ZOOM test targets, where single forecasts can be told apart
+        test = forecasts["test"]
+        shown = min(len(test.index), ZOOM)
+        zoomed = axes[1, 0]
+        tx, _ = _x_axis(test.index[-shown:])
+        actual = series.loc[series.index >= test.index[-shown]]
+        zx, _ = _x_axis(actual.index)
+        zoomed.plot(zx, actual.to_numpy(), color="black", linewidth=1.2, marker=".", markersize=4, label="actual")
+        naive = getattr(test, "baselines", {}).get("naive")
+        if naive is not None:
+            zoomed.plot(tx, np.asarray(naive)[-shown:, 0], color="tab:green", linewidth=1.0, linestyle=":",
+                        label="naive (last value)")
+        zoomed.plot(tx, test.predicted[-shown:, 0], color=PART_COLOURS["test"], linewidth=1.4,
+                    label="predicted (test)")
+        what = f"the last {shown} of {len(test.index)}" if shown < len(test.index) else f"all {shown}"
+        zoomed.set_title(f"Test part zoomed: {what} one-step forecasts", fontsize=10)
+        zoomed.set_xlabel(xlabel)
+        zoomed.set_ylabel(units)
+        zoomed.legend(loc="upper left", fontsize=8, ncol=3)
+        zoomed.grid(alpha=0.3)
     return _save(fig, path)
 
 
@@ -86,6 +114,12 @@ def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and vali
     return _save(fig, path)
 
 
+def by_lag(weights: np.ndarray, axes=(-1,)) -> np.ndarray:
+    """Weights over window steps (oldest first) reordered by lag (lag 1 = the most recent value first) along
+    ``axes``: the one column order of every attention plot."""
+    return np.flip(np.asarray(weights), axis=axes)
+
+
 def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> Path:
     """Heatmap of attention weights (windows x lag) and the average weight per lag.
 
@@ -94,7 +128,6 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
         labels: one label (timestamp of the forecast target) per window.
     """
     window = weights.shape[1]
-    lags = np.arange(window, 0, -1)  # column j is lag window - j (1 = the most recent value)
     fig, (heat, mean) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [2.2, 1]})
     # a diverging scale centred on the uniform weight 1/window, so near-uniform attention looks near-uniform
     from matplotlib.colors import TwoSlopeNorm
@@ -105,7 +138,7 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     norm = TwoSlopeNorm(vcenter=uniform, vmin=max(0.0, uniform - spread), vmax=uniform + spread)
     if norm.vmin >= uniform:
         norm = TwoSlopeNorm(vcenter=uniform, vmin=uniform - 1e-9, vmax=uniform + spread)
-    image = heat.imshow(weights[:, ::-1], aspect="auto", cmap="RdBu_r", norm=norm, interpolation="nearest",
+    image = heat.imshow(by_lag(weights), aspect="auto", cmap="RdBu_r", norm=norm, interpolation="nearest",
                         extent=(0.5, window + 0.5, len(weights) - 0.5, -0.5))
     heat.set_xlabel("lag (steps before the forecast target; 1 = most recent)")
     heat.set_ylabel("forecast target")
@@ -115,7 +148,7 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     deviation = float(np.abs(weights - uniform).max()) / uniform * 100
     heat.set_title(f"{title}\nlargest deviation from uniform: {deviation:.0f}%", fontsize=10)
     fig.colorbar(image, ax=heat, label=f"attention weight (white: uniform 1/{window})")
-    mean.bar(lags[::-1], weights.mean(axis=0)[::-1], color="tab:purple")
+    mean.bar(np.arange(1, window + 1), by_lag(weights.mean(axis=0)), color="tab:purple")
     mean.axhline(1 / window, color="grey", linestyle="--", label=f"uniform (1/{window})")
     mean.set_xlabel("lag")
     mean.set_ylabel("mean attention weight")
@@ -125,24 +158,29 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
 
 
 def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: str) -> Path:
-    """Attention map of each head of each encoder block for one window.
+    """Attention map of each head of each encoder block for one window, in lags as in the attention-rnn plot.
 
     Args:
-        block_weights: per block, an array (heads, window, window) of query-step x key-step weights.
+        block_weights: per block, an array (heads, window, window) of query-step x key-step weights, oldest
+            step first; drawn with lag 1 (the most recent value) first on both axes, like
+            :func:`plot_attention_rnn`.
     """
     blocks, heads = len(block_weights), block_weights[0].shape[0]
+    window = block_weights[0].shape[-1]
     fig, axes = plt.subplots(blocks, heads, figsize=(2.6 * heads + 1, 2.6 * blocks + 0.8), squeeze=False)
     for b, weights in enumerate(block_weights):
         for h in range(heads):
             ax = axes[b][h]
-            image = ax.imshow(weights[h], cmap="viridis", vmin=0, interpolation="nearest")
+            image = ax.imshow(by_lag(weights[h], axes=(0, 1)), cmap="viridis", vmin=0, interpolation="nearest",
+                              extent=(0.5, window + 0.5, window + 0.5, 0.5))
             ax.set_title(f"block {b + 1}, head {h + 1}", fontsize=9)
-            ax.set_xlabel("attended step (key)", fontsize=8)
+            ax.set_xlabel("key lag", fontsize=8)
             if h == 0:
-                ax.set_ylabel("step (query)", fontsize=8)
+                ax.set_ylabel("query lag", fontsize=8)
             ax.tick_params(labelsize=7)
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
-    fig.suptitle(title)
+    fig.suptitle(f"{title}\nlag 1 = the most recent value (as in attention.png); row: the step attending, "
+                 "column: the step attended to", fontsize=10)
     fig.savefig(Path(path), dpi=110)
     plt.close(fig)
     return Path(path)

@@ -186,7 +186,8 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
 
 
 def write_attention_plots(model, data, directory: Path, title: str, max_windows: int = 2000) -> list[Path]:
-    """Attention heatmaps (attention-rnn) or head maps + positional encoding (transformer)."""
+    """attention.png (weight per lag; for the transformer, the last step's attention in the last block, mean
+    over heads) and, for the transformer, attention_heads.png and positional_encoding.png."""
     attention = attention_model(model)
     if attention is None:
         return []
@@ -203,6 +204,12 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
         written.append(plots.plot_attention_rnn(weights[0], labels, directory / "attention.png",
                                                 f"{title}: attention over the window ({part} part)"))
     else:  # transformer: per block (windows, heads, window, window)
+        # the last step's attention in the last block, mean over heads (what last-step pooling reads), drawn
+        # like attention-rnn's so the two models' attention can be compared lag by lag
+        written.append(plots.plot_attention_rnn(weights[-1][:, :, -1, :].mean(axis=1), labels,
+                                                directory / "attention.png",
+                                                f"{title}: last step's attention over the window, last block, mean "
+                                                f"of heads ({part} part)"))
         chosen = len(X) - 1
         written.append(plots.plot_transformer_heads(
             [w[chosen] for w in weights], directory / "attention_heads.png",

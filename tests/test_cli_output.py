@@ -1,0 +1,93 @@
+"""What the CLI prints: --json documents, --quiet silence, consistent --out / --steps, completable names."""
+
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from tsattn.cli.main import main
+
+FAST = ["--window", "8", "--epochs", "2", "--batch-size", "16", "--set", "units=4"]
+
+
+def fit_args(csv, out, *extra):
+    return ["fit", "--model", "attention-rnn", "--csv", str(csv), "--column", "demand", "--date-column", "date",
+            *FAST, "--out", str(out), *extra]
+
+
+def runner():
+    try:  # click >= 8.2 keeps stderr apart by default; older releases need mix_stderr=False
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+def test_models_and_datasets_json():
+    models = runner().invoke(main, ["models", "--json"])
+    assert models.exit_code == 0, models.output
+    listed = json.loads(models.stdout)
+    assert [m["name"] for m in listed] == ["simple-rnn", "attention-rnn", "transformer"]
+    assert listed[2]["params"]["num_heads"]["default"] == 4 and listed[1]["attention"] == "rnn"
+    datasets = runner().invoke(main, ["datasets", "--json"])
+    assert datasets.exit_code == 0, datasets.output
+    rows = {row["name"]: row for row in json.loads(datasets.stdout)}
+    assert rows["sunspots"]["series"] == 1 and rows["sunspots"]["horizon"] is None
+    assert runner().invoke(main, ["models", "--quiet"]).stdout == ""
+    assert runner().invoke(main, ["datasets", "-q"]).stdout == ""
+
+
+def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
+    fitted = runner().invoke(main, fit_args(small_csv, tmp_path / "run", "--json"))
+    assert fitted.exit_code == 0, fitted.output
+    summary = json.loads(fitted.stdout)  # stdout is exactly one JSON document
+    assert summary["model"] == "attention-rnn" and summary["epochs_run"] >= 1
+    assert summary["metrics"]["test"]["model"]["rmse"] > 0 and "naive" in summary["metrics"]["test"]
+    assert "metrics.json" in summary["files"] and summary["verdict"].startswith("Test RMSE")
+    assert "Training attention-rnn" in fitted.stderr  # progress stays on stderr
+
+    quiet = runner().invoke(main, fit_args(small_csv, tmp_path / "quiet", "--quiet"))
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == ""
+    assert (tmp_path / "quiet" / "metrics.json").is_file()
+
+    predicted = runner().invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "3", "--json"])
+    assert predicted.exit_code == 0, predicted.output
+    rows = json.loads(predicted.stdout)
+    assert len(rows) == 3 and set(rows[0]) == {"timestamp", "forecast"}
+    assert pd.Timestamp(rows[0]["timestamp"]) > pd.Timestamp("2013-01-01")
+
+    backtest = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path / "run"), "--csv", str(small_csv),
+                                      "--column", "demand", "--date-column", "date", "--steps", "2",
+                                      "--out", str(tmp_path / "bt"), "--json"])
+    assert backtest.exit_code == 0, backtest.output
+    document = json.loads(backtest.stdout)
+    assert document["steps"] == 2 and len(document["per_step"]) == 2 and document["origins"] > 0
+    assert "optimistic" in backtest.stderr  # the warning is not lost, and not in the JSON
+
+
+def test_consistent_names(tmp_path, small_csv):
+    """backtest and predict both say --steps for how far to forecast; --horizon is fit's (what the model
+    forecasts directly), so backtest refuses it in one line."""
+    wrong = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path), "--horizon", "2", "--out",
+                                   str(tmp_path / "x")])
+    assert wrong.exit_code == 2 and "No such option" in wrong.output and "--horizon" in wrong.output
+    help_text = runner().invoke(main, ["backtest", "--help"]).output
+    assert "--steps" in help_text and "as in predict" in help_text
+
+
+def test_model_choice_is_checked_and_completed(tmp_path, small_csv):
+    args = fit_args(small_csv, tmp_path / "run")
+    args[args.index("attention-rnn")] = "transfomer"
+    result = runner().invoke(main, args)
+    assert result.exit_code == 2 and "transformer" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
+
+    from click.shell_completion import ShellComplete
+
+    def complete(words, incomplete):
+        return [item.value for item in ShellComplete(main, {}, "tsattn", "_TSATTN_COMPLETE").get_completions(
+            words, incomplete)]
+
+    assert complete(["fit", "--model"], "att") == ["attention-rnn"]
+    assert complete(["compare", "--models"], "simple-rnn,tr") == ["simple-rnn,transformer"]
+    assert "m3-monthly" in complete(["fit", "--dataset"], "m3")

@@ -1,0 +1,159 @@
+"""Model specifications: each registered model's name, description and parameters, without Keras.
+
+Listing models (``tsattn models``, ``--model`` choices and shell completion, checking a config) needs only
+this module, so it never pays for importing TensorFlow. :mod:`tsattn.models` holds the builders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import ConfigError
+
+CELLS = ("rnn", "lstm", "gru")
+ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
+SKIPS = ("linear", "none")
+CENTERS = ("last", "none")
+ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
+POOLINGS = ("last", "average")
+POSITIONAL = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One hyper-parameter of a model: its default, what it accepts, and a one-line help."""
+
+    default: Any
+    accepts: str
+    check: Callable[[Any], bool]
+    help: str
+
+
+def integer(minimum: int, maximum: int | None = None) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum and \
+        (maximum is None or v <= maximum)
+
+
+def boolean(v) -> bool:
+    return isinstance(v, bool)
+
+
+def fraction(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1
+
+
+def choice(*options) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, str) and v in options
+
+
+def positive_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def one_of(options) -> str:
+    return f"one of {', '.join(options)}"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registered model: name, description, parameters and what its attention weights are (None,
+    "rnn": (batch, window) over the recurrent states, or "transformer": (batch, heads, window, window))."""
+
+    name: str
+    description: str
+    params: dict[str, Param]
+    attention: str | None = None
+
+    def resolve(self, params: dict) -> dict:
+        """Defaults updated with ``params``, each checked; errors list what is accepted."""
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise ConfigError(
+                f"model {self.name!r} has no parameter(s) {', '.join(unknown)}; it takes: "
+                f"{', '.join(sorted(self.params))}"
+            )
+        resolved = {key: spec.default for key, spec in self.params.items()}
+        resolved.update(params)
+        for key, value in resolved.items():
+            spec = self.params[key]
+            if not spec.check(value):
+                raise ConfigError(f"{self.name} parameter {key} must be {spec.accepts}; got {value!r}")
+        return resolved
+
+    def to_dict(self) -> dict:
+        """JSON-ready description (for ``tsattn models --json``)."""
+        return {"name": self.name, "description": self.description, "attention": self.attention,
+                "params": {key: {"default": p.default, "accepts": p.accepts, "help": p.help}
+                           for key, p in self.params.items()}}
+
+
+_COMMON = {
+    "output_activation": Param("linear", one_of(ACTIVATIONS), choice(*ACTIVATIONS),
+                               "activation of the output Dense layer (the tutorials use tanh)"),
+    "skip": Param("linear", one_of(SKIPS), choice(*SKIPS),
+                  "add a linear autoregressive path (Dense on the raw window) to the network's output"),
+    "center": Param("last", one_of(CENTERS), choice(*CENTERS),
+                    "feed the network each window minus its last value (the level goes through the skip path)"),
+}
+
+_RNN = {
+    "units": Param(32, "an integer in 1..4096", integer(1, 4096), "hidden units of the recurrent layer"),
+    "activation": Param("tanh", one_of(ACTIVATIONS), choice(*ACTIVATIONS),
+                        "activation of the recurrent layer (rnn cell)"),
+    "cell": Param("rnn", one_of(CELLS), choice(*CELLS), "recurrent cell: SimpleRNN, LSTM or GRU"),
+    "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout on the recurrent layer's inputs"),
+}
+
+MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
+    ModelSpec(
+        "simple-rnn",
+        "recurrent layer (SimpleRNN, LSTM or GRU) -> Dense(horizon), as in the sunspots tutorial",
+        {**_RNN, **_COMMON},
+    ),
+    ModelSpec(
+        "attention-rnn",
+        "recurrent layer returning all states -> attention over time -> Dense(horizon), as in the attention "
+        "tutorial",
+        {**_RNN,
+         "attention": Param("additive", one_of(ATTENTIONS), choice(*ATTENTIONS),
+                            "additive (the tutorial's tanh(hW+b)), bahdanau, luong-dot or luong-general"),
+         **_COMMON},
+        attention="rnn",
+    ),
+    ModelSpec(
+        "transformer",
+        "Dense projection -> positional encoding -> encoder blocks (multi-head self-attention + ReLU FFN) -> "
+        "pooling -> Dense",
+        {
+            "d_model": Param(32, "an integer in 1..1024 divisible by num_heads", integer(1, 1024),
+                             "width of the encoder"),
+            "num_heads": Param(4, "an integer in 1..64", integer(1, 64),
+                               "attention heads (key_dim = d_model / num_heads)"),
+            "ff_dim": Param(64, "an integer in 1..8192", integer(1, 8192),
+                            "hidden units of the ReLU feed-forward network"),
+            "num_blocks": Param(2, "an integer in 1..32", integer(1, 32), "encoder blocks"),
+            "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout after attention and feed-forward"),
+            "pooling": Param("last", one_of(POOLINGS), choice(*POOLINGS),
+                             "summary of the window: the last step's vector or the average over steps"),
+            "positional": Param("sinusoidal", one_of(POSITIONAL), choice(*POSITIONAL),
+                                "fixed sinusoidal encoding or learned position embeddings"),
+            "positional_base": Param(10000.0, "a number in (1, 1e9]", lambda v: positive_number(v) and 1 < v <= 1e9,
+                                     "n in P(k, 2i) = sin(k / n^(2i/d))"),
+            "causal": Param(False, "true or false", boolean, "mask attention to earlier steps only"),
+            **_COMMON,
+        },
+        attention="transformer",
+    ),
+)}
+
+
+def list_models() -> list[str]:
+    """Names of the registered models."""
+    return list(MODELS)
+
+
+def get_spec(name: str) -> ModelSpec:
+    if not isinstance(name, str) or name not in MODELS:
+        raise ConfigError(f"unknown model {name!r}; available: {', '.join(MODELS)}")
+    return MODELS[name]
