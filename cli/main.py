@@ -242,6 +242,9 @@ def _model_names() -> list[str]:
 @click.option("--learning-rate", type=float, help="Adam learning rate (default 0.001).")
 @click.option("--seed", type=int, help="seed for weights, batch order and dropout (default 0).")
 @click.option("--preset", help="tutorial-sunspots or tutorial-fibonacci: the tutorials' exact setups.")
+@click.option("--baselines", "stat_baselines", metavar="NAMES",
+              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets "
+                   "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
 @click.option("--out", required=True, type=click.Path(), help="directory to write the run to.")
@@ -249,7 +252,7 @@ def _model_names() -> list[str]:
 @output_options
 @friendly_errors
 def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
-                learning_rate, seed, preset, settings, out, force, quiet, as_json):
+                learning_rate, seed, preset, stat_baselines, settings, out, force, quiet, as_json):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
 
@@ -258,6 +261,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         "model": model_name, "window": window, "horizon": horizon, "epochs": epochs, "batch_size": batch_size,
         "learning_rate": learning_rate, "seed": seed}.items() if value is not None}
     overrides.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
+    if stat_baselines is not None:
+        overrides["baselines"] = _names(stat_baselines, "baselines")
     overrides.update(parse_settings(settings))
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
@@ -318,11 +323,13 @@ def panel_verdict(result) -> str:
         index="series", columns="model", values="value")
     test = result.metrics["test"]
     parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
-    from tsattn.baselines import BASELINE_KEYS
+    from tsattn.baselines import baseline_labels
+    from tsattn.runs import baseline_keys
 
-    for key in BASELINE_KEYS:
+    labels = baseline_labels()
+    for key in baseline_keys(result):
         wins = int((smape["model"] < smape[key]).sum())
-        parts.append(f"{key.replace('_', '-')} {test[key]['smape']:.4g} (model better on {wins} of "
+        parts.append(f"{labels[key]} {test[key]['smape']:.4g} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")
     return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
 
@@ -471,6 +478,9 @@ def _names(text: str | None, what: str):
 @click.option("--date-column", help="the date column of --csv.")
 @click.option("--id-column", help="the series-id column of a long --csv holding many series.")
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
+@click.option("--baselines", "stat_baselines", metavar="NAMES",
+              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets "
+                   "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--window", type=int, help="input window for every model.")
 @click.option("--horizon", type=int, help="steps every model forecasts directly from each window.")
 @click.option("--epochs", type=int, help="maximum epochs of every run.")
@@ -482,8 +492,8 @@ def _names(text: str | None, what: str):
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
 @output_options
 @friendly_errors
-def compare_command(models, datasets, csv, column, date_column, id_column, seeds, window, horizon, epochs, settings,
-                    config_path, jobs, out, force, quiet, as_json):
+def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
+                    epochs, settings, config_path, jobs, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
@@ -503,6 +513,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     elif column is not None or date_column is not None or id_column is not None:
         raise CliError("--column and --date-column go with --csv PATH")
     merged = dict(grid.get("set", {}))
+    if stat_baselines is not None:
+        merged["baselines"] = _names(stat_baselines, "baselines")
     merged.update(parse_settings(settings))
     results = compare(
         models=_names(models, "models") if models is not None else grid.get("models"),

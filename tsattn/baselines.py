@@ -17,6 +17,7 @@ import numpy as np
 
 from . import metrics as M
 from .checks import choice
+from .errors import ConfigError
 
 LINEAR_FITS = ("pooled", "per-series")
 LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
@@ -35,6 +36,7 @@ class WindowModel:
     label = "model"        # the name users read
     lookback = 1           # values needed before an origin
     horizon = 1
+    parts = ("train", "validation", "test")  # the parts the harness scores it on
 
     def fit(self, data, config=None) -> "WindowModel":
         return self
@@ -143,6 +145,97 @@ class LinearAR(WindowModel):
                 "per_series": None if self.per_series is None else self.per_series.tolist()}
 
 
+class StatisticalModel(WindowModel):
+    """A statsforecast method (Theta, DynamicOptimizedTheta, AutoETS) behind the shared interface.
+
+    A local method, as in the M competitions: at every origin it is fitted on that series' history up to the
+    origin (series units, nothing scaled) and forecasts ``horizon`` values. Refitting per origin costs time,
+    so the harness scores it on the test part only. A history it cannot fit (too short, degenerate) gets the
+    naive forecast, and a warning says how often.
+    """
+
+    def __init__(self, key: str, horizon: int = 1, season: int = 1):
+        if key not in STATISTICAL:
+            raise ConfigError(f"unknown baseline {key!r}; available: {', '.join(STATISTICAL_LABELS)}")
+        self.key, self.horizon, self.season = key, horizon, season
+        self.label = STATISTICAL[key][0]
+        self.parts = ("test",)
+
+    def _method(self):
+        models = statsforecast_models()
+        return getattr(models, STATISTICAL[self.key][1])(season_length=max(1, int(self.season)))
+
+    def forecast(self, values, origins, first, series, scaler):
+        import warnings
+
+        method = self._method()
+        origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
+        out = np.empty((len(origins), self.horizon))
+        failed = 0
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
+            for i, (start, origin) in enumerate(zip(first, origins)):
+                history = np.asarray(values[start:origin + 1], dtype=np.float64)
+                try:
+                    mean = np.asarray(method.forecast(y=history, h=self.horizon)["mean"], dtype=np.float64)
+                    if mean.shape != (self.horizon,) or not np.isfinite(mean).all():
+                        raise ValueError("non-finite forecast")
+                except Exception:  # noqa: BLE001 - any failure of the method on this history: naive instead
+                    mean = np.full(self.horizon, history[-1])
+                    failed += 1
+                out[i] = mean
+        if failed:
+            warnings.warn(f"{self.label} could not be fitted on {failed} of {len(origins)} histories (too short or "
+                          "degenerate); the naive forecast stands in there", UserWarning, stacklevel=2)
+        return out
+
+    def state(self) -> dict:
+        return {**super().state(), "season": self.season}
+
+
+# key -> (label, statsforecast class): the statistical baselines `--baselines` can add
+STATISTICAL = {
+    "theta": ("theta", "Theta"),
+    "dynamic_theta": ("dynamic-theta", "DynamicOptimizedTheta"),
+    "ets": ("ets", "AutoETS"),
+}
+STATISTICAL_LABELS = {label: key for key, (label, _) in STATISTICAL.items()}  # what users type -> key
+INSTALL_HINT = "pip install 'tsattn[bench]' (or pip install statsforecast)"
+
+
+def statsforecast_models():
+    """statsforecast.models, or one clear line saying how to install it."""
+    try:
+        from statsforecast import models
+    except ImportError:
+        raise ConfigError(f"the statistical baselines (theta, dynamic-theta, ets) need statsforecast, which is not "
+                          f"installed: {INSTALL_HINT}") from None
+    return models
+
+
+def statistical_keys(names) -> list[str]:
+    """Keys of the statistical baselines named by users (labels or keys), checked; statsforecast must be
+    importable when any is asked for."""
+    if names is None:
+        return []
+    if isinstance(names, str):
+        names = [part.strip() for part in names.split(",") if part.strip()]
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"baselines must be a list of names ({', '.join(STATISTICAL_LABELS)}); got {names!r}")
+    keys = []
+    for name in names:
+        key = STATISTICAL_LABELS.get(name, name if name in STATISTICAL else None)
+        if key is None:
+            hint = " (naive and seasonal-naive are always on)" if name in ("naive", "seasonal-naive", "snaive",
+                                                                           "linear") else ""
+            raise ConfigError(f"unknown baseline {name!r}{hint}; --baselines takes {', '.join(STATISTICAL_LABELS)}")
+        if key not in keys:
+            keys.append(key)
+    if keys:
+        statsforecast_models()
+    return keys
+
+
 class NetworkModel(WindowModel):
     """A registered Keras network behind the shared interface: scaled windows in, scaled forecasts out."""
 
@@ -167,9 +260,18 @@ BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive}  # the baselines a
 BASELINE_KEYS = (Naive.key, SeasonalNaive.key, LinearAR.key)     # beside every network's metrics
 
 
-def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled") -> list[WindowModel]:
-    """The baselines scored beside every model: naive, seasonal naive and the linear autoregression."""
-    return [Naive(horizon), SeasonalNaive(horizon, season), LinearAR(window, horizon, linear_fit)]
+def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled",
+                    statistical=()) -> list[WindowModel]:
+    """The baselines scored beside every model: naive, seasonal naive and the linear autoregression, then the
+    statistical methods named in ``statistical`` (keys or labels of :data:`STATISTICAL`)."""
+    return [Naive(horizon), SeasonalNaive(horizon, season), LinearAR(window, horizon, linear_fit)] + \
+        [StatisticalModel(key, horizon, season) for key in statistical_keys(list(statistical))]
+
+
+def baseline_labels() -> dict[str, str]:
+    """Every baseline's key -> the label users read (always-on ones first)."""
+    return {**{model.key: model.label for model in (Naive, SeasonalNaive, LinearAR)},
+            **{key: label for key, (label, _) in STATISTICAL.items()}}
 
 
 def from_state(state: dict) -> WindowModel:
@@ -179,6 +281,8 @@ def from_state(state: dict) -> WindowModel:
         return Naive(int(state["horizon"]))
     if key == SeasonalNaive.key:
         return SeasonalNaive(int(state["horizon"]), int(state["season"]))
+    if key in STATISTICAL:
+        return StatisticalModel(key, int(state["horizon"]), int(state["season"]))
     if key == LinearAR.key:
         model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])
         model.coefficients = np.asarray(state["coefficients"], dtype=np.float64)

@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .baselines import LinearAR, Naive, SeasonalNaive
+from .baselines import baseline_labels
 from .checks import SEED_MAX
 from .errors import ConfigError, TsattnError
 from .io import atomic_file, write_json
 
-BASELINE_ROWS = {model.key: model.label for model in (Naive, SeasonalNaive, LinearAR)}  # key -> row label
+BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
 SPEC_FILE = "comparison.json"
 
@@ -498,13 +498,15 @@ def results_table(records: list[dict]) -> pd.DataFrame:
         if record["dataset"] not in baselines_done:
             baselines_done.add(record["dataset"])
             for key, label in BASELINE_ROWS.items():
+                if key not in (record["metrics"].get("test") or {}):
+                    continue  # a statistical baseline this comparison did not ask for
                 base = {"dataset": record["dataset"], "model": label, "seed": None,
                         "series": record.get("series", 1), "parameters": 0,
                         "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0}
                 for part in ("validation", "test"):
                     block = record["metrics"].get(part)
                     for metric in METRICS:
-                        base[f"{part}_{metric}"] = block[key][metric] if block else None
+                        base[f"{part}_{metric}"] = block.get(key, {}).get(metric) if block else None
                     for metric in ("mse", "rmse"):
                         base[f"{part}_scaled_{metric}"] = None
                 rows.append(base)
@@ -667,7 +669,8 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         first = [r for r in mine if r["seed"] == first_seed]
         distributions = {r["model"]: [v for v in r["by_series"]["smape"]["model"] if v is not None] for r in first}
         for key, label in BASELINE_ROWS.items():
-            distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
+            if key in first[0]["by_series"]["smape"]:
+                distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
         figures.append((f"Per-series test sMAPE of every model and baseline (seed {first_seed})",
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
                                                 f"{dataset}: per-series test sMAPE (seed {first_seed}, "

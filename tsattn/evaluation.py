@@ -27,6 +27,7 @@ class Evaluation:
     metrics: dict              # nested means (+ "median", "scaled", "per_step")
     predict_seconds: float
     mase_scale: np.ndarray
+    baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
 
 
 def origins_of(data, part: str):
@@ -64,6 +65,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> E
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     forecasts, frames, scaled, steps = {}, [], {}, {}
     predict_seconds = 0.0
+    baseline_seconds = {}
     for part in parts:
         if data.count(part) == 0:
             continue
@@ -72,7 +74,12 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> E
         predicted = forecast_part(network, data, part)
         predict_seconds += time.perf_counter() - start
         actual = data.y(part, scaled=False)
-        others = {model.key: forecast_part(model, data, part) for model in baselines}
+        others = {}
+        for model in baselines:
+            if part in model.parts:
+                began = time.perf_counter()
+                others[model.key] = forecast_part(model, data, part)
+                baseline_seconds[model.key] = baseline_seconds.get(model.key, 0.0) + time.perf_counter() - began
         predicted_scaled = data.scaler.transform(predicted, series)
         forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part), predicted_scaled,
                                        others, series)
@@ -90,4 +97,4 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> E
             metrics[part]["per_step"] = steps[part]
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series)
-    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale)
+    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds)

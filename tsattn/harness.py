@@ -23,12 +23,12 @@ import keras
 import tensorflow as tf
 
 from . import metrics as M
-from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients
+from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients, statistical_keys
 from . import checks as C
 from .checks import choice
 from .data import load_dataset
 from .errors import ConfigError, TrainingError
-from .layers import WarmupSchedule
+from .layers import EnsembleCombine, WarmupSchedule
 from .models import get_model, get_spec
 from .panel import Panel, as_panel, read_csv_panel
 from .windows import SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
@@ -74,6 +74,9 @@ class RunConfig:
     steps_per_execution: int = 32
     skip_init: str = "least-squares"
     linear_fit: str = "pooled"
+    baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
+    ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
+    ensemble_method: str = "median"  # how members' forecasts are combined
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -180,6 +183,7 @@ class RunResult:
     metrics_frame: pd.DataFrame = None
     mase_scale: np.ndarray = None
     baselines: list = None
+    baseline_seconds: dict = None  # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
 
     @property
     def parameter_count(self) -> int:
@@ -340,7 +344,8 @@ def _optimizer(config: RunConfig, steps_per_epoch: int):
 # Every run setting's range, checked before any work (README: "Settings and their ranges").
 INTEGER_RANGES = {"window": (2, 100_000), "horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
                   "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
-                  "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000)}
+                  "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
+                  "ensemble": (1, 100)}
 OPTIONAL_RANGES = {"season": (1, 10_000), "holdout": (1, 100_000)}
 
 
@@ -367,6 +372,8 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("skip_init", config.skip_init, SKIP_INITS)
     C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
+    C.choice("ensemble_method", config.ensemble_method, EnsembleCombine.METHODS)
+    statistical_keys(config.baselines)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
     for name in ("dataset", "csv", "column", "date_column", "id_column"):
@@ -402,8 +409,28 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
 
 
 def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None):
-    """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best)."""
+    """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best).
+
+    With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping) and
+    returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
+    are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``.
+    """
     check_config(config)
+    if config.ensemble > 1:
+        members, first = [], None
+        epochs = []
+        for i in range(config.ensemble):
+            member_config = dataclasses.replace(config, ensemble=1, seed=(config.seed + i) % (C.SEED_MAX + 1))
+            member, history, epochs_run, best = train_model(data, member_config, progress)
+            members.append(keras.Model(member.input, member.output, name=f"member_{i}"))
+            epochs.append(epochs_run)
+            first = first or (history, epochs_run, best)
+        inputs = keras.Input(shape=(data.window, 1), name="window")
+        combined = EnsembleCombine(config.ensemble_method, name="ensemble")([m(inputs) for m in members])
+        model = keras.Model(inputs, combined, name=f"{config.model.replace('-', '_')}_ensemble")
+        history, epochs_run, best = first
+        history.attrs["member_epochs"] = epochs
+        return model, history, epochs_run, best
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
     model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
     if config.skip_init not in SKIP_INITS:
@@ -489,8 +516,9 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     model, history, epochs_run, best = train_model(data, config, progress)
     fit_seconds = time.perf_counter() - start
     network = NetworkModel(model, config.model, data.window, data.horizon)
-    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit)]
+    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
+                                                              config.baselines)]
     evaluation = score_windows(network, baselines, data, season)
     return RunResult(config, data, model, history, evaluation.forecasts, evaluation.metrics, epochs_run, best,
                      fit_seconds, evaluation.predict_seconds, season, evaluation.frame, evaluation.mase_scale,
-                     baselines)
+                     baselines, evaluation.baseline_seconds)

@@ -350,3 +350,26 @@ ATTENTION_KINDS = {
     "luong-dot": lambda units: LuongAttention("dot", name="attention"),
     "luong-general": lambda units: LuongAttention("general", name="attention"),
 }
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class EnsembleCombine(layers.Layer):
+    """The median (or mean) over an ensemble's member forecasts: a list of (batch, horizon) -> (batch, horizon)."""
+
+    METHODS = ("median", "mean")
+
+    def __init__(self, method: str = "median", **kwargs):
+        super().__init__(**kwargs)
+        if method not in self.METHODS:
+            raise ValueError(f"method must be one of {self.METHODS}; got {method!r}")
+        self.method = method
+
+    def call(self, inputs):
+        stacked = ops.stack(inputs, axis=0)
+        return ops.median(stacked, axis=0) if self.method == "median" else ops.mean(stacked, axis=0)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[0])
+
+    def get_config(self):
+        return {**super().get_config(), "method": self.method}

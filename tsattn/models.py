@@ -119,12 +119,19 @@ def attention_layers(model: keras.Model) -> list[layers.Layer]:
     return [layer for layer in model.layers if isinstance(layer, kinds)]
 
 
+def first_member(model: keras.Model) -> keras.Model:
+    """The first member of a seed ensemble (``ensemble=k``), or the model itself."""
+    members = [layer for layer in model.layers if isinstance(layer, keras.Model) and layer.name.startswith("member_")]
+    return members[0] if members else model
+
+
 def attention_model(model: keras.Model) -> keras.Model | None:
     """A model mapping the same inputs to the attention weights of each attention layer, or None.
 
     For attention-rnn: one output (batch, window). For transformer: one (batch, heads, window, window)
-    output per encoder block.
+    output per encoder block. For a seed ensemble (``ensemble=k``): the first member's.
     """
+    model = first_member(model)
     found = attention_layers(model)
     if not found:
         return None

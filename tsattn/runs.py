@@ -8,14 +8,18 @@ import numpy as np
 import pandas as pd
 
 from . import artefacts, plots
-from .baselines import BASELINE_KEYS
+from .baselines import baseline_labels
 from .harness import RunResult
 from .io import atomic_directory, write_json
-from .models import attention_model, get_spec
+from .models import attention_model, first_member, get_spec
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
-BASELINES = BASELINE_KEYS
+
+
+def baseline_keys(result: RunResult) -> tuple:
+    """Keys of the baselines scored in a run: naive, seasonal naive, linear, then any statistical ones."""
+    return tuple(model.key for model in result.baselines)
 
 
 def predictions_frame(result: RunResult) -> pd.DataFrame:
@@ -55,13 +59,14 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     header = f"{'':<16}" + "".join(f"{part + ' ' + m.upper().replace('SMAPE', 'sMAPE'):>16}"
                                    for part in parts if part in result.metrics for m in keys)
     rows.append(header)
-    for name in ("model",) + BASELINES:
-        label = result.config.model if name == "model" else name.replace("_", "-")
+    labels = baseline_labels()
+    for name in ("model",) + baseline_keys(result):
+        label = result.config.model if name == "model" else labels.get(name, name)
         cells = []
         for part in parts:
             if part not in result.metrics:
                 continue
-            values = result.metrics[part][name]
+            values = result.metrics[part].get(name, {})  # statistical baselines: test part only
             for key in keys:
                 value = values.get(key)
                 cells.append(f"{value:>16.4g}" if value is not None else f"{'n/a':>16}")
@@ -176,7 +181,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         smape = frame[(frame["part"] == part) & (frame["metric"] == "smape")]
         distributions = {(result.config.model if key == "model" else key.replace("_", "-")):
                          smape.loc[smape["model"] == key, "value"].dropna().to_numpy()
-                         for key in ("model",) + BASELINES}
+                         for key in ("model",) + baseline_keys(result)}
         written.append(plots.plot_distribution(distributions, directory / "smape_distribution.png",
                                                f"{title}: per-series {part} sMAPE ({panel.n_series} series)",
                                                "sMAPE (%)"))
@@ -214,8 +219,8 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
         written.append(plots.plot_transformer_heads(
             [w[chosen] for w in weights], directory / "attention_heads.png",
             f"{title}: attention of each head for the window forecasting {str(labels[chosen])[:24]}"))
-        encoding = model.get_layer("positional_encoding").encoding_matrix()
+        layer = first_member(model).get_layer("positional_encoding")
         written.append(plots.plot_positional_encoding(
-            encoding, directory / "positional_encoding.png",
-            f"Positional encoding ({model.get_layer('positional_encoding').mode}), window x d_model"))
+            layer.encoding_matrix(), directory / "positional_encoding.png",
+            f"Positional encoding ({layer.mode}), window x d_model"))
     return written

@@ -1,0 +1,210 @@
+"""M3 against the statistical methods that won it, in the same run: tsattn's three networks at their defaults
+(several seeds) beside statsforecast's Theta, DynamicOptimizedTheta and AutoETS and the naive methods, on each
+frequency's competition hold-out, through one harness and one set of metrics.
+
+    pip install 'tsattn[bench]'                       # statsforecast
+    python benchmarks/m3.py                           # -> benchmarks/results/m3.md (all four frequencies)
+    python benchmarks/m3.py --frequencies monthly --seeds 0 --ensemble 5
+    python benchmarks/m3.py --quick                   # 24 series per frequency, 2 epochs (run by the tests)
+
+Every network is fitted as `tsattn fit --model MODEL --dataset m3-FREQ --horizon H` would: the last H values of
+each series are the test part (the competition's hold-out), the H before them validation for early stopping,
+defaults otherwise. The statistical methods go through the same harness as baselines of the first run
+(`--baselines theta,dynamic-theta,ets`): each is fitted on every series' values before the hold-out and
+scored by the same code on the same targets. sMAPE is M3's (mean over series of the mean over the H steps of
+200|y - f| / (|y| + |f|)); MASE divides by the in-sample seasonal naive error (M4's definition).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+FREQUENCIES = ("monthly", "quarterly", "yearly", "other")
+MODELS = ("simple-rnn", "attention-rnn", "transformer")
+STATISTICAL = ("theta", "dynamic_theta", "ets")
+LABELS = {"naive": "naive", "seasonal_naive": "seasonal naive", "linear": "linear AR (pooled, ours)",
+          "theta": "Theta (statsforecast)", "dynamic_theta": "DynamicOptimizedTheta (statsforecast)",
+          "ets": "AutoETS (statsforecast)"}
+# Published: Makridakis & Hibon (2000), "The M3-Competition: results, conclusions and implications",
+# International Journal of Forecasting 16(4), 451-476: sMAPE averaged over the forecast horizons.
+PUBLISHED = {"monthly": {"Theta (M3 competition table)": 13.85},
+             "all": {"Theta (M3 competition table)": 13.01, "ForecastPro (M3 competition table)": 13.19,
+                     "ForecastX (M3 competition table)": 13.49, "B-J automatic (M3 competition table)": 14.01}}
+
+
+def load(frequency: str, quick: bool) -> pd.DataFrame:
+    import tsattn
+
+    frame = tsattn.load_dataset(f"m3-{frequency}")
+    if quick:
+        ids = frame["unique_id"].drop_duplicates()
+        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]  # 24 series of every length
+        horizon = frame.attrs["horizon"]
+        frame = frame[frame["unique_id"].isin(keep)].copy()
+        frame.attrs["horizon"] = horizon
+    return frame
+
+
+def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), ensemble: int = 1) -> dict:
+    """One fit through the harness; per-series test sMAPE and MASE of the model and each baseline."""
+    import keras
+
+    from tsattn.harness import RunConfig, fit
+
+    keras.backend.clear_session()
+    config = RunConfig(model=model, dataset=None, horizon=int(frame.attrs["horizon"]), seed=seed,
+                       baselines=list(baselines), ensemble=ensemble, **({"epochs": 2} if quick else {}))
+    start = time.perf_counter()
+    result = fit(config, series=frame)
+    total = time.perf_counter() - start
+    tidy = result.metrics_frame
+    test = tidy[(tidy["part"] == "test") & tidy["metric"].isin(["smape", "mase"])]
+    per_series = {metric: test[test["metric"] == metric].pivot(index="series", columns="model", values="value")
+                  for metric in ("smape", "mase")}
+    return {"model": model, "seed": seed, "ensemble": ensemble, "per_series": per_series,
+            "fit_seconds": result.fit_seconds, "forecast_seconds": total - result.fit_seconds,
+            "baseline_seconds": dict(result.baseline_seconds or {}), "epochs": result.epochs_run,
+            "series": result.panel.n_series, "parameters": result.parameter_count}
+
+
+def paired(a: pd.Series, b: pd.Series) -> tuple[int, int, float | None]:
+    """Series where a is better than b (lower sMAPE), series compared, Wilcoxon signed-rank p-value."""
+    both = pd.concat([a, b], axis=1, keys=["a", "b"]).dropna()
+    wins = int((both["a"] < both["b"]).sum())
+    p_value = None
+    if ((both["a"] - both["b"]) != 0).sum() >= 10:
+        from scipy.stats import wilcoxon
+
+        p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
+    return wins, len(both), p_value
+
+
+def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick: bool, ensemble: int,
+                      echo) -> tuple[list[str], dict]:
+    horizon = int(frame.attrs["horizon"])
+    runs = []
+    for model in models:
+        for seed in seeds:
+            first = not runs
+            echo(f"{frequency}: {model} seed {seed}" + (" + statistical baselines" if first else ""))
+            runs.append(run(frame, model, seed, quick, STATISTICAL if first else ()))
+    ensembles = []
+    if ensemble > 1:
+        for model in models:
+            echo(f"{frequency}: {model} ensemble of {ensemble} (seeds {seeds[0]}..{seeds[0] + ensemble - 1})")
+            ensembles.append(run(frame, model, seeds[0], quick, (), ensemble))
+    smape_base = runs[0]["per_series"]["smape"]
+    mase_base = runs[0]["per_series"]["mase"]
+    n_series = runs[0]["series"]
+    rows, per_series = [], {}
+    for model in models:
+        mine = [r for r in runs if r["model"] == model]
+        smape_by_seed = [r["per_series"]["smape"]["model"].mean() for r in mine]
+        mase_by_seed = [r["per_series"]["mase"]["model"].mean() for r in mine]
+        per_series[model] = pd.concat([r["per_series"]["smape"]["model"] for r in mine], axis=1).mean(axis=1)
+        wins, compared, _ = paired(per_series[model], smape_base["seasonal_naive"])
+        rows.append([model, len(mine), f"{np.mean(smape_by_seed):.2f} ± {np.std(smape_by_seed):.2f}",
+                     f"{np.mean(mase_by_seed):.3f}", f"{np.mean([r['fit_seconds'] for r in mine]):.0f}",
+                     f"{np.mean([r['forecast_seconds'] for r in mine]):.1f}",
+                     f"{np.mean([r['epochs'] for r in mine]):.0f}", f"{wins}/{compared}"])
+    for record in ensembles:
+        label = f"{record['model']} ensemble of {ensemble} (median)"
+        per_series[label] = record["per_series"]["smape"]["model"]
+        wins, compared, _ = paired(per_series[label], smape_base["seasonal_naive"])
+        rows.append([label, 1, f"{record['per_series']['smape']['model'].mean():.2f}",
+                     f"{record['per_series']['mase']['model'].mean():.3f}", f"{record['fit_seconds']:.0f}",
+                     f"{record['forecast_seconds']:.1f}", f"{record['epochs']}", f"{wins}/{compared}"])
+    seconds = runs[0]["baseline_seconds"]
+    for key in ("naive", "seasonal_naive", "linear") + STATISTICAL:
+        per_series[LABELS[key]] = smape_base[key]
+        wins, compared, _ = paired(smape_base[key], smape_base["seasonal_naive"])
+        rows.append([LABELS[key], "-", f"{smape_base[key].mean():.2f}", f"{mase_base[key].mean():.3f}",
+                     f"{seconds.get(key, 0.0):.1f}" if key in STATISTICAL else "-", "-", "-",
+                     "-" if key == "seasonal_naive" else f"{wins}/{compared}"])
+    for name, value in PUBLISHED.get(frequency, {}).items():
+        if not quick:
+            rows.append([name, "-", f"{value:.2f}", "-", "-", "-", "-", "-"])
+    total = frame["unique_id"].nunique()
+    coverage = "" if n_series == total else (
+        f" ({total - n_series} of {total} series are too short for the default window plus three horizons "
+        "(train, validation, test targets) and are left out of every row, statistical ones included)")
+    lines = [f"## M3 {frequency}: {n_series} series, horizon {horizon}{coverage}", "",
+             *C.table(["model", "seeds", "test sMAPE (mean ± std over seeds)", "test MASE", "fit s", "forecast s",
+                       "epochs", "series better than seasonal naive"], rows), "",
+             "Statistical methods: fit + forecast seconds of all series on one core, in the first run's harness."]
+    if frequency == "monthly" or quick:
+        lines += ["", f"### Does attention help? (M3 {frequency}, per-series sMAPE averaged over seeds, paired)", ""]
+        pairs = []
+        for other in ("attention-rnn", "transformer"):
+            if other in per_series and "simple-rnn" in per_series:
+                wins, compared, p_value = paired(per_series[other], per_series["simple-rnn"])
+                difference = per_series[other].mean() - per_series["simple-rnn"].mean()
+                pairs.append([f"{other} vs simple-rnn", f"{wins}/{compared} ({100 * wins / max(compared, 1):.0f}%)",
+                              f"{difference:+.2f}", "n/a" if p_value is None else f"{p_value:.2g}"])
+        lines += C.table(["comparison", "series where the attention model is better", "mean sMAPE difference",
+                          "Wilcoxon p"], pairs)
+    return lines, {"per_series": per_series, "rows": rows}
+
+
+def main() -> None:
+    p = C.parser(__doc__.splitlines()[0], "m3.md")
+    p.add_argument("--frequencies", default=",".join(FREQUENCIES), help="comma-separated: monthly,quarterly,...")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds of every network")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--ensemble", type=int, default=1, help="also fit each model as a seed ensemble of K members")
+    args = p.parse_args()
+    try:
+        import statsforecast  # noqa: F401
+    except ImportError:
+        sys.exit("benchmarks/m3.py needs statsforecast: pip install 'tsattn[bench]'")
+    frequencies = [f.strip() for f in args.frequencies.split(",") if f.strip()]
+    unknown = sorted(set(frequencies) - set(FREQUENCIES))
+    if unknown:
+        sys.exit(f"unknown frequency {', '.join(unknown)}; choose from {', '.join(FREQUENCIES)}")
+    seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+
+    def echo(text):
+        print(f"[m3 {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+    import statsforecast
+
+    lines = C.header("M3: tsattn's networks beside the statistical methods that won it", C.command_line(),
+                     args.quick)
+    lines.insert(-1, f"- statsforecast {statsforecast.__version__}; published figures: Makridakis & Hibon (2000), "
+                     "The M3-Competition: results, conclusions and implications, IJF 16(4) 451-476 (sMAPE "
+                     "averaged over horizons; the all-series figures as tabulated in Hyndman's Mcomp package "
+                     "vignette 'Comparisons')")
+    lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
+    everything = {}
+    started = time.perf_counter()
+    for frequency in frequencies:
+        section, found = frequency_section(frequency, load(frequency, args.quick), seeds, models, args.quick,
+                                           args.ensemble, echo)
+        lines += section + [""]
+        everything[frequency] = found
+    if len(frequencies) == len(FREQUENCIES):
+        rows = []
+        names = [n for n in everything[FREQUENCIES[0]]["per_series"] if all(n in everything[f]["per_series"]
+                                                                            for f in FREQUENCIES)]
+        for name in names:
+            values = pd.concat([everything[f]["per_series"][name] for f in FREQUENCIES])
+            rows.append([name, len(values), f"{values.mean():.2f}"])
+        if not args.quick:
+            rows += [[name, 3003, f"{value:.2f}"] for name, value in PUBLISHED["all"].items()]
+        lines += ["## All frequencies (mean sMAPE over every series)", "", *C.table(["model", "series", "test sMAPE"],
+                                                                                     rows), ""]
+    lines += [f"Total wall time {time.perf_counter() - started:.0f} s."]
+    C.write(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Statistical baselines (statsforecast) beside the networks, and seed ensembles."""
+
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from conftest import TINY, TINY_PARAMS, make_series
+from tsattn.cli.main import main
+from tsattn.errors import ConfigError
+from tsattn.harness import RunConfig, fit
+
+
+def panel(n=6, length=60, horizon=6):
+    frames = []
+    for i in range(n):
+        series = make_series(length, seed=i) + 50 * (i + 1)
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": series.index, "y": series.to_numpy()}))
+    frame = pd.concat(frames, ignore_index=True)
+    frame.attrs["horizon"] = horizon
+    return frame
+
+
+def config(**changes):
+    return RunConfig(model="simple-rnn", model_params=dict(TINY_PARAMS["simple-rnn"]), dataset=None,
+                     **{**TINY, "horizon": 6, **changes})
+
+
+def test_theta_scored_like_every_baseline_and_equal_to_statsforecast():
+    from statsforecast.models import Theta
+
+    frame = panel()
+    result = fit(config(baselines=["theta", "ets"]), series=frame)
+    test = result.metrics["test"]
+    assert {"theta", "ets", "naive", "seasonal_naive", "linear"} <= set(test)
+    assert "theta" not in result.metrics["train"]  # refitted per origin: scored on the test part only
+    # the harness' theta forecast of a series is statsforecast's Theta on the values before the hold-out
+    forecast = result.forecasts["test"]
+    row = int(np.flatnonzero(forecast.series == 2)[0])
+    history = frame[frame["unique_id"] == "s2"]["y"].to_numpy()[:-6]
+    expected = Theta(season_length=12).forecast(y=history, h=6)["mean"]
+    np.testing.assert_allclose(forecast.baselines["theta"][row], expected, rtol=1e-10)
+    assert result.baseline_seconds["theta"] > 0
+    by_series = result.metrics_frame
+    assert set(by_series[by_series["part"] == "test"]["model"]) >= {"theta", "ets"}
+
+
+def test_statistical_baseline_names_and_missing_statsforecast(monkeypatch):
+    with pytest.raises(ConfigError, match="unknown baseline 'arima'; --baselines takes theta, dynamic-theta, ets"):
+        fit(config(baselines=["arima"]), series=panel())
+    with pytest.raises(ConfigError, match="always on"):
+        fit(config(baselines=["naive"]), series=panel())
+    monkeypatch.setitem(sys.modules, "statsforecast", None)  # import statsforecast now fails
+    with pytest.raises(ConfigError, match=r"need statsforecast, which is not installed: pip install 'tsattn\[bench\]'"):
+        fit(config(baselines=["theta"]), series=panel())
+
+
+def test_cli_baselines_option(tmp_path):
+    path = tmp_path / "panel.csv"
+    panel().to_csv(path, index=False)
+    base = ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "y", "--date-column", "ds",
+            "--id-column", "unique_id", "--window", "8", "--horizon", "6", "--epochs", "2", "--set", "units=3",
+            "--set", "holdout=6"]
+    bad = CliRunner().invoke(main, [*base, "--baselines", "theta,prophet", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "unknown baseline 'prophet'" in bad.output and "Traceback" not in bad.output
+    assert not (tmp_path / "bad").exists()
+    good = CliRunner().invoke(main, [*base, "--baselines", "theta,dynamic-theta", "--out", str(tmp_path / "run")])
+    assert good.exit_code == 0, good.output
+    assert "theta" in good.output and "dynamic-theta" in good.output
+    table = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
+    assert {"theta", "dynamic_theta"} <= set(table["model"])
+
+
+def test_compare_reports_statistical_baselines(tmp_path):
+    from tsattn.compare import compare
+
+    path = tmp_path / "panel.csv"
+    panel().to_csv(path, index=False)
+    results = compare(models=["simple-rnn"], datasets=[], seeds=[0],
+                      csv=[{"path": str(path), "column": "y", "date_column": "ds", "id_column": "unique_id"}],
+                      window=8, horizon=6, epochs=2, settings={"units": 3, "holdout": 6, "baselines": ["theta"]},
+                      out=tmp_path / "cmp")
+    summary = results.attrs["summary"]
+    assert "theta" in set(summary["model"])
+    assert "theta" in (tmp_path / "cmp" / "report.md").read_text()
+
+
+def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):
+    from tsattn.forecaster import Forecaster
+
+    series = make_series(120)
+    single = [fit(config(horizon=1, seed=seed), series=series) for seed in (0, 1, 2)]
+    ensemble = fit(config(horizon=1, ensemble=3), series=series)
+    members = np.stack([r.forecasts["test"].predicted for r in single])
+    np.testing.assert_allclose(ensemble.forecasts["test"].predicted, np.median(members, axis=0), rtol=1e-4,
+                               atol=1e-4)
+    assert ensemble.parameter_count == 3 * single[0].parameter_count
+    f = Forecaster("attention-rnn", window=8, units=3, ensemble=2).fit(series, epochs=2)
+    path = f.save(tmp_path / "e.tsattn")
+    g = Forecaster.load(path)
+    assert g.predict(4).equals(f.predict(4))
+    assert f.attention_weights().shape[1] == 8  # the first member's attention
+    with pytest.raises(ConfigError, match="ensemble must be an integer in 1..100"):
+        fit(config(ensemble=0), series=series)
