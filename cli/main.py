@@ -234,7 +234,8 @@ def _model_names() -> list[str]:
 @click.option("--model", "model_name", type=click.Choice(_model_names()),
               help="the network to train (default attention-rnn; see `tsattn models`).")
 @data_options
-@click.option("--window", type=int, help="input window length (default 24).")
+@click.option("--window", type=int, help="input window length (default 24, shorter when the shortest series "
+                                         "needs it so that every series is forecast).")
 @click.option("--horizon", type=int, help="steps the model forecasts directly from each window (default 1; M3/M1 "
                                            "datasets hold out their competition horizon as the test part).")
 @click.option("--epochs", type=int, help="maximum epochs (early stopping on validation loss; default 200).")
@@ -273,7 +274,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
     config = preset_config(preset, **overrides)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
-    output.progress(f"Training {config.model} on {source} (window {config.window}, horizon {config.horizon}, "
+    window = "auto" if config.window is None else config.window
+    output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
                     f"seed {config.seed})")
     result = fit(config, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
@@ -281,7 +283,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     if result.panel.n_series > 1 and test:
         verdict = panel_verdict(result)
     elif test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        verdict = single_verdict(test, config.window)
+        verdict = single_verdict(test, result.data.window)
     else:
         verdict = None
     output.document({

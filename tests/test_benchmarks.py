@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
     ("panel.py", ["M3 monthly: one global model per network", "seasonal naive", "per series",
                   "Peak resident memory", "QUICK MODE"]),
     ("m3.py", ["M3 monthly", "Theta (statsforecast)", "AutoETS (statsforecast)", "Does attention help?",
-               "All frequencies", "QUICK MODE"]),
+               "All frequencies", "## Targets", "ensemble of 2 (median)", "QUICK MODE"]),
+    ("m3_defaults.py", ["selection part", "skip relative", "QUICK MODE"]),
 ])
 def test_benchmark_quick_mode(script, expected, tmp_path):
     out = tmp_path / "result.md"

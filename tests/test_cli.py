@@ -78,7 +78,7 @@ def test_python_m_tsattn_runs_the_cli():
     (["--dataset", "sunspots", "--csv", "x.csv"], "either --dataset or --csv, not both"),
     ([], "no data: give --dataset NAME"),
     (["--dataset", "sunspots", "--window", "5000"], "window 5000 \\+ horizon 1 needs at least 5001 values"),
-    (["--dataset", "sunspots", "--window", "0"], "window must be an integer in 2..100000; got 0"),
+    (["--dataset", "sunspots", "--window", "0"], "window must be an integer in 2..100000 or null; got 0"),
     (["--dataset", "sunspots", "--set", "validation_fraction=0.3", "--set", "train_fraction=0.7"], "leave no test part"),
     (["--dataset", "sunspots", "--set", "units=-1"], "units must be an integer in 1..4096; got -1"),
     (["--dataset", "fibonacci", "--set", "dataset_options={\"n\": 2000}"], "overflows float64"),

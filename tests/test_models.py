@@ -88,17 +88,17 @@ def test_tutorial_simple_rnn_hand_computation():
 
 
 def test_center_feeds_the_network_relative_values():
-    model = get_model("simple-rnn", window=5, units=3)
+    model = get_model("simple-rnn", window=5, units=3, skip="linear")
     x = np.random.default_rng(0).normal(size=(4, 5, 1)).astype("float32")
     model.get_layer("linear_skip").set_weights([np.zeros((5, 1)), np.zeros(1)])
     shifted = x + 7.0  # a level the network never saw: its output is unchanged, only the skip sees levels
     np.testing.assert_allclose(model.predict(shifted, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
-    plain = get_model("simple-rnn", window=5, units=3, center="none")
+    plain = get_model("simple-rnn", window=5, units=3, center="none", skip="linear")
     assert "relative_window" not in [layer.name for layer in plain.layers]
 
 
 def test_linear_skip_is_an_autoregression_on_the_window():
-    model = get_model("simple-rnn", window=4, units=3)
+    model = get_model("simple-rnn", window=4, units=3, skip="linear")
     assert model.get_layer("linear_skip").count_params() == 4 + 1
     x = np.random.default_rng(0).normal(size=(2, 4, 1)).astype("float32")
     network_only = model.get_layer("output").output

@@ -104,3 +104,41 @@ def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):
     assert f.attention_weights().shape[1] == 8  # the first member's attention
     with pytest.raises(ConfigError, match="ensemble must be an integer in 1..100"):
         fit(config(ensemble=0), series=series)
+
+
+def test_relative_skip_is_level_invariant():
+    """skip=relative: shifting a window by c shifts every forecast by exactly c, whatever the weights."""
+    import keras
+
+    from tsattn.models import get_model
+
+    keras.utils.set_random_seed(3)
+    for name, params in TINY_PARAMS.items():
+        model = get_model(name, window=6, horizon=3, skip="relative", **params)
+        for layer in model.layers:  # random non-zero weights everywhere, the skip path included
+            layer.set_weights([np.random.default_rng(1).normal(size=w.shape).astype("float32")
+                               for w in layer.get_weights()])
+        x = np.random.default_rng(2).normal(size=(4, 6, 1)).astype("float32")
+        shifted = np.asarray(model(x + 5.0)) - np.asarray(model(x))
+        np.testing.assert_allclose(shifted, 5.0, atol=1e-4)
+
+
+def test_default_window_shrinks_so_every_short_series_is_forecast():
+    """M3 yearly-like panel: series of 20..40 values, horizon 6: the default window becomes 14 (shortest
+    length minus the horizon) and no series is left out; an explicit window is kept as given."""
+    from tsattn.harness import window_config
+
+    frames = []
+    for i, length in enumerate(range(20, 41, 4)):
+        values = 100 + np.cumsum(np.random.default_rng(i).normal(1, 2, size=length))
+        frames.append(pd.DataFrame({"unique_id": f"y{i}", "ds": pd.period_range("1980", periods=length, freq="Y")
+                                    .to_timestamp(), "y": values}))
+    frame = pd.concat(frames, ignore_index=True)
+    frame.attrs["horizon"] = 6
+    data = window_config(frame, RunConfig(dataset=None, horizon=6))
+    assert data.window == 14 and data.panel.n_series == 6 and not data.dropped
+    result = fit(RunConfig(model="simple-rnn", dataset=None, horizon=6, epochs=2, model_params={"units": 3}),
+                 series=frame)
+    assert result.panel.n_series == 6 and result.data.window == 14
+    with pytest.warns(UserWarning, match="left out"):
+        assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20)).panel.n_series < 6

@@ -80,13 +80,17 @@ class SeasonalNaive(WindowModel):
         return {**super().state(), "season": self.season}
 
 
-def linear_coefficients(data, starts: np.ndarray) -> np.ndarray:
+def linear_coefficients(data, starts: np.ndarray, relative: bool = False) -> np.ndarray:
     """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
-    (an evenly spaced subset above 100,000 windows)."""
+    (an evenly spaced subset above 100,000 windows); ``relative`` fits targets minus the window's last value
+    on the window minus its last value."""
     if len(starts) > LINEAR_FIT_MAX_WINDOWS:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
     X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
     y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
+    if relative:
+        last = X[:, -1:, 0]
+        X, y = X - last[:, :, None], y - last
     try:
         return M.fit_linear_autoregression(X, y)
     except np.linalg.LinAlgError:

@@ -50,7 +50,7 @@ class RunConfig:
     date_column: str | None = None
     id_column: str | None = None
     fill: str | None = None
-    window: int = 24
+    window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
     horizon: int = 1
     stride: int = 1
     split: str = "auto"
@@ -221,10 +221,24 @@ def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
                      config.shuffle_seed, holdout)
 
 
+DEFAULT_WINDOW = 24
+
+
+def auto_window(panel: Panel, horizon: int) -> int:
+    """The default input window: DEFAULT_WINDOW, shortened to the shortest series' length minus the horizon
+    so that every series of a panel of short series (M3 yearly: 20 values, h = 6 -> 14) is forecast rather
+    than left out; never below 2. Longer series still train on every window they hold."""
+    return int(max(2, min(DEFAULT_WINDOW, int(panel.lengths.min()) - horizon)))
+
+
+def resolved_window(panel: Panel, config: RunConfig) -> int:
+    return config.window if config.window is not None else auto_window(panel, config.horizon)
+
+
 def window_config(data, config: RunConfig, require_test: bool = True) -> WindowedPanel:
     panel = as_panel(data, fill=config.fill)
-    return window_panel(panel, config.window, config.horizon, config.stride, split_of(config, panel), config.scaling,
-                        config.scaler_fit, require_test=require_test)
+    return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split_of(config, panel),
+                        config.scaling, config.scaler_fit, require_test=require_test)
 
 
 SHUFFLE_BUFFER = 262_144  # windows; below it every epoch is a full uniform shuffle, as before panels
@@ -342,11 +356,11 @@ def _optimizer(config: RunConfig, steps_per_epoch: int):
 
 
 # Every run setting's range, checked before any work (README: "Settings and their ranges").
-INTEGER_RANGES = {"window": (2, 100_000), "horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
+INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
                   "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
                   "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
                   "ensemble": (1, 100)}
-OPTIONAL_RANGES = {"season": (1, 10_000), "holdout": (1, 100_000)}
+OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000)}
 
 
 def check_config(config: RunConfig) -> RunConfig:
@@ -399,7 +413,7 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
-    coefficients = fit_linear_on_train(data)  # (window + 1, horizon)
+    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names)  # (window + 1, h)
     skip = model.get_layer("linear_skip")
     skip.set_weights([coefficients[:-1].astype(np.float32), coefficients[-1].astype(np.float32)])
     if zero_output:

@@ -373,3 +373,22 @@ class EnsembleCombine(layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "method": self.method}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class LastValue(layers.Layer):
+    """(batch, window, features) -> (batch, horizon): the window's last value of the first feature, repeated
+    for every step ahead (the naive forecast, the level a relative skip path adds back)."""
+
+    def __init__(self, horizon: int = 1, **kwargs):
+        super().__init__(**kwargs)
+        self.horizon = int(horizon)
+
+    def call(self, inputs):
+        return ops.repeat(inputs[:, -1, :1], self.horizon, axis=1)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.horizon)
+
+    def get_config(self):
+        return {**super().get_config(), "horizon": self.horizon}

@@ -12,7 +12,7 @@ import keras
 from keras import layers
 
 from .errors import ConfigError
-from .layers import ATTENTION_KINDS, LastStep, PositionalEncoding, SubtractLast, TransformerEncoderBlock
+from .layers import ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, SubtractLast, TransformerEncoderBlock
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
@@ -49,6 +49,14 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
             layers.Flatten(name="flatten_window")(inputs))
         outputs = layers.Add(name="forecast")([network, autoregressive])
+    elif resolved["skip"] == "relative":
+        # level-invariant: the last value (naive forecast) plus a linear autoregression on the window relative
+        # to its last value, plus the network; a level the model never saw in training changes nothing
+        relative = body if resolved["center"] == "last" else SubtractLast(name="relative_window")(inputs)
+        autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
+            layers.Flatten(name="flatten_window")(relative))
+        level = LastValue(horizon, name="level")(inputs)
+        outputs = layers.Add(name="forecast")([network, autoregressive, level])
     else:
         outputs = network
     return keras.Model(inputs, outputs, name=name.replace("-", "_"))

@@ -13,7 +13,7 @@ from .errors import ConfigError
 
 CELLS = ("rnn", "lstm", "gru")
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
-SKIPS = ("linear", "none")
+SKIPS = ("linear", "relative", "none")
 CENTERS = ("last", "none")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
@@ -91,8 +91,9 @@ class ModelSpec:
 _COMMON = {
     "output_activation": Param("linear", one_of(ACTIVATIONS), choice(*ACTIVATIONS),
                                "activation of the output Dense layer (the tutorials use tanh)"),
-    "skip": Param("linear", one_of(SKIPS), choice(*SKIPS),
-                  "add a linear autoregressive path (Dense on the raw window) to the network's output"),
+    "skip": Param("relative", one_of(SKIPS), choice(*SKIPS),
+                  "add a linear autoregressive path to the network's output: linear (Dense on the raw window) or "
+                  "relative (last value + Dense on the window minus its last value: level-invariant)"),
     "center": Param("last", one_of(CENTERS), choice(*CENTERS),
                     "feed the network each window minus its last value (the level goes through the skip path)"),
 }
