@@ -142,3 +142,11 @@ def test_default_window_shrinks_so_every_short_series_is_forecast():
     assert result.panel.n_series == 6 and result.data.window == 14
     with pytest.warns(UserWarning, match="left out"):
         assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20)).panel.n_series < 6
+
+
+def test_loss_setting():
+    series = make_series(120)
+    result = fit(config(horizon=1, loss="mae"), series=series)
+    assert np.isfinite(result.history["loss"]).all()
+    with pytest.raises(ConfigError, match="loss must be one of mse, mae, huber; got 'l1'"):
+        fit(config(loss="l1"), series=series)

@@ -35,6 +35,7 @@ from .windows import SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_p
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
 SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
+LOSSES = ("mse", "mae", "huber")
 
 
 @dataclass
@@ -77,6 +78,7 @@ class RunConfig:
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
+    loss: str = "mse"                # training loss on scaled values: mse, mae or huber
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -387,6 +389,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, EnsembleCombine.METHODS)
+    C.choice("loss", config.loss, LOSSES)
     statistical_keys(config.baselines)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
@@ -456,7 +459,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss="mse", jit_compile=config.jit_compile,
+    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=config.loss, jit_compile=config.jit_compile,
                   steps_per_execution=config.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=config.seed)
