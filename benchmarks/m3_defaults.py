@@ -25,6 +25,8 @@ CANDIDATES = {
     "window 24, skip linear (before)": {"window": 24, "skip": "linear"},
     "window auto, skip linear": {"skip": "linear"},
     "window auto, skip relative": {"skip": "relative"},
+    "... + loss mae, skip_init least-squares+zero-output": {"skip": "relative", "loss": "mae",
+                                                            "skip_init": "least-squares+zero-output"},
 }
 
 
@@ -44,7 +46,7 @@ def score(frame, model, settings, quick):
     keras.backend.clear_session()
     params = {"skip": settings["skip"]}
     config = RunConfig(model=model, dataset=None, horizon=int(frame.attrs["horizon"]), model_params=params,
-                       **({"window": settings["window"]} if "window" in settings else {}),
+                       **{key: value for key, value in settings.items() if key != "skip"},
                        **({"epochs": 2} if quick else {}))
     start = time.perf_counter()
     result = fit(config, series=frame)
