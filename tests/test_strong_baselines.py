@@ -84,7 +84,12 @@ def test_compare_reports_statistical_baselines(tmp_path):
                       out=tmp_path / "cmp")
     summary = results.attrs["summary"]
     assert "theta" in set(summary["model"])
-    assert "theta" in (tmp_path / "cmp" / "report.md").read_text()
+    report = (tmp_path / "cmp" / "report.md").read_text()
+    verdict = [line for line in results.attrs["verdict"][str(path)] if line.startswith("theta (")] if str(path) in \
+        results.attrs["verdict"] else [line for lines in results.attrs["verdict"].values() for line in lines
+                                       if line.startswith("theta (")]
+    assert len(verdict) == 1 and ("beaten on average by" in verdict[0] or "better on average than" in verdict[0])
+    assert "of 6 series" in verdict[0] and verdict[0] in report
 
 
 def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):

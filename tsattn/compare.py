@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .baselines import baseline_labels
+from .baselines import STATISTICAL, STATISTICAL_LABELS, baseline_labels
 from .checks import SEED_MAX
 from .errors import ConfigError, TsattnError
 from .io import atomic_file, write_json
@@ -623,6 +623,19 @@ def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records:
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
+    statistical = table[table["model"].isin([STATISTICAL[k][0] for k in STATISTICAL])]
+    for _, row in statistical.iterrows():  # the strong baselines asked for with --baselines
+        value = float(row[f"{metric}_mean"])
+        better = neural[neural[f"{metric}_mean"] < value]
+        verdict = (f"beaten on average by {', '.join(better['model'])}" if len(better) else
+                   f"better on average than every neural model here (best {best['model']} {best[f'{metric}_mean']:.4g})")
+        line = f"{row['model']} ({value:.4g}): {verdict}"
+        if panel:
+            key = STATISTICAL_LABELS[row["model"]]
+            paired = _paired_over_series(records or [], dataset, best["model"], key)
+            if paired:
+                line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series"
+        lines.append(line + ".")
     return lines
 
 
