@@ -26,6 +26,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
+from tsattn.metrics import paired_comparison  # noqa: E402
 
 FREQUENCIES = ("monthly", "quarterly", "yearly", "other")
 MODELS = ("simple-rnn", "attention-rnn", "transformer")
@@ -78,18 +79,6 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
             "series": result.panel.n_series, "parameters": result.parameter_count}
 
 
-def paired(a: pd.Series, b: pd.Series) -> tuple[int, int, float | None]:
-    """Series where a is better than b (lower sMAPE), series compared, Wilcoxon signed-rank p-value."""
-    both = pd.concat([a, b], axis=1, keys=["a", "b"]).dropna()
-    wins = int((both["a"] < both["b"]).sum())
-    p_value = None
-    if ((both["a"] - both["b"]) != 0).sum() >= 10:
-        from scipy.stats import wilcoxon
-
-        p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
-    return wins, len(both), p_value
-
-
 def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick: bool, ensemble: int,
                       echo, ensemble_models=None) -> tuple[list[str], dict]:
     horizon = int(frame.attrs["horizon"])
@@ -113,7 +102,7 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
         smape_by_seed = [r["per_series"]["smape"]["model"].mean() for r in mine]
         mase_by_seed = [r["per_series"]["mase"]["model"].mean() for r in mine]
         per_series[model] = pd.concat([r["per_series"]["smape"]["model"] for r in mine], axis=1).mean(axis=1)
-        wins, compared, _ = paired(per_series[model], smape_base["seasonal_naive"])
+        wins, compared, _ = paired_comparison(per_series[model], smape_base["seasonal_naive"])
         rows.append([model, len(mine), f"{np.mean(smape_by_seed):.2f} ± {np.std(smape_by_seed):.2f}",
                      f"{np.mean(mase_by_seed):.3f}", f"{np.mean([r['fit_seconds'] for r in mine]):.0f}",
                      f"{np.mean([r['forecast_seconds'] for r in mine]):.1f}",
@@ -121,14 +110,14 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
     for record in ensembles:
         label = f"{record['model']} ensemble of {ensemble} (median)"
         per_series[label] = record["per_series"]["smape"]["model"]
-        wins, compared, _ = paired(per_series[label], smape_base["seasonal_naive"])
+        wins, compared, _ = paired_comparison(per_series[label], smape_base["seasonal_naive"])
         rows.append([label, 1, f"{record['per_series']['smape']['model'].mean():.2f}",
                      f"{record['per_series']['mase']['model'].mean():.3f}", f"{record['fit_seconds']:.0f}",
                      f"{record['forecast_seconds']:.1f}", f"{record['epochs']}", f"{wins}/{compared}"])
     seconds = runs[0]["baseline_seconds"]
     for key in ("naive", "seasonal_naive", "linear") + STATISTICAL:
         per_series[LABELS[key]] = smape_base[key]
-        wins, compared, _ = paired(smape_base[key], smape_base["seasonal_naive"])
+        wins, compared, _ = paired_comparison(smape_base[key], smape_base["seasonal_naive"])
         rows.append([LABELS[key], "-", f"{smape_base[key].mean():.2f}", f"{mase_base[key].mean():.3f}",
                      f"{seconds.get(key, 0.0):.1f}" if key in STATISTICAL else "-", "-", "-",
                      "-" if key == "seasonal_naive" else f"{wins}/{compared}"])
@@ -148,7 +137,7 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
         pairs = []
         for other in ("attention-rnn", "transformer"):
             if other in per_series and "simple-rnn" in per_series:
-                wins, compared, p_value = paired(per_series[other], per_series["simple-rnn"])
+                wins, compared, p_value = paired_comparison(per_series[other], per_series["simple-rnn"])
                 difference = per_series[other].mean() - per_series["simple-rnn"].mean()
                 pairs.append([f"{other} vs simple-rnn", f"{wins}/{compared} ({100 * wins / max(compared, 1):.0f}%)",
                               f"{difference:+.2f}", "n/a" if p_value is None else f"{p_value:.2g}"])

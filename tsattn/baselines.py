@@ -158,12 +158,13 @@ class StatisticalModel(WindowModel):
     naive forecast, and a warning says how often.
     """
 
+    parts = ("test",)
+
     def __init__(self, key: str, horizon: int = 1, season: int = 1):
         if key not in STATISTICAL:
             raise ConfigError(f"unknown baseline {key!r}; available: {', '.join(STATISTICAL_LABELS)}")
         self.key, self.horizon, self.season = key, horizon, season
         self.label = STATISTICAL[key][0]
-        self.parts = ("test",)
 
     def _method(self):
         models = statsforecast_models()
@@ -261,7 +262,6 @@ class NetworkModel(WindowModel):
 
 
 BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive}  # the baselines a Forecaster can be
-BASELINE_KEYS = (Naive.key, SeasonalNaive.key, LinearAR.key)     # beside every network's metrics
 
 
 def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled",

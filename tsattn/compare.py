@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .baselines import STATISTICAL, STATISTICAL_LABELS, baseline_labels
+from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import SEED_MAX
 from .errors import ConfigError, TsattnError
 from .io import atomic_file, write_json
+from .metrics import paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
@@ -562,14 +563,7 @@ def _paired_over_series(records: list[dict], dataset: str, model: str, other: st
               else _series_values(records, dataset, other, "model", metric))
     if mine is None or theirs is None:
         return None
-    both = pd.concat([mine, theirs], axis=1, keys=["a", "b"]).dropna()
-    wins = int((both["a"] < both["b"]).sum())
-    p_value = None
-    if ((both["a"] - both["b"]) != 0).sum() >= 10:
-        from scipy.stats import wilcoxon
-
-        p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
-    return wins, len(both), p_value
+    return paired_comparison(mine, theirs)
 
 
 def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
@@ -623,7 +617,7 @@ def verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records:
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
-    statistical = table[table["model"].isin([STATISTICAL[k][0] for k in STATISTICAL])]
+    statistical = table[table["model"].isin(list(STATISTICAL_LABELS))]
     for _, row in statistical.iterrows():  # the strong baselines asked for with --baselines
         value = float(row[f"{metric}_mean"])
         better = neural[neural[f"{metric}_mean"] < value]

@@ -25,7 +25,6 @@ import tensorflow as tf
 from . import metrics as M
 from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients, statistical_keys
 from . import checks as C
-from .checks import choice
 from .data import load_dataset
 from .errors import ConfigError, TrainingError
 from .layers import EnsembleCombine, WarmupSchedule
@@ -345,10 +344,7 @@ class EpochProgress(keras.callbacks.Callback):
 # Training
 # ----------------------------------------------------------------------------------------------------
 def _optimizer(config: RunConfig, steps_per_epoch: int):
-    if config.learning_rate is None or not (isinstance(config.learning_rate, (int, float)) and config.learning_rate > 0):
-        raise ConfigError(f"learning_rate must be a number > 0; got {config.learning_rate!r}")
-    if config.lr_schedule not in LR_SCHEDULES:
-        raise ConfigError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}; got {config.lr_schedule!r}")
+    """Adam with the configured schedule (settings already checked by check_config)."""
     if config.lr_schedule == "constant":
         return keras.optimizers.Adam(learning_rate=config.learning_rate)
     warmup = max(1, config.warmup_epochs * steps_per_epoch)
@@ -399,11 +395,6 @@ def check_config(config: RunConfig) -> RunConfig:
     return config
 
 
-def fit_linear_on_train(data: WindowedPanel) -> np.ndarray:
-    """Least-squares AR coefficients pooled over the scaled training windows of every series."""
-    return linear_coefficients(data, data.starts["train"])
-
-
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
@@ -434,24 +425,19 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     """
     check_config(config)
     if config.ensemble > 1:
-        members, first = [], None
-        epochs = []
-        for i in range(config.ensemble):
-            member_config = dataclasses.replace(config, ensemble=1, seed=(config.seed + i) % (C.SEED_MAX + 1))
-            member, history, epochs_run, best = train_model(data, member_config, progress)
-            members.append(keras.Model(member.input, member.output, name=f"member_{i}"))
-            epochs.append(epochs_run)
-            first = first or (history, epochs_run, best)
+        trained = [train_model(data, dataclasses.replace(config, ensemble=1,
+                                                         seed=(config.seed + i) % (C.SEED_MAX + 1)), progress)
+                   for i in range(config.ensemble)]
+        members = [keras.Model(member.input, member.output, name=f"member_{i}")
+                   for i, (member, *_) in enumerate(trained)]
         inputs = keras.Input(shape=(data.window, 1), name="window")
         combined = EnsembleCombine(config.ensemble_method, name="ensemble")([m(inputs) for m in members])
         model = keras.Model(inputs, combined, name=f"{config.model.replace('-', '_')}_ensemble")
-        history, epochs_run, best = first
-        history.attrs["member_epochs"] = epochs
+        _, history, epochs_run, best = trained[0]
+        history.attrs["member_epochs"] = [epochs for _, _, epochs, _ in trained]
         return model, history, epochs_run, best
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
     model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
-    if config.skip_init not in SKIP_INITS:
-        raise ConfigError(f"skip_init must be one of {', '.join(SKIP_INITS)}; got {config.skip_init!r}")
     if config.skip_init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))
     batch_size = min(config.batch_size, data.count("train"))

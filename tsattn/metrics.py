@@ -269,3 +269,16 @@ def insample_scale(values: np.ndarray, offsets: np.ndarray, ends: np.ndarray, se
             scale = naive_scale(insample, 1)
         scales[i] = scale
     return scales
+
+
+def paired_comparison(a: pd.Series, b: pd.Series) -> tuple[int, int, float | None]:
+    """Two per-series errors side by side (series where both exist): series where ``a`` is lower, series
+    compared, and the Wilcoxon signed-rank p-value (None with fewer than 10 non-zero differences)."""
+    both = pd.concat([a, b], axis=1, keys=["a", "b"]).dropna()
+    wins = int((both["a"] < both["b"]).sum())
+    p_value = None
+    if ((both["a"] - both["b"]) != 0).sum() >= 10:
+        from scipy.stats import wilcoxon
+
+        p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
+    return wins, len(both), p_value
