@@ -44,6 +44,13 @@ class WindowModel:
     def forecast(self, values, origins, first, series, scaler) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def forecast_distribution(self, values, origins, first, series, scaler, levels=()):
+        """(point forecasts, {quantile: (len(origins), horizon)} of the model's own intervals or None).
+
+        Models without a predictive distribution of their own return None; they get conformal intervals
+        (:mod:`tsattn.intervals`)."""
+        return self.forecast(values, origins, first, series, scaler), None
+
     def state(self) -> dict:
         """JSON-ready learned state (see :func:`from_state`)."""
         return {"key": self.key, "horizon": self.horizon}
@@ -171,28 +178,47 @@ class StatisticalModel(WindowModel):
         return getattr(models, STATISTICAL[self.key][1])(season_length=max(1, int(self.season)))
 
     def forecast(self, values, origins, first, series, scaler):
+        return self.forecast_distribution(values, origins, first, series, scaler)[0]
+
+    def forecast_distribution(self, values, origins, first, series, scaler, levels=()):
+        """Point forecasts and, with ``levels``, statsforecast's own intervals (one fit per origin gives both)."""
         import warnings
 
+        from .intervals import check_levels, level_bounds
+
+        levels = check_levels(levels)
         method = self._method()
         origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
         out = np.empty((len(origins), self.horizon))
+        bounds = {q: np.empty((len(origins), self.horizon)) for level in levels for q in level_bounds(level)}
         failed = 0
+        arguments = {"level": list(levels)} if levels else {}  # ints stay ints: statsforecast names lo-80, not lo-80.0
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
             for i, (start, origin) in enumerate(zip(first, origins)):
                 history = np.asarray(values[start:origin + 1], dtype=np.float64)
                 try:
-                    mean = np.asarray(method.forecast(y=history, h=self.horizon)["mean"], dtype=np.float64)
-                    if mean.shape != (self.horizon,) or not np.isfinite(mean).all():
+                    result = method.forecast(y=history, h=self.horizon, **arguments)
+                    found = {"mean": np.asarray(result["mean"], dtype=np.float64)}
+                    for level in levels:
+                        low, high = level_bounds(level)
+                        found[low] = np.asarray(result[f"lo-{level}"], dtype=np.float64)
+                        found[high] = np.asarray(result[f"hi-{level}"], dtype=np.float64)
+                    if any(v.shape != (self.horizon,) or not np.isfinite(v).all() for v in found.values()):
                         raise ValueError("non-finite forecast")
                 except Exception:  # noqa: BLE001 - any failure of the method on this history: naive instead
-                    mean = np.full(self.horizon, history[-1])
+                    found = {key: np.full(self.horizon, history[-1]) for key in ["mean", *bounds]}
                     failed += 1
-                out[i] = mean
+                out[i] = found["mean"]
+                for q in bounds:
+                    bounds[q][i] = found[q]
         if failed:
             warnings.warn(f"{self.label} could not be fitted on {failed} of {len(origins)} histories (too short or "
-                          "degenerate); the naive forecast stands in there", UserWarning, stacklevel=2)
-        return out
+                          "degenerate); the naive forecast stands in there (a zero-width interval)", UserWarning,
+                          stacklevel=2)
+        if not levels:
+            return out, None
+        return out, dict(sorted({0.5: out, **bounds}.items()))
 
     def state(self) -> dict:
         return {**super().state(), "season": self.season}
@@ -242,23 +268,41 @@ def statistical_keys(names) -> list[str]:
 
 
 class NetworkModel(WindowModel):
-    """A registered Keras network behind the shared interface: scaled windows in, scaled forecasts out."""
+    """A registered Keras network behind the shared interface: scaled windows in, scaled forecasts out.
+
+    A quantile model (output (batch, horizon, n_quantiles)) gives its median as the point forecast and its
+    quantiles as its own intervals; ``quantiles`` is None for a point model."""
 
     key = "model"
 
-    def __init__(self, keras_model, name: str, window: int, horizon: int):
+    def __init__(self, keras_model, name: str, window: int, horizon: int, quantiles=None):
         self.model, self.label, self.window, self.horizon = keras_model, name, window, horizon
         self.lookback = window
+        self.quantiles = None if quantiles is None else tuple(round(float(q), 6) for q in quantiles)
 
-    def forecast(self, values, origins, first, series, scaler, batch: int = 4096):
+    def _outputs(self, values, origins, series, scaler, batch: int = 4096) -> np.ndarray:
         outputs = []
         for low in range(0, len(origins), batch):
             chunk, numbers = origins[low:low + batch], np.asarray(series)[low:low + batch]
             X = scaler.transform(gather_windows(values, chunk, self.window), numbers).astype(np.float32)[:, :, None]
             # eager calls: identical results for a trained model and its reloaded copy
             scaled = np.asarray(self.model(X, training=False), dtype=np.float64)
-            outputs.append(scaler.inverse_transform(scaled, numbers))
-        return np.concatenate(outputs) if outputs else np.zeros((0, self.horizon))
+            outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
+        if outputs:
+            return np.concatenate(outputs)
+        return np.zeros((0, self.horizon) + ((len(self.quantiles),) if self.quantiles else ()))
+
+    def forecast(self, values, origins, first, series, scaler):
+        return self.forecast_distribution(values, origins, first, series, scaler)[0]
+
+    def forecast_distribution(self, values, origins, first, series, scaler, levels=()):
+        from .intervals import point_quantile
+
+        outputs = self._outputs(values, origins, series, scaler)
+        if self.quantiles is None:
+            return outputs, None
+        point = outputs[:, :, point_quantile(self.quantiles)]
+        return point, {q: outputs[:, :, i] for i, q in enumerate(self.quantiles)}
 
 
 BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive}  # the baselines a Forecaster can be

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
+from .errors import ConfigError
 from .windows import PARTS
 
 
@@ -28,6 +29,8 @@ class Evaluation:
     predict_seconds: float
     mase_scale: np.ndarray
     baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
+    conformal: dict = None     # model key -> intervals.Conformal calibrated on the validation part
+    interval_scale: np.ndarray = None  # per series: what conformal scores are divided by
 
 
 def origins_of(data, part: str):
@@ -57,34 +60,72 @@ def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict
     return steps
 
 
-def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> Evaluation:
-    """Forecast every part's windows with the network and the baselines and score them on the same targets."""
-    from .harness import PartForecast
+def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=()) -> Evaluation:
+    """Forecast every part's windows with the network and the baselines and score them on the same targets.
 
+    With ``levels`` every model also gets intervals: split-conformal ones calibrated on its validation
+    forecasts (:class:`tsattn.intervals.Conformal`; the test part is never read), or the network's own
+    quantiles when it was trained with ``loss="quantile"``; statistical baselines add their own (statsforecast's)
+    intervals under ``<key>_native``. Interval metrics are scored on the test part.
+    """
+    from .harness import PartForecast
+    from .intervals import Conformal, check_levels, series_scale
+
+    levels = check_levels(levels)
     panel = data.panel
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
+    interval_scale = series_scale(mase_scale, data.scaler.scale)
+    calibrate = bool(levels) and data.count("validation") > 0
+    if levels and not calibrate and getattr(network, "quantiles", None) is None:
+        raise ConfigError("conformal intervals are calibrated on the validation part, and this run has none; set "
+                          "validation_fraction above 0 (or train with loss=quantile)")
     forecasts, frames, scaled, steps = {}, [], {}, {}
     predict_seconds = 0.0
     baseline_seconds = {}
+    conformal = {}
     for part in parts:
         if data.count(part) == 0:
             continue
         _, _, series = origins_of(data, part)
-        start = time.perf_counter()
-        predicted = forecast_part(network, data, part)
-        predict_seconds += time.perf_counter() - start
         actual = data.y(part, scaled=False)
-        others = {}
-        for model in baselines:
-            if part in model.parts:
-                began = time.perf_counter()
-                others[model.key] = forecast_part(model, data, part)
-                baseline_seconds[model.key] = baseline_seconds.get(model.key, 0.0) + time.perf_counter() - began
+        points, distributions = {}, {}
+        for model in [network] + list(baselines):
+            wanted = model.parts + (("validation",) if calibrate and model is not network else ())
+            if model is not network and part not in wanted:
+                continue
+            began = time.perf_counter()
+            origins, first, numbers = origins_of(data, part)
+            point, quantiles = model.forecast_distribution(panel.values, origins, first, numbers, data.scaler,
+                                                           levels if part in ("validation", "test") else ())
+            seconds = time.perf_counter() - began
+            if model is network:
+                predict_seconds += seconds
+            else:
+                baseline_seconds[model.key] = baseline_seconds.get(model.key, 0.0) + seconds
+            points[model.key] = point
+            if quantiles is not None:
+                distributions[model.key] = quantiles
+            if calibrate and part == "validation":
+                conformal[model.key] = Conformal.calibrate(actual, point, interval_scale[series])
+        predicted = points.pop("model")
+        intervals = {}
+        if levels and part in ("validation", "test"):
+            for key, point in {"model": predicted, **points}.items():
+                if key == "model" and "model" in distributions:
+                    intervals[key] = distributions["model"]  # a quantile model's own quantiles
+                elif key in conformal:
+                    intervals[key] = conformal[key].quantiles(point, interval_scale[series], levels)
+                if key != "model" and key in distributions:
+                    intervals[f"{key}_native"] = distributions[key]
         predicted_scaled = data.scaler.transform(predicted, series)
         forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part), predicted_scaled,
-                                       others, series)
-        every = {"model": predicted, **others}
+                                       points, series, intervals)
+        every = {"model": predicted, **points}
         frames.append(M.tidy_metrics(actual, every, series, panel.ids, part, mase_scale))
+        if part == "test":
+            for key, quantiles in intervals.items():
+                frames.append(M.tidy_interval_metrics(actual, quantiles, levels, series, panel.ids, part, key,
+                                                      mase_scale))
         scaled[part] = M.scaled_metrics(data.y(part), predicted_scaled)
         if data.horizon > 1:
             steps[part] = per_step(actual, {"model": predicted}, series, panel.n_series, mase_scale)
@@ -97,4 +138,5 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS) -> E
             metrics[part]["per_step"] = steps[part]
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series)
-    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds)
+    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, conformal,
+                      interval_scale)

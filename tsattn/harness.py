@@ -27,14 +27,15 @@ from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coeffi
 from . import checks as C
 from .data import load_dataset
 from .errors import ConfigError, TrainingError
-from .layers import EnsembleCombine, WarmupSchedule
+from .layers import EnsembleCombine, PinballLoss, WarmupSchedule
 from .models import get_model, get_spec
 from .panel import Panel, as_panel, read_csv_panel
 from .windows import SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
 SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
-LOSSES = ("mse", "mae", "huber")
+LOSSES = ("mse", "mae", "huber", "quantile")
+DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
 
 
 @dataclass
@@ -77,7 +78,9 @@ class RunConfig:
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
-    loss: str = "mse"                # training loss on scaled values: mse, mae or huber
+    loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
+    quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
+    level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -163,6 +166,7 @@ class PartForecast:
     predicted_scaled: np.ndarray
     baselines: dict[str, np.ndarray]
     series: np.ndarray
+    intervals: dict = field(default_factory=dict)  # model key -> {quantile: (samples, horizon)} (with levels)
 
 
 @dataclass
@@ -185,6 +189,8 @@ class RunResult:
     mase_scale: np.ndarray = None
     baselines: list = None
     baseline_seconds: dict = None  # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
+    conformal: dict = None         # model key -> intervals.Conformal (calibrated on the validation part)
+    interval_scale: np.ndarray = None  # per series: the scale conformal scores are measured in
 
     @property
     def parameter_count(self) -> int:
@@ -386,6 +392,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, EnsembleCombine.METHODS)
     C.choice("loss", config.loss, LOSSES)
+    model_quantiles(config)
     statistical_keys(config.baselines)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
@@ -393,6 +400,29 @@ def check_config(config: RunConfig) -> RunConfig:
         C.text(name, getattr(config, name))
     get_spec(config.model).resolve(config.model_params)
     return config
+
+
+def model_quantiles(config: RunConfig) -> tuple | None:
+    """The quantiles a ``loss="quantile"`` model outputs (None for other losses), checked: the given ones, else
+    each level's bounds, else 0.1, 0.5, 0.9; the median is always among them (it is the point forecast)."""
+    from .intervals import check_levels, check_quantiles, level_name, missing_levels, quantiles_for_levels
+
+    levels = check_levels(config.level)
+    if config.loss != "quantile":
+        if config.quantiles is not None:
+            raise ConfigError(f"quantiles is used with loss=quantile only; got loss={config.loss} (set loss=quantile "
+                              "or drop quantiles)")
+        return None
+    if config.quantiles is None:
+        return quantiles_for_levels(levels) if levels else DEFAULT_QUANTILES
+    quantiles = tuple(sorted(set(check_quantiles(config.quantiles)) | {0.5}))
+    missing = missing_levels(levels, quantiles)
+    if missing:
+        needed = ", ".join(f"{q:g}" for level in missing for q in quantiles_for_levels([level]) if q not in quantiles)
+        raise ConfigError(f"level {level_name(missing[0])} needs quantiles {needed}, which quantiles="
+                          f"{','.join(f'{q:g}' for q in quantiles)} lacks; add them or drop quantiles (the levels "
+                          "then choose them)")
+    return quantiles
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
@@ -437,7 +467,9 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
         history.attrs["member_epochs"] = [epochs for _, _, epochs, _ in trained]
         return model, history, epochs_run, best
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
-    model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, **config.model_params)
+    quantiles = model_quantiles(config)
+    model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, quantiles=quantiles,
+                      **config.model_params)
     if config.skip_init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))
     batch_size = min(config.batch_size, data.count("train"))
@@ -445,7 +477,8 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=config.loss, jit_compile=config.jit_compile,
+    loss = PinballLoss(quantiles) if quantiles else config.loss
+    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=loss, jit_compile=config.jit_compile,
                   steps_per_execution=config.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=config.seed)
@@ -518,10 +551,10 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     start = time.perf_counter()
     model, history, epochs_run, best = train_model(data, config, progress)
     fit_seconds = time.perf_counter() - start
-    network = NetworkModel(model, config.model, data.window, data.horizon)
+    network = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
     baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
                                                               config.baselines)]
-    evaluation = score_windows(network, baselines, data, season)
+    evaluation = score_windows(network, baselines, data, season, levels=config.level)
     return RunResult(config, data, model, history, evaluation.forecasts, evaluation.metrics, epochs_run, best,
                      fit_seconds, evaluation.predict_seconds, season, evaluation.frame, evaluation.mase_scale,
-                     baselines, evaluation.baseline_seconds)
+                     baselines, evaluation.baseline_seconds, evaluation.conformal, evaluation.interval_scale)

@@ -392,3 +392,59 @@ class LastValue(layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "horizon": self.horizon}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class QuantileOutput(layers.Layer):
+    """The quantile head: [(batch, horizon * n_quantiles), optional (batch, horizon)] -> (batch, horizon, n_quantiles).
+
+    The network's outputs become one value per step and quantile; the linear skip path's forecast (the second
+    input, if any) is added to every quantile, so the least-squares start and the level invariance of the
+    relative skip carry over. Quantiles are then sorted along the last axis, so they never cross in anything a
+    user sees (sorting keeps the pinball loss's gradient: each output gets the gradient of the quantile it
+    lands on).
+    """
+
+    def __init__(self, horizon: int = 1, quantiles=(0.1, 0.5, 0.9), **kwargs):
+        super().__init__(**kwargs)
+        self.horizon = int(horizon)
+        self.quantiles = [float(q) for q in quantiles]
+        _require(len(self.quantiles) >= 1 and all(0 < q < 1 for q in self.quantiles), "quantiles", quantiles,
+                 "numbers between 0 and 1")
+
+    def call(self, inputs):
+        network, base = (inputs if isinstance(inputs, (list, tuple)) else (inputs, None))
+        if isinstance(network, (list, tuple)):
+            network, base = network[0], None
+        values = ops.reshape(network, (-1, self.horizon, len(self.quantiles)))  # (batch, horizon, quantiles)
+        if base is not None:
+            values = values + ops.expand_dims(base, -1)
+        return ops.sort(values, axis=-1)
+
+    def compute_output_shape(self, input_shape):
+        first = input_shape[0] if isinstance(input_shape, (list, tuple)) and isinstance(input_shape[0], (list, tuple)) \
+            else input_shape
+        return (first[0], self.horizon, len(self.quantiles))
+
+    def get_config(self):
+        return {**super().get_config(), "horizon": self.horizon, "quantiles": self.quantiles}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class PinballLoss(keras.losses.Loss):
+    """Mean pinball (quantile) loss: y_true (batch, horizon), y_pred (batch, horizon, n_quantiles).
+
+    For quantile q and error e = y - f: max(q e, (q - 1) e), averaged over quantiles and steps.
+    """
+
+    def __init__(self, quantiles=(0.1, 0.5, 0.9), name: str = "pinball", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.quantiles = [float(q) for q in quantiles]
+
+    def call(self, y_true, y_pred):
+        q = ops.convert_to_tensor(self.quantiles, dtype=y_pred.dtype)  # (quantiles,)
+        error = ops.expand_dims(ops.cast(y_true, y_pred.dtype), -1) - y_pred  # (batch, horizon, quantiles)
+        return ops.mean(ops.maximum(q * error, (q - 1.0) * error), axis=(-2, -1))  # (batch,)
+
+    def get_config(self):
+        return {**super().get_config(), "quantiles": self.quantiles}

@@ -282,3 +282,83 @@ def paired_comparison(a: pd.Series, b: pd.Series) -> tuple[int, int, float | Non
 
         p_value = float(wilcoxon(both["a"], both["b"]).pvalue)
     return wins, len(both), p_value
+
+
+# ----------------------------------------------------------------------------------------------------
+# Intervals and quantiles
+# ----------------------------------------------------------------------------------------------------
+def pinball_loss(actual, forecast, quantile: float) -> np.ndarray:
+    """Elementwise pinball (quantile) loss: q (y - f) when y >= f, (1 - q) (f - y) otherwise."""
+    error = np.asarray(actual, dtype=np.float64) - np.asarray(forecast, dtype=np.float64)
+    return np.maximum(quantile * error, (quantile - 1) * error)
+
+
+def interval_metric_names(levels, quantiles) -> list[str]:
+    """The names :func:`per_series_interval_metrics` returns, in order."""
+    from .intervals import check_levels, level_name
+
+    names = []
+    for level in check_levels(levels):
+        names += [f"coverage-{level_name(level)}", f"width-{level_name(level)}", f"msis-{level_name(level)}"]
+    return names + [f"pinball-{q:g}" for q in sorted(quantiles)] + ["scaled_crps"]
+
+
+def per_series_interval_metrics(actual, quantiles: dict, levels, series, n_series: int, scale=None
+                                ) -> dict[str, np.ndarray]:
+    """Interval and quantile metrics of each series.
+
+    Args:
+        actual: (rows, horizon) targets in series units. quantiles: {q: (rows, horizon)} forecasts of the
+            quantiles (the point forecast as 0.5 for conformal intervals). levels: interval levels (percent)
+            whose bounds are in ``quantiles``. series: (rows,) series numbers. scale: (n_series,) MASE scales.
+
+    Returns:
+        {name: (n_series,)}: ``coverage-L`` (% of targets inside the L% interval), ``width-L`` (mean width,
+        series units), ``msis-L`` (M4's mean scaled interval score: (U - L) + 2/a (L - y)[y < L] +
+        2/a (y - U)[y > U], a = 1 - L/100, over the MASE scale), ``pinball-q`` (mean pinball loss, series
+        units) and ``scaled_crps`` (the CRPS approximated by 2 x the mean pinball loss over the quantiles
+        given, over the MASE scale; coarse with a few quantiles).
+    """
+    from .intervals import bands, check_levels, level_name
+
+    actual = np.asarray(actual, dtype=np.float64)
+    series = np.asarray(series, dtype=np.int64)
+    valid = np.isfinite(actual) & np.all([np.isfinite(q) for q in quantiles.values()], axis=0)
+    count = np.bincount(series, weights=valid.sum(axis=1), minlength=n_series)
+    scale = np.full(n_series, np.nan) if scale is None else np.asarray(scale, dtype=np.float64)
+    good_scale = np.isfinite(scale) & (scale > 0)
+
+    def mean(per_entry):
+        total = np.bincount(series, weights=np.where(valid, per_entry, 0.0).sum(axis=1), minlength=n_series)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / count, np.nan)
+
+    def scaled(values):
+        return np.where(good_scale, values / np.where(good_scale, scale, 1.0), np.nan)
+
+    result = {}
+    with np.errstate(invalid="ignore"):
+        for level, (low, high) in bands(quantiles, check_levels(levels)).items():
+            name = level_name(level)
+            alpha = 1 - level / 100
+            inside = (actual >= low) & (actual <= high)
+            result[f"coverage-{name}"] = mean(inside.astype(np.float64)) * 100
+            result[f"width-{name}"] = mean(high - low)
+            score = (high - low) + 2 / alpha * np.maximum(low - actual, 0) + 2 / alpha * np.maximum(actual - high, 0)
+            result[f"msis-{name}"] = scaled(mean(score))
+        losses = {q: mean(pinball_loss(actual, forecast, q)) for q, forecast in sorted(quantiles.items())}
+        for q, loss in losses.items():
+            result[f"pinball-{q:g}"] = loss
+        result["scaled_crps"] = scaled(2 * np.mean(list(losses.values()), axis=0))
+    return result
+
+
+def tidy_interval_metrics(actual, quantiles: dict, levels, series, ids, part: str, model: str, scale=None
+                          ) -> pd.DataFrame:
+    """:func:`per_series_interval_metrics` as rows of the tidy frame (series, part, model, metric, value)."""
+    series = np.asarray(series, dtype=np.int64)
+    present = np.unique(series)
+    values = per_series_interval_metrics(actual, quantiles, levels, series, len(ids), scale)
+    return pd.concat([pd.DataFrame({"series": np.asarray(ids, dtype=object)[present], "part": part, "model": model,
+                                    "metric": name, "value": column[present]}) for name, column in values.items()],
+                     ignore_index=True)

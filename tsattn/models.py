@@ -1,6 +1,9 @@
-"""The model registry: simple-rnn, attention-rnn and transformer, each (batch, window, features) -> (batch, horizon).
+"""The model registry: simple-rnn, attention-rnn and transformer, each (batch, window, features) -> (batch, horizon)
+(or (batch, horizon, n_quantiles) for a quantile model).
 
-Every model is a Keras functional model built from the layers in :mod:`tsattn.layers`. Models whose
+Every model is a Keras functional model built from the layers in :mod:`tsattn.layers`: a builder maps the
+window to a summary vector, and one shared head (Dense, plus the skip path, plus the quantile layer when the
+loss asks for quantiles) turns it into the forecast, so every model gains an output kind at once. Models whose
 layers produce attention weights keep them as extra outputs of those layers, so
 :func:`attention_model` can read them from a trained or reloaded model without re-implementing anything.
 """
@@ -12,22 +15,25 @@ import keras
 from keras import layers
 
 from .errors import ConfigError
-from .layers import ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, SubtractLast, TransformerEncoderBlock
+from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, QuantileOutput, SubtractLast,
+                     TransformerEncoderBlock)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
 
 
-def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **params) -> keras.Model:
+def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quantiles=None, **params) -> keras.Model:
     """Build a registered model.
 
     Args:
         name: one of :func:`list_models`.
         window: input length (>= 2). features: input features (>= 1). horizon: outputs (>= 1).
+        quantiles: None for a point forecast, or the quantiles (in (0, 1)) of a quantile model.
         **params: the model's hyper-parameters (see ``tsattn models``); unknown ones are refused.
 
     Returns:
-        An uncompiled ``keras.Model`` mapping (batch, window, features) to (batch, horizon);
+        An uncompiled ``keras.Model`` mapping (batch, window, features) to (batch, horizon), or to
+        (batch, horizon, len(quantiles)) with ``quantiles`` (sorted: they never cross);
         ``model.count_params()`` gives its size.
 
     Example:
@@ -41,14 +47,21 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
         if not integer(minimum, maximum)(value):
             raise ConfigError(f"{key} must be an integer in {minimum}..{maximum} for model {name!r}; got {value!r}")
     resolved = spec.resolve(params)
+    if quantiles is not None:
+        from .intervals import check_quantiles
+
+        quantiles = check_quantiles(quantiles)
     inputs = keras.Input(shape=(window, features), name="window")
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    network = BUILDERS[name](body, horizon=horizon, **{k: v for k, v in resolved.items() if k != "center"})
+    summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in ("center", "output_activation", "skip")})
+    # one shared head for every model: the loss decides the output's shape
+    width = horizon * (len(quantiles) if quantiles else 1)
+    network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
+    linear = None
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
-        autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
+        linear = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
             layers.Flatten(name="flatten_window")(inputs))
-        outputs = layers.Add(name="forecast")([network, autoregressive])
     elif resolved["skip"] == "relative":
         # level-invariant: the last value (naive forecast) plus a linear autoregression on the window relative
         # to its last value, plus the network; a level the model never saw in training changes nothing
@@ -56,14 +69,15 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, **par
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
             layers.Flatten(name="flatten_window")(relative))
         level = LastValue(horizon, name="level")(inputs)
-        outputs = layers.Add(name="forecast")([network, autoregressive, level])
+        linear = layers.Add(name="linear_forecast")([autoregressive, level])
+    if quantiles:
+        outputs = QuantileOutput(horizon, quantiles, name="forecast")([network] + ([linear] if linear is not None
+                                                                                 else []))
+    elif linear is not None:
+        outputs = layers.Add(name="forecast")([network, linear])
     else:
         outputs = network
     return keras.Model(inputs, outputs, name=name.replace("-", "_"))
-
-
-def _output(x, horizon: int, output_activation: str):
-    return layers.Dense(horizon, activation=output_activation, name="output")(x)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -75,25 +89,24 @@ def _recurrent(x, units, activation, cell, dropout, return_sequences):
     return CELLS[cell](units, dropout=dropout, return_sequences=return_sequences, name=cell, **kwargs)(x)
 
 
-def _build_simple_rnn(inputs, horizon, units, activation, cell, dropout, output_activation, skip):
-    hidden = _recurrent(inputs, units, activation, cell, dropout, return_sequences=False)  # (batch, units)
-    return _output(hidden, horizon, output_activation)
+def _build_simple_rnn(inputs, units, activation, cell, dropout):
+    return _recurrent(inputs, units, activation, cell, dropout, return_sequences=False)  # (batch, units)
 
 
 # ----------------------------------------------------------------------------------------------------
 # attention-rnn
 # ----------------------------------------------------------------------------------------------------
-def _build_attention_rnn(inputs, horizon, units, activation, cell, dropout, attention, output_activation, skip):
+def _build_attention_rnn(inputs, units, activation, cell, dropout, attention):
     states = _recurrent(inputs, units, activation, cell, dropout, return_sequences=True)  # (batch, window, units)
     context, _weights = ATTENTION_KINDS[attention](units)(states, return_attention_scores=True)  # (batch, units)
-    return _output(context, horizon, output_activation)
+    return context
 
 
 # ----------------------------------------------------------------------------------------------------
 # transformer
 # ----------------------------------------------------------------------------------------------------
-def _build_transformer(inputs, horizon, d_model, num_heads, ff_dim, num_blocks, dropout, pooling, positional,
-                       positional_base, causal, output_activation, skip):
+def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, pooling, positional,
+                       positional_base, causal):
     if d_model % num_heads:
         raise ConfigError(f"transformer parameter d_model must be divisible by num_heads={num_heads}; got {d_model}")
     x = layers.Dense(d_model, name="projection")(inputs)  # (batch, window, d_model)
@@ -103,10 +116,8 @@ def _build_transformer(inputs, horizon, d_model, num_heads, ff_dim, num_blocks, 
         x, _weights = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, causal, name=f"encoder_{block}")(
             x, return_attention_scores=True)  # weights: (batch, heads, window, window)
     if pooling == "last":
-        pooled = LastStep(name="last_step")(x)  # (batch, d_model)
-    else:
-        pooled = layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
-    return _output(pooled, horizon, output_activation)
+        return LastStep(name="last_step")(x)  # (batch, d_model)
+    return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
 
 
 BUILDERS = {

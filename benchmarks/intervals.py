@@ -1,0 +1,127 @@
+"""Prediction intervals on hold-out data: are tsattn's 80% and 95% intervals really 80% and 95%?
+
+    pip install 'tsattn[bench]'                 # statsforecast (AutoETS's own intervals)
+    python benchmarks/intervals.py              # -> benchmarks/results/intervals.md
+    python benchmarks/intervals.py --quick      # 24 M3 series, 2 epochs (run by the tests)
+
+For M3 monthly (1428 series, h = 18, the competition hold-out as test part, the 18 values before it as
+validation) and sunspots (one series, one step ahead, chronological 70/10/20 split), each network at its
+defaults (MSE) gets split-conformal intervals calibrated on its validation forecasts; a quantile model
+(attention-rnn, ``loss=quantile``: the levels' bounds and the median) gives its own; the baselines get
+conformal intervals too, and statsforecast's AutoETS adds its own intervals (``ets (own)``) on the same test
+targets. Every figure is computed by tsattn's metrics on the test part only: coverage (% of targets inside),
+mean width, MSIS (M4's scaled interval score) and the scaled CRPS approximated from the quantiles.
+
+Targets (issue 13): M3 monthly conformal 80% and 95% coverage within 3 points of nominal for every network, and
+the quantile model's 10-90% band covering 80% within 5 points.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+LEVELS = [50, 80, 95]
+MODELS = ("simple-rnn", "attention-rnn", "transformer")
+LABELS = {"naive": "naive (conformal)", "seasonal_naive": "seasonal naive (conformal)",
+          "linear": "linear AR (conformal)", "ets": "AutoETS (conformal)", "ets_native": "AutoETS (its own intervals)"}
+
+
+def data(name: str, quick: bool):
+    import tsattn
+
+    if name == "sunspots":
+        return None, {"dataset": "sunspots"}
+    frame = tsattn.load_dataset("m3-monthly")
+    if quick:
+        ids = frame["unique_id"].drop_duplicates()
+        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]
+        horizon = frame.attrs["horizon"]
+        frame = frame[frame["unique_id"].isin(keep)].copy()
+        frame.attrs["horizon"] = horizon
+    return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
+
+
+def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
+    import keras
+
+    from tsattn.harness import RunConfig, fit
+
+    keras.backend.clear_session()
+    config = RunConfig(model=model, seed=seed, level=LEVELS, **settings, **extra, **({"epochs": 2} if quick else {}))
+    start = time.perf_counter()
+    result = fit(config, series=frame)
+    return result, time.perf_counter() - start
+
+
+def rows_of(result, label: str, keys) -> list[list]:
+    rows = []
+    test = result.metrics["test"]
+    for key in keys:
+        values = test.get(key, {})
+        if "coverage-80" not in values:
+            continue
+        name = label if key == "model" else LABELS.get(key, key)
+        rows.append([name] + [values.get(f"coverage-{level}") for level in LEVELS] +
+                    [values.get(f"width-{level}") for level in (80, 95)] +
+                    [values.get(f"msis-{level}") for level in (80, 95)] + [values.get("scaled_crps"),
+                                                                              values.get("smape"), values.get("mase")])
+    return rows
+
+
+def main() -> None:
+    parser = C.parser(__doc__.splitlines()[0], "intervals.md")
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds of the networks")
+    parser.add_argument("--datasets", default="m3-monthly,sunspots")
+    args = parser.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    lines = C.header("Prediction intervals: coverage on hold-out data", C.command_line(), args.quick)
+    lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
+    checks = []
+    headers = ["model (interval source)"] + [f"coverage {level}%" for level in LEVELS] + \
+        ["width 80%", "width 95%", "MSIS 80%", "MSIS 95%", "scaled CRPS", "sMAPE", "MASE"]
+    for name in args.datasets.split(","):
+        frame, settings = data(name, args.quick)
+        rows, coverage = [], {}
+        for model in MODELS:
+            for seed in seeds:
+                baselines = ["ets"] if model == MODELS[0] and seed == seeds[0] and not (args.quick and frame is None) \
+                    else []
+                result, seconds = run(frame, settings, model, seed, args.quick, baselines=baselines)
+                label = f"{model} seed {seed} (conformal)"
+                rows += rows_of(result, label, ["model"])
+                coverage.setdefault(model, []).append(result.metrics["test"]["model"])
+                if model == MODELS[0] and seed == seeds[0]:
+                    baseline_rows = rows_of(result, "", [b.key for b in result.baselines] + ["ets_native"])
+                print(f"{name} {model} seed {seed}: {seconds:.0f} s", file=sys.stderr)
+        for seed in seeds:
+            result, seconds = run(frame, settings, "attention-rnn", seed, args.quick, loss="quantile")
+            rows += rows_of(result, f"attention-rnn seed {seed} (quantile loss, its own quantiles)", ["model"])
+            coverage.setdefault("quantile", []).append(result.metrics["test"]["model"])
+            print(f"{name} attention-rnn quantile seed {seed}: {seconds:.0f} s", file=sys.stderr)
+        rows += baseline_rows
+        n_series = result.panel.n_series
+        lines += [f"## {name} ({n_series} series, test part, levels {', '.join(map(str, LEVELS))})", ""]
+        lines += C.table(headers, rows) + [""]
+        if name == "m3-monthly":
+            for model in MODELS:
+                for level in (80, 95):
+                    worst = max(abs(m[f"coverage-{level}"] - level) for m in coverage[model])
+                    checks.append(f"- M3 monthly {model} conformal {level}% coverage within 3 points of nominal: "
+                                  f"{'met' if worst <= 3 else 'NOT met'} (largest gap over seeds {worst:.1f})")
+            worst = max(abs(m["coverage-80"] - 80) for m in coverage["quantile"])
+            checks.append(f"- M3 monthly quantile model's 10-90% band within 5 points of 80%: "
+                          f"{'met' if worst <= 5 else 'NOT met'} (largest gap {worst:.1f})")
+    if checks:
+        lines += ["## Targets", ""] + checks + [""]
+    C.write(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()

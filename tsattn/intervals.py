@@ -1,0 +1,225 @@
+"""Prediction intervals: levels and quantiles, and split-conformal calibration for any forecaster.
+
+A level L (e.g. 80) is the central interval between the quantiles 0.5 - L/200 and 0.5 + L/200; its columns are
+``lo-80`` and ``hi-80`` (the names NeuralForecast and statsforecast use). Two sources give them:
+
+- a network trained with ``loss="quantile"`` outputs the quantiles itself (pinball loss; :mod:`tsattn.models`);
+- every other forecaster, networks and baselines alike, gets **split-conformal** intervals: the absolute errors
+  of its rolling forecasts on the validation part (never the test part), divided by each series' scale (the
+  in-sample seasonal-naive MAE, MASE's denominator), are pooled over series per step ahead; the interval of
+  level L at step j is the forecast +/- the ceil((n + 1) L / 100)-th smallest of those n scores times the
+  series' scale. Pooled, because a panel's validation part often holds one window per series (M3 monthly: 1428
+  series x 1 window of 18 steps), far too few errors for per-series quantiles; scaled, so that series of
+  different sizes share one distribution of errors. For one series this is plain split conformal.
+
+This module needs no Keras.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import ConfigError
+
+MAX_LEVELS = 20
+MAX_SCORES = 4096  # order statistics kept per step (all of them below this; evenly spaced ranks above)
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def check_levels(levels) -> tuple[float, ...]:
+    """Interval levels in percent, each strictly between 0 and 100, sorted and without repeats.
+
+    Accepts one level or a list (numbers or numeric text: ``80``, ``"95"``, ``[80, 95]``, ``"80,95"``); None or
+    an empty list means no intervals.
+    """
+    if levels is None:
+        return ()
+    if isinstance(levels, str):
+        levels = [part for part in levels.split(",") if part.strip()]
+    elif not isinstance(levels, (list, tuple, np.ndarray)):
+        levels = [levels]
+    if len(levels) > MAX_LEVELS:
+        raise ConfigError(f"level takes at most {MAX_LEVELS} levels; got {len(levels)}")
+    checked = []
+    for value in levels:
+        number = _number(value)
+        if number is None or not math.isfinite(number) or not 0 < number < 100:
+            raise ConfigError(f"level must be a number between 0 and 100 (exclusive), e.g. 80 or 95; got {value!r}")
+        checked.append(int(number) if number.is_integer() else number)
+    return tuple(sorted(set(checked)))
+
+
+def check_quantiles(quantiles) -> tuple[float, ...]:
+    """Quantiles strictly between 0 and 1, sorted and without repeats (at most 99)."""
+    if isinstance(quantiles, str):
+        quantiles = [part for part in quantiles.split(",") if part.strip()]
+    elif not isinstance(quantiles, (list, tuple, np.ndarray)):
+        quantiles = [quantiles]
+    checked = []
+    for value in quantiles:
+        number = _number(value)
+        if number is None or not math.isfinite(number) or not 0 < number < 1:
+            raise ConfigError(f"quantiles must be numbers between 0 and 1 (exclusive), e.g. 0.1,0.5,0.9; got {value!r}")
+        checked.append(round(number, 6))
+    if not checked or len(checked) > 99:
+        raise ConfigError(f"quantiles must list 1 to 99 numbers between 0 and 1; got {quantiles!r}")
+    return tuple(sorted(set(checked)))
+
+
+def level_bounds(level: float) -> tuple[float, float]:
+    """The quantiles (lower, upper) bounding the central interval of ``level`` percent."""
+    return round(0.5 - level / 200, 6), round(0.5 + level / 200, 6)
+
+
+def quantiles_for_levels(levels) -> tuple[float, ...]:
+    """The quantiles a quantile model needs for ``levels``: the median and each level's bounds."""
+    wanted = {0.5}
+    for level in check_levels(levels):
+        wanted.update(level_bounds(level))
+    return tuple(sorted(wanted))
+
+
+def missing_levels(levels, quantiles) -> list:
+    """The levels whose bounds are not among ``quantiles``."""
+    have = set(round(q, 6) for q in quantiles)
+    return [level for level in check_levels(levels) if not set(level_bounds(level)) <= have]
+
+
+def level_name(level: float) -> str:
+    return f"{level:g}"
+
+
+def interval_columns(levels) -> list[str]:
+    """``lo-80, hi-80, lo-95, hi-95`` for levels (80, 95)."""
+    return [f"{side}-{level_name(level)}" for level in check_levels(levels) for side in ("lo", "hi")]
+
+
+def point_quantile(quantiles) -> int:
+    """Index of the quantile that gives a quantile model's point forecast: the median, else the nearest to it."""
+    quantiles = np.asarray(quantiles, dtype=np.float64)
+    return int(np.argmin(np.abs(quantiles - 0.5)))
+
+
+def series_scale(mase_scale, fallback) -> np.ndarray:
+    """Per-series normaliser of the conformal scores: the in-sample seasonal-naive MAE, or ``fallback`` (e.g.
+    the scaler's scale) where that is zero or undefined (a constant training part)."""
+    scale = np.asarray(mase_scale, dtype=np.float64)
+    fallback = np.broadcast_to(np.asarray(fallback, dtype=np.float64), scale.shape)
+    good = np.isfinite(scale) & (scale > 0)
+    return np.where(good, scale, np.where(np.isfinite(fallback) & (fallback > 0), fallback, 1.0))
+
+
+class Conformal:
+    """Split-conformal calibration: per step ahead, the sorted scaled absolute errors of validation forecasts.
+
+    Only order statistics are stored (all up to :data:`MAX_SCORES` per step, else that many evenly spaced
+    ranks), as plain numbers, so a saved and reloaded forecaster gives identical intervals.
+    """
+
+    def __init__(self, counts, ranks, scores):
+        self.counts = [int(n) for n in counts]                       # scores per step
+        self.ranks = [np.asarray(r, dtype=np.int64) for r in ranks]  # 1-based ranks kept, ascending
+        self.scores = [np.asarray(s, dtype=np.float64) for s in scores]
+
+    @property
+    def steps(self) -> int:
+        return len(self.counts)
+
+    @classmethod
+    def calibrate(cls, actual, predicted, scale) -> "Conformal":
+        """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,)."""
+        actual, predicted = np.asarray(actual, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
+        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            errors = np.abs(actual - predicted) / scale  # (windows, horizon)
+        counts, ranks, scores = [], [], []
+        for step in range(errors.shape[1]):
+            column = np.sort(errors[:, step][np.isfinite(errors[:, step])])
+            n = len(column)
+            kept = np.arange(1, n + 1) if n <= MAX_SCORES else \
+                np.unique(np.round(np.linspace(1, n, MAX_SCORES)).astype(np.int64))
+            counts.append(n)
+            ranks.append(kept)
+            scores.append(column[kept - 1] if n else np.zeros(0))
+        return cls(counts, ranks, scores)
+
+    def radius(self, level: float) -> tuple[np.ndarray, list[int]]:
+        """(steps,) half-widths in scaled units for ``level``, and the steps with too few scores to reach it (their
+        half-width is the largest score: the interval is then narrower than the level promises)."""
+        widths, short = np.full(self.steps, np.nan), []
+        for step in range(self.steps):
+            n = self.counts[step]
+            if n == 0:
+                short.append(step + 1)
+                continue
+            k = math.ceil((n + 1) * level / 100 - 1e-9)  # the finite-sample conformal rank
+            if k > n:
+                short.append(step + 1)
+                k = n
+            position = int(np.searchsorted(self.ranks[step], k, side="left"))  # smallest kept rank >= k
+            widths[step] = self.scores[step][min(position, len(self.scores[step]) - 1)]
+        return widths, short
+
+    def quantiles(self, point, scale, levels, steps: int | None = None) -> dict[float, np.ndarray]:
+        """{quantile: (rows, steps)} from point forecasts (rows, steps) and each row's series scale (rows,):
+        the point as the median and each level's bounds."""
+        import warnings
+
+        point = np.asarray(point, dtype=np.float64)
+        steps = point.shape[1] if steps is None else steps
+        if steps > self.steps:
+            raise ConfigError(f"conformal intervals reach {self.steps} step(s) ahead (the model's horizon); got "
+                              f"{steps} steps: forecast at most {self.steps} steps with intervals, or fit with "
+                              f"horizon={steps}")
+        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        out = {0.5: point}
+        for level in check_levels(levels):
+            widths, short = self.radius(level)
+            if short:
+                warnings.warn(f"too few validation forecasts for a {level_name(level)}% conformal interval at step(s) "
+                              f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}); the largest error "
+                              "is used there", UserWarning, stacklevel=3)
+            half = np.nan_to_num(widths[:steps], nan=0.0)[None, :] * scale
+            low, high = level_bounds(level)
+            out[low], out[high] = point - half, point + half
+        return dict(sorted(out.items()))
+
+    def state(self) -> dict:
+        return {"counts": self.counts, "ranks": [r.tolist() for r in self.ranks],
+                "scores": [[float(v) for v in s] for s in self.scores]}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "Conformal":
+        counts, ranks, scores = state["counts"], state["ranks"], state["scores"]
+        if not (len(counts) == len(ranks) == len(scores)) or any(len(r) != len(s) for r, s in zip(ranks, scores)):
+            raise ValueError("conformal counts, ranks and scores must match")
+        made = cls(counts, ranks, scores)
+        for n, r, s in zip(made.counts, made.ranks, made.scores):
+            if (n < 0 or (len(r) and (r[0] < 1 or r[-1] > n or (np.diff(r) <= 0).any()))
+                    or not np.isfinite(s).all() or (np.diff(s) < 0).any()):
+                raise ValueError("conformal scores must be sorted finite numbers at ranks 1..n")
+        return made
+
+
+def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """{level: (lower, upper)} read from a quantile dict (levels whose bounds are missing are left out)."""
+    out = {}
+    for level in check_levels(levels):
+        low, high = level_bounds(level)
+        if low in quantiles and high in quantiles:
+            out[level] = (quantiles[low], quantiles[high])
+    return out
