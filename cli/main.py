@@ -101,6 +101,19 @@ def output_options(command):
     return click.option("--quiet", "-q", is_flag=True, help="print nothing but errors (and --json output).")(command)
 
 
+def level_option(command):
+    """--level, repeatable: interval levels in percent (checked by the library, one line when bad)."""
+    return click.option("--level", "levels", multiple=True, metavar="L",
+                        help="prediction interval level in percent, repeatable (e.g. --level 80 --level 95): adds "
+                             "lo-L / hi-L columns (conformal intervals, or the model's own with loss=quantile).")(command)
+
+
+def _levels(levels) -> list:
+    from tsattn.intervals import check_levels
+
+    return list(check_levels(list(levels)))
+
+
 def _complete_models(ctx, param, incomplete):
     """Shell completion of a model name, or of the last item of a comma-separated list."""
     from tsattn.specs import list_models
@@ -248,12 +261,13 @@ def _model_names() -> list[str]:
                    "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
+@level_option
 @click.option("--out", required=True, type=click.Path(), help="directory to write the run to.")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier run (and nothing else).")
 @output_options
 @friendly_errors
 def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
-                learning_rate, seed, preset, stat_baselines, settings, out, force, quiet, as_json):
+                learning_rate, seed, preset, stat_baselines, settings, levels, out, force, quiet, as_json):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
 
@@ -264,13 +278,15 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     overrides.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
     if stat_baselines is not None:
         overrides["baselines"] = _names(stat_baselines, "baselines")
+    if levels:
+        overrides["level"] = _levels(levels)
     overrides.update(parse_settings(settings))
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
     check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
 
     from tsattn.harness import EpochProgress, fit, preset_config
-    from tsattn.runs import metrics_table, write_run
+    from tsattn.runs import interval_table, metrics_table, write_run
 
     config = preset_config(preset, **overrides)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
@@ -297,6 +313,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     output.say(f"{config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
                f"fit {result.fit_seconds:.1f}s")
     output.say(metrics_table(result))
+    if result.config.level:
+        output.say(interval_table(result))
     if verdict:
         output.say(verdict)
     output.say(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
@@ -360,9 +378,11 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
 @click.option("--out", type=click.Path(),
               help="directory to write forecast.csv, forecast.png and forecast.json to (like every --out).")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier forecast (and nothing else).")
+@level_option
 @output_options
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, quiet, as_json):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, levels, quiet,
+                    as_json):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_directory, check_output_directory, write_json
@@ -373,12 +393,15 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
                        f"forecast.json inside it); got {out}: name a directory, e.g. --out forecasts/next")
     if out:
         check_output_directory(out, force, "forecast", inputs=[csv, model_dir])  # before any work
+    levels = _levels(levels)
     forecaster = Forecaster.load(model_dir)
     series = _series_from_options(dataset, csv, column, date_column, fill, id_column=id_column)
-    forecast = forecaster.predict(steps, series=series)
+    forecast = forecaster.predict(steps, series=series, level=levels or None)
     if getattr(forecast, "ndim", 2) == 1:  # one series: timestamp, forecast
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
-    else:  # a panel: the long frame unique_id, ds, <model>
+    elif forecaster.columns_[0] not in forecast.columns:  # one series with intervals: timestamp, forecast, lo-80, ...
+        frame = forecast.rename(columns={forecast.columns[0]: "forecast"}).rename_axis("timestamp").reset_index()
+    else:  # a panel: the long frame unique_id, ds, <model> (+ intervals)
         frame = forecast
     output.document(_records(frame))
     if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen, all of them in --out
@@ -392,10 +415,13 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
 
         with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir]) as staging:
             frame.to_csv(staging / "forecast.csv", index=False)
-            forecaster.plot(staging / "forecast.png", "forecast", steps=steps, series=series)
+            forecaster.plot(staging / "forecast.png", "forecast", steps=steps, series=series, level=levels or None)
             write_json(staging / "forecast.json", {
                 "model_dir": str(Path(model_dir).expanduser().resolve()), "model": forecaster.model,
                 "steps": int(steps if steps is not None else forecaster.horizon), "rows": int(len(frame)),
+                "level": levels, "intervals": None if not levels else (
+                    "the model's own quantiles" if forecaster.quantiles_ is not None else
+                    "split conformal, calibrated on the validation part"),
                 "data": dataset or (str(csv) if csv else "the series the model was fitted on"), "tsattn": version})
         output.say(f"Wrote {out}: forecast.csv, forecast.png, forecast.json")
 

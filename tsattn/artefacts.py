@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .errors import DataError
+from .errors import ConfigError, DataError
 from .io import atomic_file, check_output_file, versions, write_json
 
 ARTEFACT_FORMAT = "tsattn-forecaster"
@@ -73,6 +73,8 @@ def metadata(forecaster) -> dict:
         "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index)},
         "trained_until": int(trained_until) if isinstance(trained_until, (int, np.integer)) else str(trained_until),
         "history": {column: [float(v) for v in forecaster.history_[column]] for column in forecaster.history_.columns},
+        "quantiles": None if forecaster.quantiles_ is None else list(forecaster.quantiles_),
+        "conformal": None if getattr(forecaster, "conformal_", None) is None else forecaster.conformal_.state(),
         "config": forecaster.config_.to_dict(),
         "versions": versions(),
     }
@@ -288,6 +290,7 @@ def load(cls, path: Path):
     """A fitted ``cls`` (Forecaster) from an artefact written by :func:`save` or `tsattn fit`."""
     from .baselines import NetworkModel, from_state, Naive, SeasonalNaive
     from .harness import RunConfig, check_config
+    from .intervals import Conformal, check_quantiles
     from .windows import Scaler
 
     model, state = read(path)
@@ -308,12 +311,17 @@ def load(cls, path: Path):
         config = {k: v for k, v in state["config"].items() if k in RunConfig.fields()}
         forecaster.config_ = RunConfig(**config)
         forecaster.columns_ = tuple(state.get("columns", ("unique_id", "ds", "y")))
+        quantiles = state.get("quantiles")
+        if quantiles is not None:
+            quantiles = check_quantiles(quantiles)
+        forecaster.conformal_ = None if state.get("conformal") is None else Conformal.from_state(state["conformal"])
         if model is not None:
             window, horizon = int(state["window"]), int(state["horizon"])
-            if tuple(model.input_shape[1:]) != (window, 1) or tuple(model.output_shape[1:]) != (horizon,):
+            outputs = (horizon,) if quantiles is None else (horizon, len(quantiles))
+            if tuple(model.input_shape[1:]) != (window, 1) or tuple(model.output_shape[1:]) != outputs:
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
-                                 f"to horizon {horizon}")
-            forecaster.estimator_ = NetworkModel(model, forecaster.model, window, horizon)
+                                 f"to {outputs}")
+            forecaster.estimator_ = NetworkModel(model, forecaster.model, window, horizon, quantiles)
         elif "estimator" in state:
             forecaster.estimator_ = from_state(state["estimator"])
         else:  # format 1 baselines
@@ -332,7 +340,7 @@ def load(cls, path: Path):
         history = state.get("history") or {"loss": []}
         forecaster.history_ = pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
                                                                          name="epoch"))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError) as exc:
         raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
                         "again") from None
     return forecaster
@@ -342,13 +350,16 @@ def from_run(result):
     """The fitted Forecaster of a harness run (what `tsattn fit` saves in its run directory)."""
     from .baselines import NetworkModel
     from .forecaster import Forecaster
+    from .harness import model_quantiles
     from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
     config = result.config
     forecaster = Forecaster(config.model, result.data.window, result.data.horizon, **config.model_params)
     forecaster.config_ = config
     forecaster.model_ = result.model
-    forecaster.estimator_ = NetworkModel(result.model, config.model, result.data.window, result.data.horizon)
+    forecaster.estimator_ = NetworkModel(result.model, config.model, result.data.window, result.data.horizon,
+                                         model_quantiles(config))
+    forecaster.conformal_ = (result.conformal or {}).get("model")
     forecaster.scaler_ = result.data.scaler
     forecaster.season_ = result.season
     forecaster.mase_scale_ = result.mase_scale

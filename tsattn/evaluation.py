@@ -75,7 +75,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     panel = data.panel
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     interval_scale = series_scale(mase_scale, data.scaler.scale)
-    calibrate = bool(levels) and data.count("validation") > 0
+    calibrate = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
     if levels and not calibrate and getattr(network, "quantiles", None) is None:
         raise ConfigError("conformal intervals are calibrated on the validation part, and this run has none; set "
                           "validation_fraction above 0 (or train with loss=quantile)")
@@ -90,7 +90,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         for model in [network] + list(baselines):
-            wanted = model.parts + (("validation",) if calibrate and model is not network else ())
+            wanted = model.parts + (("validation",) if levels and calibrate and model is not network else ())
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()

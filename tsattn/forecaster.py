@@ -146,10 +146,26 @@ class Forecaster:
 
             progress = EpochProgress(config.epochs) if verbose else None
             self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(windowed, config, progress)
-            self.estimator_ = NetworkModel(self.model_, self.model, windowed.window, windowed.horizon)
+            from .harness import model_quantiles
+
+            self.estimator_ = NetworkModel(self.model_, self.model, windowed.window, windowed.horizon,
+                                           model_quantiles(config))
             self.scaler_ = windowed.scaler
+        self.conformal_ = self._calibrate(windowed)
         self._remember_tails(panel, trained_until=None)
         return self
+
+    def _calibrate(self, windowed):
+        """Split-conformal scores of the fitted model on the validation part (None without one)."""
+        from .evaluation import forecast_part, origins_of
+        from .intervals import Conformal
+
+        if windowed.count("validation") == 0:
+            return None
+        _, _, series = origins_of(windowed, "validation")
+        predicted = forecast_part(self.estimator_, windowed, "validation")
+        return Conformal.calibrate(windowed.y("validation", scaled=False), predicted,
+                                   self._interval_scale_for(windowed.panel, known=True)[series])
 
     def _remember_tails(self, panel: Panel, trained_until):
         """Keep the last values of each series (enough to forecast after it) and when training data ended."""
@@ -209,6 +225,19 @@ class Forecaster:
         offset, scale = zip(*rows) if rows else ((), ())
         return Scaler(self.scaler_.kind, np.array(offset), np.array(scale))
 
+    def _interval_scale_for(self, panel: Panel, known: bool = False) -> np.ndarray:
+        """Per series of ``panel``, the scale conformal scores are measured in: the fitted series' in-sample
+        seasonal-naive MAE, or for a series not seen in fit the same figure on its own history."""
+        from .intervals import series_scale
+
+        scale = np.asarray(self.mase_scale_ if known else self._mase_scale_for(panel), dtype=np.float64)
+        unknown = ~np.isfinite(scale)
+        if unknown.any():
+            own = M.insample_scale(panel.values, panel.offsets, panel.lengths, self.season_)
+            scale = np.where(unknown, own, scale)
+        scaler = self.scaler_ if known else self._scaler_for(panel)
+        return series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
+
     def _mase_scale_for(self, panel: Panel) -> np.ndarray:
         if self.single_ and panel.n_series == 1:
             return np.asarray(self.mase_scale_[:1])
@@ -250,7 +279,7 @@ class Forecaster:
                             f"{needed} (window {self.window}); pass a longer series")
         return gather_windows(panel.values, panel.offsets[1:] - 1, needed)
 
-    def predict(self, steps: int | None = None, series=None, ids=None):
+    def predict(self, steps: int | None = None, series=None, ids=None, level=None):
         """Forecast the ``steps`` values after each fitted series (or after ``series``, same frequency).
 
         Args:
@@ -258,26 +287,73 @@ class Forecaster:
             series: data to forecast after instead of the fitted series: one series or a panel; series
                 ids never seen in fit are forecast from their own history (scaled on it).
             ids: forecast only these fitted series.
+            level: interval levels in percent, e.g. ``(80, 95)``: adds ``lo-80, hi-80, lo-95, hi-95`` columns.
+                A model trained with ``loss="quantile"`` gives its own quantiles (they must include each
+                level's bounds); any other model split-conformal intervals calibrated on its validation part
+                (see :mod:`tsattn.intervals`). Intervals reach the model's horizon.
 
         Returns:
-            For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps.
-            Otherwise a long frame ``unique_id, ds, <model>`` with each series' next timestamps.
+            For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps
+            (with ``level``: a DataFrame, the forecast then the interval columns). Otherwise a long frame
+            ``unique_id, ds, <model>`` (+ the interval columns) with each series' next timestamps.
         """
+        from .intervals import check_levels, interval_columns
+
         self._check_fitted()
         steps = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
+        levels = check_levels(level)
         panel = self._panel_of(series, ids)
         contexts = self._contexts(panel)
-        values = self._forecast(contexts, steps, self._scaler_for(panel), np.arange(panel.n_series))
+        scaler = self._scaler_for(panel)
+        values = self._forecast(contexts, steps, scaler, np.arange(panel.n_series))
+        bounds = self._bounds(panel, contexts, values, scaler, levels) if levels else {}
         if panel.single_input or (panel.n_series == 1 and self.single_ and series is None):
             labels = future_index(describe_index(panel.series_index(0)), steps)
             name = panel.name if panel.name is not None else "forecast"
-            return pd.Series(values[0], index=labels, name=name)
+            if not levels:
+                return pd.Series(values[0], index=labels, name=name)
+            return pd.DataFrame({name: values[0], **{column: bounds[column][0] for column in interval_columns(levels)}},
+                                index=labels)
         id_column, time_column, _ = getattr(self, "columns_", (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN))
         labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
         stamps = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
         return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), steps),
                              time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps,
-                             self.model: values.ravel()})
+                             self.model: values.ravel(),
+                             **{column: bounds[column].ravel() for column in interval_columns(levels)}})
+
+    @property
+    def quantiles_(self):
+        """The quantiles a ``loss="quantile"`` model outputs, or None."""
+        return getattr(self.estimator_, "quantiles", None)
+
+    def _bounds(self, panel: Panel, contexts: np.ndarray, point: np.ndarray, scaler, levels) -> dict:
+        """{"lo-80": (n_series, steps), ...}: the model's own quantiles or its conformal intervals."""
+        from .intervals import bands, level_name, missing_levels
+
+        steps = point.shape[1]
+        if steps > self.horizon:
+            raise ConfigError(f"intervals reach the model's horizon ({self.horizon} step(s)); got steps={steps}: "
+                              f"forecast at most {self.horizon} steps with level, or fit with horizon={steps}")
+        if self.quantiles_ is not None:
+            missing = missing_levels(levels, self.quantiles_)
+            if missing:
+                raise ConfigError(f"this quantile model outputs quantiles {', '.join(f'{q:g}' for q in self.quantiles_)}, "
+                                  f"which do not bound a {level_name(missing[0])}% interval; ask for a level they bound "
+                                  "or fit with that level (level=...)")
+            k, length = contexts.shape
+            _, quantiles = self.estimator_.forecast_distribution(contexts.ravel(), np.arange(k) * length + length - 1,
+                                                                 np.arange(k) * length, np.arange(k), scaler)
+            quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
+        else:
+            if getattr(self, "conformal_", None) is None:
+                raise ConfigError("no conformal calibration: this model was fitted without a validation part; fit "
+                                  "with validation > 0 (e.g. validation=0.1) to get intervals")
+            quantiles = self.conformal_.quantiles(point, self._interval_scale_for(panel), levels)
+        out = {}
+        for level, (low, high) in bands(quantiles, levels).items():
+            out[f"lo-{level_name(level)}"], out[f"hi-{level_name(level)}"] = low, high
+        return out
 
     # -- evaluation ----------------------------------------------------------------------------------
     def _origins(self, panel: Panel, horizon: int, first_target=None, stride: int = 1):
@@ -488,9 +564,11 @@ class Forecaster:
             frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
-    def plot(self, path, kind: str = "forecast", steps: int | None = None, series=None) -> Path:
-        """Save a PNG: "forecast" (recent history and the forecast; a grid of series for a panel),
-        "attention" (heatmap over ``series``) or "loss" (training history)."""
+    def plot(self, path, kind: str = "forecast", steps: int | None = None, series=None, level=None) -> Path:
+        """Save a PNG: "forecast" (recent history and the forecast, with ``level`` intervals as a fan; a grid of
+        series for a panel), "attention" (heatmap over ``series``) or "loss" (training history)."""
+        from .intervals import check_levels
+
         from . import plots
 
         self._check_fitted()
@@ -498,14 +576,18 @@ class Forecaster:
         if kind == "forecast":
             panel = self._panel_of(series)
             steps = positive_int("steps", self.horizon if steps is None else steps, 1, MAX_STEPS)
-            forecast = self._forecast(self._contexts(panel), steps, self._scaler_for(panel),
-                                      np.arange(panel.n_series))
+            contexts, scaler = self._contexts(panel), self._scaler_for(panel)
+            forecast = self._forecast(contexts, steps, scaler, np.arange(panel.n_series))
+            levels = check_levels(level)
+            bounds = self._bounds(panel, contexts, forecast, scaler, levels) if levels else {}
             shown = range(min(panel.n_series, 6))
             histories = [panel.series(i) for i in shown]
             futures = [pd.Series(forecast[i], index=future_index(describe_index(panel.series_index(i)), steps))
                        for i in shown]
+            fans = [{lv: (bounds[f"lo-{lv:g}"][i], bounds[f"hi-{lv:g}"][i]) for lv in levels} for i in shown] \
+                if levels else None
             return plots.plot_series_forecasts(histories, futures, path,
-                                               f"{self.model} forecast of the next {steps} steps")
+                                               f"{self.model} forecast of the next {steps} steps", fans)
         if kind == "attention":
             weights = self.attention_weights(series)
             values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()

@@ -37,10 +37,18 @@ def _marker(index: pd.Index, label):
     return _x_axis(pd.PeriodIndex([label]) if isinstance(index, pd.PeriodIndex) else pd.Index([label]))[0][0]
 
 
+def fan(ax, x, bands: dict, colour: str = "tab:red", label: str = "model") -> None:
+    """Shade prediction intervals {level: (lower, upper)}: wider levels lighter, each labelled."""
+    for i, (level, (low, high)) in enumerate(sorted(bands.items(), reverse=True)):
+        ax.fill_between(x, np.asarray(low, dtype=float), np.asarray(high, dtype=float), color=colour,
+                        alpha=0.12 + 0.13 * i, linewidth=0, label=f"{label} {level:g}% interval")
+
+
 def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
-                  test_start=None, validation_start=None) -> Path:
+                  test_start=None, validation_start=None, levels=()) -> Path:
     """Actual series and one-step (first-step) forecasts of every part, with lines where the validation and
-    test parts start; below, a zoomed view of the test part (actual against the test forecasts)."""
+    test parts start; below, a zoomed view of the test part (actual against the test forecasts, with the
+    model's intervals of ``levels`` as a fan)."""
     zoom = test_start is not None and "test" in forecasts
     fig, axes = plt.subplots(2 if zoom else 1, 1, figsize=(11, 8.2 if zoom else 4.5), squeeze=False,
                              gridspec_kw={"height_ratios": [1, 1]} if zoom else None)
@@ -72,6 +80,12 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
         if naive is not None:
             zoomed.plot(tx, np.asarray(naive)[-shown:, 0], color="tab:green", linewidth=1.0, linestyle=":",
                         label="naive (last value)")
+        intervals = getattr(test, "intervals", {}).get("model")
+        if intervals:
+            from .intervals import bands
+
+            fan(zoomed, tx, {level: (lo[-shown:, 0], hi[-shown:, 0])
+                             for level, (lo, hi) in bands(intervals, levels).items()}, PART_COLOURS["test"])
         zoomed.plot(tx, test.predicted[-shown:, 0], color=PART_COLOURS["test"], linewidth=1.4,
                     label="predicted (test)")
         what = f"the last {shown} of {len(test.index)}" if shown < len(test.index) else f"all {shown}"
@@ -270,13 +284,17 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def plot_series_forecasts(histories: list, futures: list, path: Path, title: str) -> Path:
-    """Recent history and forecast of one series, or of the first few series of a panel (one axis each)."""
+def plot_series_forecasts(histories: list, futures: list, path: Path, title: str, intervals: list | None = None
+                          ) -> Path:
+    """Recent history and forecast of one series, or of the first few series of a panel (one axis each), with
+    ``intervals`` ({level: (lower, upper)} per series) shaded as a fan."""
     count = len(histories)
     fig, axes = plt.subplots(count, 1, figsize=(10, 3.2 * count + 0.8), squeeze=False)
-    for ax, history, future in zip(axes[:, 0], histories, futures):
+    for i, (ax, history, future) in enumerate(zip(axes[:, 0], histories, futures)):
         x_hist, xlabel = _x_axis(history.index)
         x_future, _ = _x_axis(future.index)
+        if intervals:
+            fan(ax, x_future, intervals[i], label="forecast")
         ax.plot(x_hist, history.to_numpy(), color="black", label="history")
         ax.plot(x_future, future.to_numpy(), color="tab:red", marker="o", markersize=3, label="forecast")
         ax.set_title(str(history.name) if count > 1 else title, fontsize=10)
@@ -293,11 +311,14 @@ def plot_series_grid(panels: list, path: Path, title: str) -> Path:
     """A few series of a panel, each with its history, the model's forecast and the baselines' forecasts.
 
     Args:
-        panels: (caption, history Series, forecast Series, {baseline name: forecast Series}) per series.
+        panels: (caption, history Series, forecast Series, {baseline name: forecast Series}, {level: (lower,
+            upper)} intervals of the model or None) per series.
     """
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.0 * len(panels) + 0.8), squeeze=False)
-    for ax, (caption, history, forecast, baselines) in zip(axes[:, 0], panels):
+    for ax, (caption, history, forecast, baselines, intervals) in zip(axes[:, 0], panels):
         x_hist, xlabel = _x_axis(history.index)
+        if intervals:
+            fan(ax, _x_axis(forecast.index)[0], intervals)
         ax.plot(x_hist, history.to_numpy(), color="black", linewidth=1, label="actual")
         for i, (name, values) in enumerate(baselines.items()):
             ax.plot(_x_axis(values.index)[0], values.to_numpy(), linestyle=":", color=("tab:green", "tab:orange",
@@ -331,4 +352,23 @@ def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path
     ax.set_xlabel(xlabel + " (whiskers: 1.5 IQR, outliers hidden; triangle: mean)")
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="x")
+    return _save(fig, path)
+
+
+def plot_calibration(coverage: dict, path: Path, title: str) -> Path:
+    """Nominal against empirical coverage: {model label: {level: coverage %}}; the diagonal is perfect calibration,
+    points below it are intervals too narrow."""
+    fig, ax = plt.subplots(figsize=(6, 5.5))
+    ax.plot([0, 100], [0, 100], color="grey", linestyle="--", linewidth=1, label="nominal = empirical")
+    for name, points in coverage.items():
+        levels = sorted(points)
+        ax.plot(levels, [points[level] for level in levels], marker="o", linewidth=1.2, label=name)
+    low = min([min(p) for p in coverage.values() if p] + [50]) - 10
+    ax.set_xlim(max(0, low), 100)
+    ax.set_ylim(max(0, low), 100)
+    ax.set_xlabel("nominal coverage (%)")
+    ax.set_ylabel("empirical coverage on the test part (%)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
     return _save(fig, path)

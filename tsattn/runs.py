@@ -10,6 +10,7 @@ import pandas as pd
 from . import artefacts, plots
 from .baselines import baseline_labels
 from .harness import RunResult
+from .intervals import bands, check_levels, level_name
 from .io import atomic_directory, write_json
 from .models import attention_model, first_member, get_spec
 from .panel import ID_COLUMN, TIME_COLUMN
@@ -23,8 +24,9 @@ def baseline_keys(result: RunResult) -> tuple:
 
 
 def predictions_frame(result: RunResult) -> pd.DataFrame:
-    """Long form: unique_id, ds (and step when horizon > 1), actual, predicted, part and the baselines, for
-    every forecast target of every series."""
+    """Long form: unique_id, ds (and step when horizon > 1), actual, predicted, part, the baselines and, with
+    levels, the model's ``lo-80`` / ``hi-80`` ... (validation and test parts; empty on the train part), for every
+    forecast target of every series."""
     frames = []
     panel = result.panel
     ids = np.asarray(panel.ids, dtype=object)
@@ -43,6 +45,11 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
             })
             for name, baseline in forecast.baselines.items():
                 frame[name] = baseline[:, step]
+            quantiles = forecast.intervals.get("model")
+            for level in check_levels(result.config.level):
+                low, high = bands(quantiles, [level]).get(level, (None, None)) if quantiles else (None, None)
+                frame[f"lo-{level_name(level)}"] = low[:, step] if low is not None else np.nan
+                frame[f"hi-{level_name(level)}"] = high[:, step] if high is not None else np.nan
             if result.data.horizon > 1:
                 frame.insert(2, "step", step + 1)
             frames.append(frame)
@@ -71,6 +78,32 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
                 value = values.get(key)
                 cells.append(f"{value:>16.4g}" if value is not None else f"{'n/a':>16}")
         rows.append(f"{label:<16}" + "".join(cells))
+    return "\n".join(rows)
+
+
+def interval_table(result: RunResult, part: str = "test") -> str:
+    """A short text table of interval metrics on the test part: the model's intervals and the baselines'."""
+    test = result.metrics.get(part, {})
+    levels = check_levels(result.config.level)
+    columns = [f"coverage-{level_name(level)}" for level in levels] + \
+        [f"width-{level_name(level)}" for level in levels] + [f"msis-{level_name(level)}" for level in levels] + \
+        ["scaled_crps"]
+    source = "own quantiles" if result.config.loss == "quantile" else "conformal"
+    rows = [f"{'intervals (' + part + ')':<28}" + "".join(f"{c:>14}" for c in columns)]
+    labels = baseline_labels()
+    keys = ("model",) + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
+    for key in keys:
+        values = test.get(key)
+        if not values or columns[0] not in values:
+            continue
+        if key == "model":
+            label = f"{result.config.model} ({source})"
+        elif key.endswith("_native"):
+            label = f"{labels.get(key[:-7], key)} (own)"
+        else:
+            label = f"{labels.get(key, key)} (conformal)"
+        cells = [values.get(c) for c in columns]
+        rows.append(f"{label:<28}" + "".join(f"{v:>14.4g}" if v is not None else f"{'n/a':>14}" for v in cells))
     return "\n".join(rows)
 
 
@@ -159,7 +192,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         subtitle = f" — test RMSE {rmse:.4g} (naive {naive:.4g})" if rmse is not None and naive is not None else ""
         written.append(plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
                                            f"{title}: actual vs one-step forecasts{subtitle}", units, test_start,
-                                           validation_start))
+                                           validation_start, result.config.level))
     else:
         part = "test" if "test" in result.forecasts else "validation"
         chosen = sample_series(result, part)
@@ -171,10 +204,13 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
             positions = result.data.target_positions(part)[last]
             smape = result.metrics_frame.query("part == @part and model == 'model' and metric == 'smape' and "
                                                "series == @panel.ids[@number]")["value"].iloc[0]
+            quantiles = forecast.intervals.get("model")
+            fans = None if not quantiles else {level: (low[last], high[last]) for level, (low, high)
+                                               in bands(quantiles, result.config.level).items()}
             panels.append((f"{label}: {panel.ids[number]} (sMAPE {smape:.3g})", panel.series(number),
                            pd.Series(forecast.predicted[last], index=panel.index[positions]),
                            {key: pd.Series(values[last], index=panel.index[positions])
-                            for key, values in forecast.baselines.items() if key != "linear"}))
+                            for key, values in forecast.baselines.items() if key != "linear"}, fans))
         written.append(plots.plot_series_grid(panels, directory / "series_grid.png",
                                               f"{title}: {part} forecasts of the best, median and worst series"))
         frame = result.metrics_frame
