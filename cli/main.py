@@ -516,12 +516,13 @@ def _names(text: str | None, what: str):
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
 @click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="runs in parallel processes.")
+@level_option
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
 @output_options
 @friendly_errors
 def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
-                    epochs, settings, config_path, jobs, out, force, quiet, as_json):
+                    epochs, settings, config_path, jobs, levels, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
@@ -543,6 +544,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     merged = dict(grid.get("set", {}))
     if stat_baselines is not None:
         merged["baselines"] = _names(stat_baselines, "baselines")
+    if levels:
+        merged["level"] = _levels(levels)
     merged.update(parse_settings(settings))
     results = compare(
         models=_names(models, "models") if models is not None else grid.get("models"),

@@ -235,6 +235,7 @@ def _by_series(result) -> dict:
 
 
 def _record(result, key, max_windows: int = 600) -> dict:
+    from .intervals import bands, level_name
     from .models import attention_model
 
     dataset, model, seed = key
@@ -252,7 +253,9 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "test": None if not single else {
             "index": [str(x) for x in test.index], "actual": test.actual[:, 0].tolist(),
             "predicted": test.predicted[:, 0].tolist(),
-            "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()}},
+            "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()},
+            "intervals": {level_name(level): [low[:, 0].tolist(), high[:, 0].tolist()] for level, (low, high)
+                          in bands(test.intervals.get("model") or {}, result.config.level).items()}},
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,
     }
@@ -495,6 +498,8 @@ def results_table(records: list[dict]) -> pd.DataFrame:
                 row[f"{part}_{metric}"] = block["model"][metric] if block else None
             for metric in ("mse", "rmse"):
                 row[f"{part}_scaled_{metric}"] = block["scaled"][metric] if block else None
+        for metric in interval_metrics(record):
+            row[f"test_{metric}"] = (record["metrics"].get("test") or {}).get("model", {}).get(metric)
         rows.append(row)
         if record["dataset"] not in baselines_done:
             baselines_done.add(record["dataset"])
@@ -510,8 +515,19 @@ def results_table(records: list[dict]) -> pd.DataFrame:
                         base[f"{part}_{metric}"] = block.get(key, {}).get(metric) if block else None
                     for metric in ("mse", "rmse"):
                         base[f"{part}_scaled_{metric}"] = None
+                for metric in interval_metrics(record):
+                    base[f"test_{metric}"] = (record["metrics"].get("test") or {}).get(key, {}).get(metric)
                 rows.append(base)
     return pd.DataFrame(rows)
+
+
+def interval_metrics(record: dict) -> list[str]:
+    """The interval metrics a run scored (coverage, width and MSIS per level, scaled CRPS), or none."""
+    from .intervals import check_levels, level_name
+
+    levels = check_levels(record["config"].get("level"))
+    names = [f"{kind}-{level_name(level)}" for level in levels for kind in ("coverage", "width", "msis")]
+    return names + (["scaled_crps"] if levels else [])
 
 
 def headline(series: int) -> str:
@@ -528,8 +544,10 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         series = int(group["series"].max()) if "series" in group else 1
         row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
                "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
-        for column in ("test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
-                       "epochs_run"):
+        intervals = [c for c in group.columns if c.startswith(("test_coverage-", "test_width-", "test_msis-"))
+                     or c == "test_scaled_crps"]
+        for column in ["test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
+                       "epochs_run"] + intervals:
             values = pd.to_numeric(group[column], errors="coerce")
             row[f"{column}_mean"] = float(values.mean())
             row[f"{column}_std"] = float(values.std(ddof=1)) if len(values.dropna()) > 1 else 0.0
@@ -682,6 +700,26 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
                                                 f"{dataset}: per-series test sMAPE (seed {first_seed}, "
                                                 f"{mine[0]['series']} series)", "sMAPE (%)")))
+    calibration = calibration_points(table)
+    if calibration:
+        figures.append(("Calibration: nominal against empirical coverage of the test part (mean over seeds)",
+                        plots.plot_calibration(calibration, figures_dir / f"{safe}_calibration.png",
+                                               f"{dataset}: interval calibration (test part)")))
+        fanned = [r for r in mine if r["seed"] == first_seed and (r.get("test") or {}).get("intervals")]
+        if fanned:
+            best = table[~table["model"].isin(BASELINE_ROWS.values())].sort_values("rank").iloc[0]["model"]
+            record = next((r for r in fanned if r["model"] == best), fanned[0])
+            index = _parse_index(record["test"]["index"])
+            shown = slice(-min(len(index), plots.ZOOM), None)
+            actual = pd.Series(record["test"]["actual"], index=index)[shown]
+            fans = {float(level): (np.asarray(low)[shown], np.asarray(high)[shown])
+                    for level, (low, high) in record["test"]["intervals"].items()}
+            figures.append((f"{record['model']}: last test forecasts with their intervals (seed {first_seed})",
+                            plots.plot_series_forecasts([actual], [pd.Series(np.asarray(record['test']['predicted'])
+                                                                             [shown], index=index[shown])],
+                                                        figures_dir / f"{safe}_{record['model']}_fan.png",
+                                                        f"{dataset}, {record['model']}: one-step test forecasts and "
+                                                        "intervals", [fans], history_label="actual")))
     histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
                  for r in mine if r["seed"] == first_seed}
     figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
@@ -716,6 +754,41 @@ SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "param
                    ("test_rmse", "test RMSE"), ("test_mae", "test MAE"), ("test_mase", "test MASE"),
                    ("test_smape", "test sMAPE"), ("validation_rmse", "validation RMSE"),
                    ("headline_ratio_to_naive", "ratio to naive"), ("fit_seconds", "fit s"), ("rank", "rank")]
+
+
+def _interval_columns(table: pd.DataFrame) -> list[str]:
+    return [c[len("test_"):-len("_mean")] for c in table.columns
+            if c.startswith(("test_coverage-", "test_width-", "test_msis-", "test_scaled_crps")) and c.endswith("_mean")
+            and table[c].notna().any()]
+
+
+def interval_table(table: pd.DataFrame) -> list[list[str]]:
+    """Header and rows (text) of a dataset's interval metrics, means over seeds; empty without levels."""
+    columns = _interval_columns(table)
+    if not columns:
+        return []
+    names = {"coverage": "coverage {}%", "width": "width {}%", "msis": "MSIS {}%"}
+    rows = [["model"] + ["scaled CRPS" if c == "scaled_crps" else names[c.split("-")[0]].format(c.split("-", 1)[1])
+                         for c in columns]]
+    for _, row in table.iterrows():
+        cells = [row["model"]]
+        for column in columns:
+            mean, std = row[f"test_{column}_mean"], row[f"test_{column}_std"]
+            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
+                                                                   else ""))
+        rows.append(cells)
+    return rows
+
+
+def calibration_points(table: pd.DataFrame) -> dict:
+    """{model: {level: mean empirical coverage}} of a dataset's summary rows."""
+    points = {}
+    for _, row in table.iterrows():
+        found = {float(c[len("coverage-"):]): row[f"test_{c}_mean"] for c in _interval_columns(table)
+                 if c.startswith("coverage-") and row[f"test_{c}_mean"] == row[f"test_{c}_mean"]}
+        if found:
+            points[row["model"]] = found
+    return points
 
 
 TRAINED_ONLY = ("seeds", "parameters", "fit_seconds")  # blank on baseline rows (no seeds, no training)
@@ -776,6 +849,21 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
                     + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
                     + "<div class='verdict'><b>Verdict.</b><ul>"
                     + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
+        interval_rows = interval_table(table)
+        if interval_rows:
+            source = ("the model's own quantiles (loss=quantile)" if spec.settings.get("loss") == "quantile"
+                      else "split conformal, calibrated on each model's validation forecasts")
+            md += [f"**Prediction intervals** (test part; networks: {source}; baselines: conformal). Coverage is "
+                   "the share of test targets inside the interval (nominal: the level); MSIS is M4's scaled "
+                   "interval score and scaled CRPS is approximated from the interval bounds and the forecast "
+                   "(lower is better).", ""]
+            md += ["| " + " | ".join(interval_rows[0]) + " |", "|" + "---|" * len(interval_rows[0])]
+            md += ["| " + " | ".join(row) + " |" for row in interval_rows[1:]] + [""]
+            body.append("<p><b>Prediction intervals</b> (test part; networks: " + html.escape(source) +
+                        "; baselines: conformal).</p><div class='scroll'><table><thead><tr>"
+                        + "".join(f"<th>{html.escape(c)}</th>" for c in interval_rows[0]) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                                  for row in interval_rows[1:]) + "</tbody></table></div>")
         for caption, path in _figures(out, dataset, records, summary):
             md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")

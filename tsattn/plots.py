@@ -284,8 +284,8 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def plot_series_forecasts(histories: list, futures: list, path: Path, title: str, intervals: list | None = None
-                          ) -> Path:
+def plot_series_forecasts(histories: list, futures: list, path: Path, title: str, intervals: list | None = None,
+                          history_label: str = "history") -> Path:
     """Recent history and forecast of one series, or of the first few series of a panel (one axis each), with
     ``intervals`` ({level: (lower, upper)} per series) shaded as a fan."""
     count = len(histories)
@@ -295,7 +295,7 @@ def plot_series_forecasts(histories: list, futures: list, path: Path, title: str
         x_future, _ = _x_axis(future.index)
         if intervals:
             fan(ax, x_future, intervals[i], label="forecast")
-        ax.plot(x_hist, history.to_numpy(), color="black", label="history")
+        ax.plot(x_hist, history.to_numpy(), color="black", label=history_label)
         ax.plot(x_future, future.to_numpy(), color="tab:red", marker="o", markersize=3, label="forecast")
         ax.set_title(str(history.name) if count > 1 else title, fontsize=10)
         ax.set_xlabel(xlabel)
