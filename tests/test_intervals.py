@@ -1,0 +1,235 @@
+"""Probabilistic forecasts: pinball loss, quantile heads, split-conformal intervals, interval metrics, levels."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import TINY, TINY_PARAMS, make_series
+from tsattn import Forecaster
+from tsattn import metrics as M
+from tsattn.cli.main import main
+from tsattn.errors import ConfigError
+from tsattn.harness import RunConfig, fit, model_quantiles
+from tsattn.intervals import Conformal, check_levels, interval_columns, quantiles_for_levels
+
+
+def ar1(n=3000, phi=0.6, seed=0):
+    """A Gaussian AR(1) with unit innovations: the best one-step forecast is phi * y, its error N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n)
+    for t in range(1, n):
+        y[t] = phi * y[t - 1] + rng.normal()
+    return pd.Series(y + 10, index=pd.date_range("2000-01-01", periods=n, freq="D"), name="ar1")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Pinball loss and interval metrics against hand computations
+# ----------------------------------------------------------------------------------------------------
+def test_pinball_loss_by_hand_numpy_and_keras():
+    from tsattn.layers import PinballLoss
+
+    actual = np.array([[1.0], [2.0]])
+    forecasts = np.array([[[0.5, 1.0, 1.5]], [[2.5, 2.0, 1.0]]])  # (2, 1, 3) for quantiles 0.1, 0.5, 0.9
+    # row 1: errors y - f = 0.5, 0, -0.5 -> 0.1*0.5, 0, (0.9-1)*(-0.5)=0.05 ; row 2: -0.5, 0, 1 -> 0.45, 0, 0.9
+    by_hand = np.array([[0.05, 0.0, 0.05], [0.45, 0.0, 0.9]])
+    for j, q in enumerate((0.1, 0.5, 0.9)):
+        np.testing.assert_allclose(M.pinball_loss(actual[:, 0], forecasts[:, 0, j], q), by_hand[:, j])
+    keras_loss = float(PinballLoss((0.1, 0.5, 0.9))(actual.astype("float32"), forecasts.astype("float32")))
+    assert keras_loss == pytest.approx(by_hand.mean(), rel=1e-6)
+
+
+def test_interval_metrics_by_hand():
+    actual = np.array([[1.0, 5.0], [2.0, 0.0]])
+    quantiles = {0.1: np.array([[0.0, 0.0], [0.0, 1.0]]), 0.5: np.array([[1.0, 1.0], [2.0, 2.0]]),
+                 0.9: np.array([[2.0, 2.0], [3.0, 3.0]])}
+    values = M.per_series_interval_metrics(actual, quantiles, [80], np.array([0, 0]), 1, np.array([2.0]))
+    # inside: 1 in [0,2] yes, 5 in [0,2] no, 2 in [0,3] yes, 0 in [1,3] no
+    assert values["coverage-80"][0] == pytest.approx(50.0)
+    assert values["width-80"][0] == pytest.approx((2 + 2 + 3 + 2) / 4)
+    # MSIS: widths + 2/0.2 * misses (5 - 2 = 3 above, 1 - 0 = 1 below) over 4 entries, over the scale 2
+    assert values["msis-80"][0] == pytest.approx((9 + 10 * 3 + 10 * 1) / 4 / 2)
+    pinball = {q: M.pinball_loss(actual, f, q).mean() for q, f in quantiles.items()}
+    assert values["pinball-0.1"][0] == pytest.approx(pinball[0.1])
+    assert values["scaled_crps"][0] == pytest.approx(2 * np.mean(list(pinball.values())) / 2)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Levels and quantiles
+# ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [0, 100, -5, "abc", 150, float("nan"), True, [80, "x"]])
+def test_bad_levels_refused_with_one_line(bad):
+    with pytest.raises(ConfigError, match="level must be a number between 0 and 100"):
+        check_levels(bad)
+
+
+@pytest.mark.parametrize("bad", ["0", "100", "-5", "abc"])
+def test_cli_refuses_bad_levels_with_one_line_and_exit_2(tmp_path, bad):
+    runner = CliRunner()
+    result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--dataset", "sunspots", "--level", bad,
+                                  "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"Error: level must be a number between 0 and 100 (exclusive), e.g. 80 or 95; got {bad!r}"]
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+
+
+def test_levels_choose_the_quantiles_and_explicit_quantiles_must_bound_them():
+    assert check_levels("95,80") == (80, 95)
+    assert quantiles_for_levels([80, 95]) == (0.025, 0.1, 0.5, 0.9, 0.975)
+    assert interval_columns([95, 80]) == ["lo-80", "hi-80", "lo-95", "hi-95"]
+    assert model_quantiles(RunConfig(loss="quantile", level=[80])) == (0.1, 0.5, 0.9)
+    assert model_quantiles(RunConfig(loss="quantile", quantiles=[0.1, 0.9])) == (0.1, 0.5, 0.9)  # median added
+    assert model_quantiles(RunConfig(loss="mse", level=[80])) is None
+    with pytest.raises(ConfigError, match="level 95 needs quantiles 0.025, 0.975"):
+        model_quantiles(RunConfig(loss="quantile", quantiles=[0.1, 0.5, 0.9], level=[80, 95]))
+    with pytest.raises(ConfigError, match="quantiles is used with loss=quantile only"):
+        model_quantiles(RunConfig(loss="mse", quantiles=[0.1, 0.9]))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Quantiles never cross
+# ----------------------------------------------------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=12, max_size=12),
+       st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=3, max_size=3))
+def test_quantile_head_output_is_sorted(network, base):
+    from tsattn.layers import QuantileOutput
+
+    layer = QuantileOutput(horizon=3, quantiles=(0.1, 0.3, 0.5, 0.9))
+    out = np.asarray(layer([np.array([network], dtype="float32"), np.array([base], dtype="float32")]))
+    assert out.shape == (1, 3, 4)
+    assert (np.diff(out, axis=-1) >= 0).all()
+
+
+@pytest.mark.parametrize("model", ["simple-rnn", "attention-rnn", "transformer"])
+def test_every_model_gains_a_quantile_head_and_its_quantiles_never_cross(model):
+    series = make_series(120)
+    forecaster = Forecaster(model, window=8, horizon=3, epochs=2, loss="quantile", level=[50, 80],
+                            **TINY_PARAMS[model]).fit(series, validation=0.2)
+    assert forecaster.model_.output_shape == (None, 3, 5)
+    frame = forecaster.predict(3, level=[50, 80])
+    assert list(frame.columns) == ["demand", "lo-50", "hi-50", "lo-80", "hi-80"]
+    values = frame[["lo-80", "lo-50", "demand", "hi-50", "hi-80"]].to_numpy()
+    assert (np.diff(values, axis=1) >= 0).all()
+    # the linear skip path still starts at the least-squares autoregression
+    assert np.abs(forecaster.model_.get_layer("linear_skip").get_weights()[0]).sum() > 0
+
+
+# ----------------------------------------------------------------------------------------------------
+# Split conformal
+# ----------------------------------------------------------------------------------------------------
+def test_conformal_rank_is_the_finite_sample_one():
+    errors = np.arange(1.0, 11.0)[:, None]  # ten validation errors 1..10, one step
+    conformal = Conformal.calibrate(errors, np.zeros_like(errors), np.ones(10))
+    assert conformal.radius(80)[0][0] == 9.0  # ceil((10 + 1) * 0.8) = 9th smallest
+    assert conformal.radius(50)[0][0] == 6.0  # ceil(5.5) = 6
+    with pytest.warns(UserWarning, match="too few validation forecasts"):
+        q = conformal.quantiles(np.zeros((1, 1)), np.array([2.0]), [95])  # ceil(10.45) = 11 > 10: the largest
+    assert q[0.975][0, 0] == 20.0 and q[0.025][0, 0] == -20.0
+    assert Conformal.from_state(json.loads(json.dumps(conformal.state()))).radius(80)[0][0] == 9.0
+
+
+def test_conformal_intervals_cover_a_gaussian_ar1_at_their_level():
+    """On AR(1) with N(0, 1) innovations the near-optimal linear AR's 80% interval is about +/- 1.28 and covers
+    about 80% of the test part (~900 targets); any model's conformal interval covers about its level."""
+    result = fit(RunConfig(model="simple-rnn", model_params={"units": 4}, dataset=None, window=4, epochs=2,
+                           level=[80, 95], train_fraction=0.4, validation_fraction=0.3), series=ar1())
+    test = result.metrics["test"]
+    for key in ("linear", "model", "naive"):
+        assert abs(test[key]["coverage-80"] - 80) < 4, (key, test[key]["coverage-80"])
+        assert abs(test[key]["coverage-95"] - 95) < 2.5, (key, test[key]["coverage-95"])
+    assert test["linear"]["width-80"] == pytest.approx(2 * 1.2816, rel=0.1)
+    assert test["linear"]["width-95"] == pytest.approx(2 * 1.96, rel=0.1)
+    assert test["naive"]["width-80"] > test["linear"]["width-80"]  # a worse forecast gets a wider interval
+
+
+def test_conformal_calibration_never_sees_the_test_part():
+    series = ar1(600)
+    changed = series.copy()
+    changed.iloc[-120:] = changed.iloc[-120:] * 50 + 1000  # the test part (last 20%) only
+    common = RunConfig(model="simple-rnn", model_params={"units": 4}, dataset=None, window=6, epochs=2,
+                       level=[80], train_fraction=0.6, validation_fraction=0.2)
+    first, second = fit(common, series=series), fit(common, series=changed)
+    for key in first.conformal:
+        assert first.conformal[key].state() == second.conformal[key].state()
+    # the intervals' half-widths on the test part are the same; only the coverage of the changed targets moves
+    half = [r.forecasts["test"].intervals["model"][0.9] - r.forecasts["test"].predicted for r in (first, second)]
+    np.testing.assert_allclose(half[0], half[1])
+
+
+def test_intervals_survive_save_and_load(tmp_path):
+    series = make_series(150)
+    for params in ({}, {"loss": "quantile", "level": [80, 95]}):
+        forecaster = Forecaster("simple-rnn", window=8, horizon=2, epochs=2, units=4, **params).fit(series,
+                                                                                                   validation=0.2)
+        before = forecaster.predict(2, level=[80, 95])
+        forecaster.save(tmp_path / "model.tsattn")
+        after = Forecaster.load(tmp_path / "model.tsattn").predict(2, level=[80, 95])
+        pd.testing.assert_frame_equal(before, after)
+        assert (before["lo-95"] <= before["lo-80"]).all() and (before["hi-80"] <= before["hi-95"]).all()
+
+
+def test_baseline_forecasters_and_panels_get_intervals_too():
+    frames = [pd.DataFrame({"unique_id": f"s{i}", "ds": s.index, "y": s.to_numpy()})
+              for i, s in enumerate(make_series(80, seed=i) * (i + 1) for i in range(3))]
+    frame = pd.concat(frames, ignore_index=True)
+    naive = Forecaster("naive", window=8, horizon=4).fit(frame, validation=8)
+    out = naive.predict(4, level=80)
+    assert list(out.columns) == ["unique_id", "ds", "naive", "lo-80", "hi-80"] and len(out) == 12
+    # scaled scores: a series three times as large gets an interval about three times as wide (same shape)
+    widths = (out["hi-80"] - out["lo-80"]).groupby(out["unique_id"]).mean()
+    assert widths["s2"] > widths["s0"]
+    with pytest.raises(ConfigError, match="intervals reach the model's horizon"):
+        naive.predict(5, level=80)
+    no_validation = Forecaster("naive", window=8).fit(make_series(80), validation=0)
+    with pytest.raises(ConfigError, match="fit with validation > 0"):
+        no_validation.predict(1, level=80)
+
+
+def test_statsforecast_own_intervals_beside_conformal():
+    pytest.importorskip("statsforecast")
+    from statsforecast.models import AutoETS
+
+    from tsattn.baselines import StatisticalModel
+
+    series = make_series(72)
+    values = series.to_numpy()
+    model = StatisticalModel("ets", horizon=3, season=12)
+    point, quantiles = model.forecast_distribution(values, np.array([59]), np.array([0]), np.array([0]), None, [80])
+    direct = AutoETS(season_length=12).forecast(y=values[:60], h=3, level=[80])
+    np.testing.assert_allclose(point[0], direct["mean"])
+    np.testing.assert_allclose(quantiles[0.1][0], direct["lo-80"])
+    np.testing.assert_allclose(quantiles[0.9][0], direct["hi-80"])
+
+
+# ----------------------------------------------------------------------------------------------------
+# What users see: predictions.csv, forecast.csv, the metrics
+# ----------------------------------------------------------------------------------------------------
+def test_cli_fit_and_predict_write_interval_columns(tmp_path, small_csv):
+    runner = CliRunner()
+    run = tmp_path / "run"
+    result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(small_csv), "--column", "demand",
+                                  "--date-column", "date", "--window", "8", "--epochs", "2", "--set", "units=4",
+                                  "--level", "80", "--level", "95", "--out", str(run), "-q"])
+    assert result.exit_code == 0, result.output
+    predictions = pd.read_csv(run / "predictions.csv")
+    assert {"lo-80", "hi-80", "lo-95", "hi-95"} <= set(predictions.columns)
+    test = predictions[predictions["part"] == "test"]
+    assert test["lo-80"].notna().all() and (test["lo-95"] <= test["lo-80"]).all()
+    assert (test["lo-80"] <= test["predicted"]).all() and (test["predicted"] <= test["hi-80"]).all()
+    metrics = json.loads((run / "metrics.json").read_text())
+    for key in ("model", "naive", "seasonal_naive", "linear"):
+        assert 0 <= metrics["test"][key]["coverage-80"] <= 100 and metrics["test"][key]["msis-95"] > 0
+    out = tmp_path / "forecast"
+    result = runner.invoke(main, ["predict", "--model-dir", str(run), "--level", "80", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    forecast = pd.read_csv(out / "forecast.csv")
+    assert list(forecast.columns) == ["timestamp", "forecast", "lo-80", "hi-80"]
+    assert json.loads((out / "forecast.json").read_text())["level"] == [80]
