@@ -392,7 +392,9 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, EnsembleCombine.METHODS)
     C.choice("loss", config.loss, LOSSES)
-    model_quantiles(config)
+    if model_quantiles(config) is None and config.level and not config.validation_fraction:
+        raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
+                          "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
     statistical_keys(config.baselines)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
