@@ -86,7 +86,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     for part in parts:
         if data.count(part) == 0:
             continue
-        _, _, series = origins_of(data, part)
+        origins, first, series = origins_of(data, part)
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         for model in [network] + list(baselines):
@@ -94,8 +94,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()
-            origins, first, numbers = origins_of(data, part)
-            point, quantiles = model.forecast_distribution(panel.values, origins, first, numbers, data.scaler,
+            point, quantiles = model.forecast_distribution(panel.values, origins, first, series, data.scaler,
                                                            levels if part in ("validation", "test") else ())
             seconds = time.perf_counter() - began
             if model is network:

@@ -347,8 +347,9 @@ class Forecaster:
             quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
         else:
             if getattr(self, "conformal_", None) is None:
-                raise ConfigError("no conformal calibration: this model was fitted without a validation part; fit "
-                                  "with validation > 0 (e.g. validation=0.1) to get intervals")
+                raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "
+                                  "validation part, or saved by a tsattn without intervals); refit with validation > 0 "
+                                  "(e.g. validation=0.1) to get intervals")
             quantiles = self.conformal_.quantiles(point, self._interval_scale_for(panel), levels)
         out = {}
         for level, (low, high) in bands(quantiles, levels).items():
