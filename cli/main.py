@@ -105,7 +105,8 @@ def level_option(command):
     """--level, repeatable: interval levels in percent (checked by the library, one line when bad)."""
     return click.option("--level", "levels", multiple=True, metavar="L",
                         help="prediction interval level in percent, repeatable (e.g. --level 80 --level 95): adds "
-                             "lo-L / hi-L columns (conformal intervals, or the model's own with loss=quantile).")(command)
+                             "lo-L / hi-L columns (conformal intervals, or the model's own with loss=quantile)."
+                        )(command)
 
 
 def _levels(levels) -> list:

@@ -338,9 +338,10 @@ class Forecaster:
         if self.quantiles_ is not None:
             missing = missing_levels(levels, self.quantiles_)
             if missing:
-                raise ConfigError(f"this quantile model outputs quantiles {', '.join(f'{q:g}' for q in self.quantiles_)}, "
-                                  f"which do not bound a {level_name(missing[0])}% interval; ask for a level they bound "
-                                  "or fit with that level (level=...)")
+                have = ", ".join(f"{q:g}" for q in self.quantiles_)
+                raise ConfigError(f"this quantile model outputs quantiles {have}, which do not bound a "
+                                  f"{level_name(missing[0])}% interval; ask for a level they bound or fit with that "
+                                  "level (level=...)")
             k, length = contexts.shape
             _, quantiles = self.estimator_.forecast_distribution(contexts.ravel(), np.arange(k) * length + length - 1,
                                                                  np.arange(k) * length, np.arange(k), scaler)

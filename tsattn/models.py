@@ -53,7 +53,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         quantiles = check_quantiles(quantiles)
     inputs = keras.Input(shape=(window, features), name="window")
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in ("center", "output_activation", "skip")})
+    head_params = ("center", "output_activation", "skip")  # read here, by the shared head
+    summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
     width = horizon * (len(quantiles) if quantiles else 1)
     network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
