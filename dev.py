@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run tsattn or its tests in a project virtual environment that this script creates or reuses.
 
-    python3 dev.py tsattn fit --model attention-rnn --dataset sunspots --out runs/quickstart
+    python3 dev.py tsattn fit --model attention-rnn --dataset sunspots --level 80 --level 95 --out runs/quickstart
     python3 dev.py test            # the whole test suite (extra arguments go to pytest)
 
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
