@@ -75,6 +75,8 @@ def metadata(forecaster) -> dict:
         "history": {column: [float(v) for v in forecaster.history_[column]] for column in forecaster.history_.columns},
         "quantiles": None if forecaster.quantiles_ is None else list(forecaster.quantiles_),
         "conformal": None if getattr(forecaster, "conformal_", None) is None else forecaster.conformal_.state(),
+        "quantile_conformal": None if getattr(forecaster, "quantile_conformal_", None) is None else
+        forecaster.quantile_conformal_.state(),
         "config": forecaster.config_.to_dict(),
         "versions": versions(),
     }
@@ -290,7 +292,7 @@ def load(cls, path: Path):
     """A fitted ``cls`` (Forecaster) from an artefact written by :func:`save` or `tsattn fit`."""
     from .baselines import NetworkModel, from_state, Naive, SeasonalNaive
     from .harness import RunConfig, check_config
-    from .intervals import Conformal, check_quantiles
+    from .intervals import Conformal, QuantileConformal, check_quantiles
     from .windows import Scaler
 
     model, state = read(path)
@@ -315,6 +317,8 @@ def load(cls, path: Path):
         if quantiles is not None:
             quantiles = check_quantiles(quantiles)
         forecaster.conformal_ = None if state.get("conformal") is None else Conformal.from_state(state["conformal"])
+        forecaster.quantile_conformal_ = None if state.get("quantile_conformal") is None else \
+            QuantileConformal.from_state(state["quantile_conformal"])
         if model is not None:
             window, horizon = int(state["window"]), int(state["horizon"])
             outputs = (horizon,) if quantiles is None else (horizon, len(quantiles))
@@ -360,6 +364,7 @@ def from_run(result):
     forecaster.estimator_ = NetworkModel(result.model, config.model, result.data.window, result.data.horizon,
                                          model_quantiles(config))
     forecaster.conformal_ = (result.conformal or {}).get("model")
+    forecaster.quantile_conformal_ = result.quantile_conformal
     forecaster.scaler_ = result.data.scaler
     forecaster.season_ = result.season
     forecaster.mase_scale_ = result.mase_scale

@@ -31,6 +31,7 @@ class Evaluation:
     baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
     conformal: dict = None     # model key -> intervals.Conformal calibrated on the validation part
     interval_scale: np.ndarray = None  # per series: what conformal scores are divided by
+    quantile_conformal: object = None  # intervals.QuantileConformal of a quantile model (None otherwise)
 
 
 def origins_of(data, part: str):
@@ -63,13 +64,14 @@ def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict
 def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=()) -> Evaluation:
     """Forecast every part's windows with the network and the baselines and score them on the same targets.
 
-    With ``levels`` every model also gets intervals: split-conformal ones calibrated on its validation
-    forecasts (:class:`tsattn.intervals.Conformal`; the test part is never read), or the network's own
-    quantiles when it was trained with ``loss="quantile"``; statistical baselines add their own (statsforecast's)
-    intervals under ``<key>_native``. Interval metrics are scored on the test part.
+    With ``levels`` every model also gets intervals calibrated on its validation forecasts (the test part is
+    never read): split-conformal ones around its forecast (:class:`tsattn.intervals.Conformal`), or for a network
+    trained with ``loss="quantile"`` its own quantiles conformalized (:class:`tsattn.intervals.QuantileConformal`).
+    Models with intervals of their own (quantile networks, statsforecast's methods) also report them
+    uncalibrated under ``<key>_native``. Interval metrics are scored on the test part.
     """
     from .harness import PartForecast
-    from .intervals import Conformal, check_levels, series_scale
+    from .intervals import Conformal, QuantileConformal, check_levels, series_scale
 
     levels = check_levels(levels)
     panel = data.panel
@@ -83,6 +85,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     predict_seconds = 0.0
     baseline_seconds = {}
     conformal = {}
+    quantile_conformal = None
     for part in parts:
         if data.count(part) == 0:
             continue
@@ -106,15 +109,19 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[model.key] = quantiles
             if calibrate and part == "validation":
                 conformal[model.key] = Conformal.calibrate(actual, point, interval_scale[series])
+                if model is network and quantiles is not None:
+                    quantile_conformal = QuantileConformal.calibrate(actual, quantiles, interval_scale[series])
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
             for key, point in {"model": predicted, **points}.items():
-                if key == "model" and "model" in distributions:
-                    intervals[key] = distributions["model"]  # a quantile model's own quantiles
+                if key == "model" and "model" in distributions:  # a quantile model: its quantiles, calibrated
+                    own = distributions["model"]
+                    intervals[key] = own if quantile_conformal is None else \
+                        quantile_conformal.quantiles(own, interval_scale[series], levels)
                 elif key in conformal:
                     intervals[key] = conformal[key].quantiles(point, interval_scale[series], levels)
-                if key != "model" and key in distributions:
+                if key in distributions:
                     intervals[f"{key}_native"] = distributions[key]
         predicted_scaled = data.scaler.transform(predicted, series)
         forecasts[part] = PartForecast(data.target_index(part), actual, predicted, data.y(part), predicted_scaled,
@@ -138,4 +145,4 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, conformal,
-                      interval_scale)
+                      interval_scale, quantile_conformal)

@@ -151,21 +151,25 @@ class Forecaster:
             self.estimator_ = NetworkModel(self.model_, self.model, windowed.window, windowed.horizon,
                                            model_quantiles(config))
             self.scaler_ = windowed.scaler
-        self.conformal_ = self._calibrate(windowed)
+        self.conformal_, self.quantile_conformal_ = self._calibrate(windowed)
         self._remember_tails(panel, trained_until=None)
         return self
 
     def _calibrate(self, windowed):
-        """Split-conformal scores of the fitted model on the validation part (None without one)."""
-        from .evaluation import forecast_part, origins_of
-        from .intervals import Conformal
+        """Conformal calibration on the validation part: (Conformal of the point forecasts, QuantileConformal of a
+        quantile model's bands or None); (None, None) without a validation part."""
+        from .evaluation import origins_of
+        from .intervals import Conformal, QuantileConformal
 
         if windowed.count("validation") == 0:
-            return None
-        _, _, series = origins_of(windowed, "validation")
-        predicted = forecast_part(self.estimator_, windowed, "validation")
-        return Conformal.calibrate(windowed.y("validation", scaled=False), predicted,
-                                   self._interval_scale_for(windowed.panel, known=True)[series])
+            return None, None
+        origins, first, series = origins_of(windowed, "validation")
+        point, quantiles = self.estimator_.forecast_distribution(windowed.panel.values, origins, first, series,
+                                                                 windowed.scaler)
+        actual = windowed.y("validation", scaled=False)
+        scale = self._interval_scale_for(windowed.panel, known=True)[series]
+        return (Conformal.calibrate(actual, point, scale),
+                None if quantiles is None else QuantileConformal.calibrate(actual, quantiles, scale))
 
     def _remember_tails(self, panel: Panel, trained_until):
         """Keep the last values of each series (enough to forecast after it) and when training data ended."""
@@ -289,8 +293,9 @@ class Forecaster:
             ids: forecast only these fitted series.
             level: interval levels in percent, e.g. ``(80, 95)``: adds ``lo-80, hi-80, lo-95, hi-95`` columns.
                 A model trained with ``loss="quantile"`` gives its own quantiles (they must include each
-                level's bounds); any other model split-conformal intervals calibrated on its validation part
-                (see :mod:`tsattn.intervals`). Intervals reach the model's horizon.
+                level's bounds), conformalized on its validation part; any other model split-conformal
+                intervals around its forecast, calibrated on its validation part (see :mod:`tsattn.intervals`).
+                Intervals reach the model's horizon.
 
         Returns:
             For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps
@@ -346,6 +351,8 @@ class Forecaster:
             _, quantiles = self.estimator_.forecast_distribution(contexts.ravel(), np.arange(k) * length + length - 1,
                                                                  np.arange(k) * length, np.arange(k), scaler)
             quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
+            if getattr(self, "quantile_conformal_", None) is not None:
+                quantiles = self.quantile_conformal_.quantiles(quantiles, self._interval_scale_for(panel), levels)
         else:
             if getattr(self, "conformal_", None) is None:
                 raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "

@@ -191,6 +191,7 @@ class RunResult:
     baseline_seconds: dict = None  # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
     conformal: dict = None         # model key -> intervals.Conformal (calibrated on the validation part)
     interval_scale: np.ndarray = None  # per series: the scale conformal scores are measured in
+    quantile_conformal: Any = None     # intervals.QuantileConformal of a loss=quantile model
 
     @property
     def parameter_count(self) -> int:
@@ -559,4 +560,5 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     evaluation = score_windows(network, baselines, data, season, levels=config.level)
     return RunResult(config, data, model, history, evaluation.forecasts, evaluation.metrics, epochs_run, best,
                      fit_seconds, evaluation.predict_seconds, season, evaluation.frame, evaluation.mase_scale,
-                     baselines, evaluation.baseline_seconds, evaluation.conformal, evaluation.interval_scale)
+                     baselines, evaluation.baseline_seconds, evaluation.conformal, evaluation.interval_scale,
+                     evaluation.quantile_conformal)

@@ -143,9 +143,13 @@ class Conformal:
     def calibrate(cls, actual, predicted, scale) -> "Conformal":
         """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,)."""
         actual, predicted = np.asarray(actual, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
-        scale = np.asarray(scale, dtype=np.float64)[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
-            errors = np.abs(actual - predicted) / scale  # (windows, horizon)
+            return cls.from_scores(np.abs(actual - predicted) / np.asarray(scale, dtype=np.float64)[:, None])
+
+    @classmethod
+    def from_scores(cls, errors) -> "Conformal":
+        """From conformity scores (windows, horizon), already scaled (NaN entries are skipped)."""
+        errors = np.asarray(errors, dtype=np.float64)
         counts, ranks, scores = [], [], []
         for step in range(errors.shape[1]):
             column = np.sort(errors[:, step][np.isfinite(errors[:, step])])
@@ -213,6 +217,63 @@ class Conformal:
                     or not np.isfinite(s).all() or (np.diff(s) < 0).any()):
                 raise ValueError("conformal scores must be sorted finite numbers at ranks 1..n")
         return made
+
+
+def quantile_levels(quantiles) -> tuple:
+    """The levels a set of quantiles bounds (pairs q, 1 - q): (0.025, 0.1, 0.5, 0.9, 0.975) -> (80, 95)."""
+    have = set(round(float(q), 6) for q in quantiles)
+    found = [round((1 - 2 * q) * 100, 4) for q in sorted(have) if q < 0.5 and round(1 - q, 6) in have]
+    return check_levels(found) if found else ()
+
+
+class QuantileConformal:
+    """Conformalized quantile regression (Romano et al., 2019) for a quantile model: per level L, the scores
+    max(lower - y, y - upper) of its validation forecasts (scaled like :class:`Conformal`'s, pooled per step)
+    give a margin r (the finite-sample conformal quantile), and the calibrated interval is
+    [lower - r, upper + r] (r < 0 narrows a band that was too wide). The median is left as it is."""
+
+    def __init__(self, by_level: dict):
+        self.by_level = {float(level): conformal for level, conformal in by_level.items()}
+
+    @classmethod
+    def calibrate(cls, actual, quantiles: dict, scale) -> "QuantileConformal":
+        actual = np.asarray(actual, dtype=np.float64)
+        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        by_level = {}
+        for level, (low, high) in bands(quantiles, quantile_levels(quantiles)).items():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                by_level[level] = Conformal.from_scores(np.maximum(low - actual, actual - high) / scale)
+        return cls(by_level)
+
+    def quantiles(self, quantiles: dict, scale, levels) -> dict:
+        """The model's quantiles with each calibrated level's bounds moved by its margin (levels without a
+        calibration keep the raw bounds)."""
+        import warnings
+
+        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        out = dict(quantiles)
+        for level in check_levels(levels):
+            conformal = self.by_level.get(float(level))
+            low, high = level_bounds(level)
+            if conformal is None or low not in quantiles:
+                continue
+            steps = quantiles[low].shape[1]
+            margin, short = conformal.radius(level)
+            if short:
+                warnings.warn(f"too few validation forecasts to calibrate the {level_name(level)}% quantile band at "
+                              f"step(s) {short[:5]}; the largest score is used there", UserWarning, stacklevel=3)
+            margin = np.nan_to_num(margin[:steps], nan=0.0)[None, :] * scale
+            out[low], out[high] = quantiles[low] - margin, quantiles[high] + margin
+            # a negative margin can cross the bounds over the median: keep every quantile ordered
+        ordered = np.sort(np.stack([out[q] for q in sorted(out)], axis=-1), axis=-1)
+        return {q: ordered[..., i] for i, q in enumerate(sorted(out))}
+
+    def state(self) -> dict:
+        return {level_name(level): conformal.state() for level, conformal in self.by_level.items()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "QuantileConformal":
+        return cls({float(level): Conformal.from_state(value) for level, value in state.items()})
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:
