@@ -233,3 +233,21 @@ def test_cli_fit_and_predict_write_interval_columns(tmp_path, small_csv):
     forecast = pd.read_csv(out / "forecast.csv")
     assert list(forecast.columns) == ["timestamp", "forecast", "lo-80", "hi-80"]
     assert json.loads((out / "forecast.json").read_text())["level"] == [80]
+
+
+def test_conformalized_quantile_bands_by_hand():
+    from tsattn.intervals import QuantileConformal
+
+    ones = np.ones((10, 1))
+    raw = {0.1: 0 * ones, 0.5: 0.5 * ones, 0.9: ones}
+    actual = np.arange(1.0, 11.0)[:, None]  # scores max(0 - y, y - 1) = 0, 1, ..., 9
+    calibration = QuantileConformal.calibrate(actual, raw, np.ones(10))
+    adjusted = calibration.quantiles(raw, np.array([2.0]), [80])  # 9th smallest score (8) times the scale 2
+    assert adjusted[0.1][0, 0] == -16.0 and adjusted[0.9][0, 0] == 17.0 and adjusted[0.5][0, 0] == 0.5
+    # a band too wide for its targets narrows (negative margin), and the quantiles stay ordered
+    tight = QuantileConformal.calibrate(np.full((10, 1), 0.5), raw, np.ones(10))
+    narrowed = tight.quantiles(raw, np.ones(10), [80])
+    assert narrowed[0.1][0, 0] == pytest.approx(0.5) and narrowed[0.9][0, 0] == pytest.approx(0.5)
+    assert (narrowed[0.1] <= narrowed[0.5]).all() and (narrowed[0.5] <= narrowed[0.9]).all()
+    restored = QuantileConformal.from_state(json.loads(json.dumps(calibration.state())))
+    assert restored.quantiles(raw, np.array([2.0]), [80])[0.9][0, 0] == 17.0
