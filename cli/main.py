@@ -287,7 +287,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
 
     from tsattn.harness import EpochProgress, fit, preset_config
-    from tsattn.runs import interval_table, metrics_table, write_run
+    from tsattn.runs import interval_table, interval_verdict, metrics_table, write_run
 
     config = preset_config(preset, **overrides)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
@@ -316,6 +316,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     output.say(metrics_table(result))
     if result.config.level:
         output.say(interval_table(result))
+        line = interval_verdict(result)
+        if line:
+            output.say(line)
     if verdict:
         output.say(verdict)
     output.say(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))

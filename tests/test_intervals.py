@@ -148,6 +148,10 @@ def test_conformal_intervals_cover_a_gaussian_ar1_at_their_level():
     assert test["linear"]["width-80"] == pytest.approx(2 * 1.2816, rel=0.1)
     assert test["linear"]["width-95"] == pytest.approx(2 * 1.96, rel=0.1)
     assert test["naive"]["width-80"] > test["linear"]["width-80"]  # a worse forecast gets a wider interval
+    from tsattn.runs import interval_verdict
+
+    line = interval_verdict(result)
+    assert line.startswith(f"The 80% interval covered {test['model']['coverage-80']:.1f}% of the test values, the 95% one")
 
 
 def test_conformal_calibration_never_sees_the_test_part():
