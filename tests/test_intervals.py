@@ -255,3 +255,17 @@ def test_conformalized_quantile_bands_by_hand():
     assert (narrowed[0.1] <= narrowed[0.5]).all() and (narrowed[0.5] <= narrowed[0.9]).all()
     restored = QuantileConformal.from_state(json.loads(json.dumps(calibration.state())))
     assert restored.quantiles(raw, np.array([2.0]), [80])[0.9][0, 0] == 17.0
+
+
+@pytest.mark.parametrize("skip", ["none", "linear", "relative"])
+def test_quantile_head_with_every_skip_path_reloads(tmp_path, skip):
+    import keras
+
+    from tsattn.models import get_model
+
+    model = get_model("simple-rnn", window=6, horizon=2, quantiles=(0.1, 0.5, 0.9), skip=skip, units=3)
+    X = np.random.default_rng(0).normal(size=(5, 6, 1)).astype("float32")
+    out = np.asarray(model(X))
+    assert out.shape == (5, 2, 3) and (np.diff(out, axis=-1) >= 0).all()
+    model.save(tmp_path / "q.keras")
+    np.testing.assert_allclose(np.asarray(keras.saving.load_model(tmp_path / "q.keras")(X)), out, rtol=1e-6)

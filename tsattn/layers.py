@@ -413,9 +413,7 @@ class QuantileOutput(layers.Layer):
                  "numbers between 0 and 1")
 
     def call(self, inputs):
-        network, base = (inputs if isinstance(inputs, (list, tuple)) else (inputs, None))
-        if isinstance(network, (list, tuple)):
-            network, base = network[0], None
+        network, base = inputs if isinstance(inputs, (list, tuple)) else (inputs, None)
         values = ops.reshape(network, (-1, self.horizon, len(self.quantiles)))  # (batch, horizon, quantiles)
         if base is not None:
             values = values + ops.expand_dims(base, -1)

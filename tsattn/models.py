@@ -72,8 +72,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         level = LastValue(horizon, name="level")(inputs)
         linear = layers.Add(name="linear_forecast")([autoregressive, level])
     if quantiles:
-        outputs = QuantileOutput(horizon, quantiles, name="forecast")([network] + ([linear] if linear is not None
-                                                                                 else []))
+        head = QuantileOutput(horizon, quantiles, name="forecast")
+        outputs = head(network) if linear is None else head([network, linear])
     elif linear is not None:
         outputs = layers.Add(name="forecast")([network, linear])
     else:
