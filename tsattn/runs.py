@@ -88,16 +88,18 @@ def interval_table(result: RunResult, part: str = "test") -> str:
     columns = [f"coverage-{level_name(level)}" for level in levels] + \
         [f"width-{level_name(level)}" for level in levels] + [f"msis-{level_name(level)}" for level in levels] + \
         ["scaled_crps"]
-    source = "own quantiles" if result.config.loss == "quantile" else "conformal"
+    source = "conformalized quantiles" if result.config.loss == "quantile" else "conformal"
     rows = [f"{'intervals (' + part + ')':<28}" + "".join(f"{c:>14}" for c in columns)]
     labels = baseline_labels()
-    keys = ("model",) + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
+    keys = ("model", "model_native") + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
     for key in keys:
         values = test.get(key)
         if not values or columns[0] not in values:
             continue
         if key == "model":
             label = f"{result.config.model} ({source})"
+        elif key == "model_native":
+            label = f"{result.config.model} (raw quantiles)"
         elif key.endswith("_native"):
             label = f"{labels.get(key[:-7], key)} (own)"
         else:
