@@ -89,7 +89,7 @@ def interval_table(result: RunResult, part: str = "test") -> str:
         [f"width-{level_name(level)}" for level in levels] + [f"msis-{level_name(level)}" for level in levels] + \
         ["scaled_crps"]
     source = "conformalized quantiles" if result.config.loss == "quantile" else "conformal"
-    rows = [f"{'intervals (' + part + ')':<28}" + "".join(f"{c:>14}" for c in columns)]
+    rows = [f"{'intervals (' + part + ')':<38}" + "".join(f"{c:>14}" for c in columns)]
     labels = baseline_labels()
     keys = ("model", "model_native") + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
     for key in keys:
@@ -105,7 +105,7 @@ def interval_table(result: RunResult, part: str = "test") -> str:
         else:
             label = f"{labels.get(key, key)} (conformal)"
         cells = [values.get(c) for c in columns]
-        rows.append(f"{label:<28}" + "".join(f"{v:>14.4g}" if v is not None else f"{'n/a':>14}" for v in cells))
+        rows.append(f"{label:<38}" + "".join(f"{v:>14.4g}" if v is not None else f"{'n/a':>14}" for v in cells))
     return "\n".join(rows)
 
 
