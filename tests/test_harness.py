@@ -132,3 +132,14 @@ def test_write_run_files_and_plots(model, expected, small_series, tmp_path):
     X = result.data.X("test")
     np.testing.assert_allclose(reloaded.predict(X, verbose=0), result.model.predict(X, verbose=0), rtol=1e-5, atol=1e-6)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+def test_xla_auto_turns_on_for_long_epochs_only():
+    from tsattn.errors import ConfigError
+    from tsattn.harness import XLA_MIN_STEPS, RunConfig, check_config, use_xla
+
+    assert not use_xla(RunConfig(), XLA_MIN_STEPS - 1) and use_xla(RunConfig(), XLA_MIN_STEPS)
+    assert not use_xla(RunConfig(model="transformer"), 10**6)  # measured: not worth it there
+    assert use_xla(RunConfig(jit_compile=True), 1) and not use_xla(RunConfig(jit_compile=False), 10**6)
+    with pytest.raises(ConfigError, match="jit_compile must be true, false or auto; got 'maybe'"):
+        check_config(RunConfig(jit_compile="maybe"))

@@ -71,7 +71,7 @@ class RunConfig:
     patience: int = 20
     seed: int = 0
     season: int | None = None
-    jit_compile: bool = False
+    jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
     steps_per_execution: int = 32
     skip_init: str = "least-squares"
     linear_fit: str = "pooled"
@@ -382,8 +382,11 @@ def check_config(config: RunConfig) -> RunConfig:
     C.number("learning_rate", config.learning_rate, 0.0, 10.0, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("jit_compile", "early_stopping", "within_parts"):
+    for name in ("early_stopping", "within_parts"):
         C.boolean(name, getattr(config, name))
+    if config.jit_compile != "auto":
+        if not isinstance(config.jit_compile, bool):
+            raise ConfigError(f"jit_compile must be true, false or auto; got {config.jit_compile!r}")
     C.optional_choice("fill", config.fill, FILL_METHODS)
     C.choice("scaling", config.scaling, SCALINGS)
     C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
@@ -449,6 +452,22 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
     return True
 
 
+# XLA compiles the training step once (1.5-3 s more for the first epoch) and then runs each step faster: on
+# M3 monthly (~3,000 steps per epoch) simple-rnn's fit 110 -> 44 s and attention-rnn's 174 -> 71 s with the same
+# epochs and the same sMAPE (benchmarks/results/xla.md); on sunspots (71 steps per epoch) the compile costs more
+# than it saves. So "auto" turns it on for epochs of at least this many steps, for the models whose spec says so
+# (not the transformer: there XLA changed the numerics and gained ~5% per epoch).
+XLA_MIN_STEPS = 500
+
+
+def use_xla(config: RunConfig, steps_per_epoch: int) -> bool:
+    """Whether training compiles with XLA: the jit_compile setting, or for "auto" long epochs of models whose
+    spec allows it."""
+    if config.jit_compile == "auto":
+        return get_spec(config.model).xla and steps_per_epoch >= XLA_MIN_STEPS
+    return bool(config.jit_compile)
+
+
 def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None):
     """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best).
 
@@ -481,7 +500,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
     loss = PinballLoss(quantiles) if quantiles else config.loss
-    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=loss, jit_compile=config.jit_compile,
+    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=loss, jit_compile=use_xla(config, steps_per_epoch),
                   steps_per_execution=config.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=config.seed)
