@@ -21,6 +21,31 @@ def parser(description: str, default_name: str) -> argparse.ArgumentParser:
     return p
 
 
+def quick_subset(frame, count: int = 24):
+    """``count`` series of a long frame, evenly spaced over its series (so every length is represented), with
+    its competition horizon kept: the data of the scripts' --quick modes."""
+    import numpy as np
+
+    ids = frame["unique_id"].drop_duplicates()
+    keep = ids.iloc[np.linspace(0, len(ids) - 1, count).astype(int)]
+    subset = frame[frame["unique_id"].isin(keep)].copy()
+    subset.attrs["horizon"] = frame.attrs["horizon"]
+    return subset
+
+
+def dataset_for_run(name: str, quick: bool):
+    """(frame or None, RunConfig settings) for a dataset: sunspots by name (one series, its own split), a panel
+    with a competition horizon as a frame (its quick subset with --quick) and that horizon."""
+    import tsattn
+
+    if name == "sunspots":
+        return None, {"dataset": "sunspots"}
+    frame = tsattn.load_dataset(name)
+    if quick:
+        frame = quick_subset(frame)
+    return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -37,21 +37,6 @@ def cut(validation_loss: np.ndarray, patience: int) -> tuple[int, float]:
     return len(validation_loss), float(best)
 
 
-def data(name: str, quick: bool):
-    import tsattn
-
-    if name == "sunspots":
-        return None, {"dataset": "sunspots"}
-    frame = tsattn.load_dataset(name)
-    if quick:
-        ids = frame["unique_id"].drop_duplicates()
-        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]
-        horizon = frame.attrs["horizon"]
-        frame = frame[frame["unique_id"].isin(keep)].copy()
-        frame.attrs["horizon"] = horizon
-    return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
-
-
 def main() -> None:
     parser = C.parser(__doc__.splitlines()[0], "early_stopping.md")
     parser.add_argument("--seeds", default="0,1,2")
@@ -66,7 +51,7 @@ def main() -> None:
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
     rows, totals = [], {p: [0, 0.0, 0] for p in PATIENCES}  # epochs, sum of loss ratios, runs
     for name in args.datasets.split(","):
-        frame, settings = data(name, args.quick)
+        frame, settings = C.dataset_for_run(name, args.quick)
         for model in MODELS:
             for seed in seeds:
                 keras.backend.clear_session()

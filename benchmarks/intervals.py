@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
@@ -32,21 +30,6 @@ LEVELS = [50, 80, 95]
 MODELS = ("simple-rnn", "attention-rnn", "transformer")
 LABELS = {"naive": "naive (conformal)", "seasonal_naive": "seasonal naive (conformal)",
           "linear": "linear AR (conformal)", "ets": "AutoETS (conformal)", "ets_native": "AutoETS (its own intervals)"}
-
-
-def data(name: str, quick: bool):
-    import tsattn
-
-    if name == "sunspots":
-        return None, {"dataset": "sunspots"}
-    frame = tsattn.load_dataset("m3-monthly")
-    if quick:
-        ids = frame["unique_id"].drop_duplicates()
-        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]
-        horizon = frame.attrs["horizon"]
-        frame = frame[frame["unique_id"].isin(keep)].copy()
-        frame.attrs["horizon"] = horizon
-    return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
 
 
 def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
@@ -92,7 +75,7 @@ def main() -> None:
     headers = ["model (interval source)"] + [f"coverage {level}%" for level in LEVELS] + \
         ["width 80%", "width 95%", "MSIS 80%", "MSIS 95%", "scaled CRPS", "sMAPE", "MASE"]
     for name in args.datasets.split(","):
-        frame, settings = data(name, args.quick)
+        frame, settings = C.dataset_for_run(name, args.quick)
         rows, coverage, baseline_rows = [], {}, []
         for model in models:
             for seed in seeds:

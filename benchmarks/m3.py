@@ -45,13 +45,7 @@ def load(frequency: str, quick: bool) -> pd.DataFrame:
     import tsattn
 
     frame = tsattn.load_dataset(f"m3-{frequency}")
-    if quick:
-        ids = frame["unique_id"].drop_duplicates()
-        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]  # 24 series of every length
-        horizon = frame.attrs["horizon"]
-        frame = frame[frame["unique_id"].isin(keep)].copy()
-        frame.attrs["horizon"] = horizon
-    return frame
+    return C.quick_subset(frame) if quick else frame
 
 
 def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), ensemble: int = 1) -> dict:

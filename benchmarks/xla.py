@@ -13,8 +13,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
@@ -32,11 +30,7 @@ def main() -> None:
 
     frame = tsattn.load_dataset("m3-monthly")
     if args.quick:
-        ids = frame["unique_id"].drop_duplicates()
-        keep = ids.iloc[np.linspace(0, len(ids) - 1, 24).astype(int)]
-        horizon = frame.attrs["horizon"]
-        frame = frame[frame["unique_id"].isin(keep)].copy()
-        frame.attrs["horizon"] = horizon
+        frame = C.quick_subset(frame)
     lines = C.header("XLA (jit_compile) on and off: M3 monthly global fits", C.command_line(), args.quick)
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
     rows = []
