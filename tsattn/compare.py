@@ -28,7 +28,7 @@ from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import SEED_MAX
 from .errors import ConfigError, TsattnError
 from .io import atomic_file, write_json
-from .metrics import paired_comparison
+from .metrics import interval_metric_names, is_interval_metric, paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
@@ -523,11 +523,7 @@ def results_table(records: list[dict]) -> pd.DataFrame:
 
 def interval_metrics(record: dict) -> list[str]:
     """The interval metrics a run scored (coverage, width and MSIS per level, scaled CRPS), or none."""
-    from .intervals import check_levels, level_name
-
-    levels = check_levels(record["config"].get("level"))
-    names = [f"{kind}-{level_name(level)}" for level in levels for kind in ("coverage", "width", "msis")]
-    return names + (["scaled_crps"] if levels else [])
+    return interval_metric_names(record["config"].get("level"))
 
 
 def headline(series: int) -> str:
@@ -544,8 +540,7 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
         series = int(group["series"].max()) if "series" in group else 1
         row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
                "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
-        intervals = [c for c in group.columns if c.startswith(("test_coverage-", "test_width-", "test_msis-"))
-                     or c == "test_scaled_crps"]
+        intervals = [c for c in group.columns if c.startswith("test_") and is_interval_metric(c[len("test_"):])]
         for column in ["test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
                        "epochs_run"] + intervals:
             values = pd.to_numeric(group[column], errors="coerce")
@@ -758,7 +753,7 @@ SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "param
 
 def _interval_columns(table: pd.DataFrame) -> list[str]:
     return [c[len("test_"):-len("_mean")] for c in table.columns
-            if c.startswith(("test_coverage-", "test_width-", "test_msis-", "test_scaled_crps")) and c.endswith("_mean")
+            if c.startswith("test_") and c.endswith("_mean") and is_interval_metric(c[len("test_"):-len("_mean")])
             and table[c].notna().any()]
 
 
@@ -851,8 +846,9 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
                     + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
         interval_rows = interval_table(table)
         if interval_rows:
-            source = ("the model's own quantiles (loss=quantile)" if spec.settings.get("loss") == "quantile"
-                      else "split conformal, calibrated on each model's validation forecasts")
+            from .intervals import interval_source
+
+            source = f"{interval_source(spec.settings.get('loss'))}, calibrated on each model's validation forecasts"
             md += [f"**Prediction intervals** (test part; networks: {source}; baselines: conformal). Coverage is "
                    "the share of test targets inside the interval (nominal: the level); MSIS is M4's scaled "
                    "interval score and scaled CRPS is approximated from the interval bounds and the forecast "

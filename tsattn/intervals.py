@@ -114,6 +114,11 @@ def point_quantile(quantiles) -> int:
     return int(np.argmin(np.abs(quantiles - 0.5)))
 
 
+def interval_source(loss) -> str:
+    """How a model's intervals are made, as tables and reports name it."""
+    return "conformalized quantiles" if loss == "quantile" else "conformal"
+
+
 def series_scale(mase_scale, fallback) -> np.ndarray:
     """Per-series normaliser of the conformal scores: the in-sample seasonal-naive MAE, or ``fallback`` (e.g.
     the scaler's scale) where that is zero or undefined (a constant training part)."""

@@ -293,14 +293,22 @@ def pinball_loss(actual, forecast, quantile: float) -> np.ndarray:
     return np.maximum(quantile * error, (quantile - 1) * error)
 
 
-def interval_metric_names(levels, quantiles) -> list[str]:
-    """The names :func:`per_series_interval_metrics` returns, in order."""
+INTERVAL_KINDS = ("coverage", "width", "msis")  # per level: coverage-80, width-80, msis-80
+
+
+def interval_metric_names(levels) -> list[str]:
+    """The summary interval metrics that tables and reports show for ``levels``: coverage, width and MSIS of each
+    level, then the scaled CRPS (none without levels; the per-quantile pinball losses are left to metrics.json)."""
     from .intervals import check_levels, level_name
 
-    names = []
-    for level in check_levels(levels):
-        names += [f"coverage-{level_name(level)}", f"width-{level_name(level)}", f"msis-{level_name(level)}"]
-    return names + [f"pinball-{q:g}" for q in sorted(quantiles)] + ["scaled_crps"]
+    levels = check_levels(levels)
+    names = [f"{kind}-{level_name(level)}" for level in levels for kind in INTERVAL_KINDS]
+    return names + (["scaled_crps"] if levels else [])
+
+
+def is_interval_metric(name: str) -> bool:
+    """True for the names :func:`interval_metric_names` gives."""
+    return name == "scaled_crps" or name.split("-", 1)[0] in INTERVAL_KINDS and "-" in name
 
 
 def per_series_interval_metrics(actual, quantiles: dict, levels, series, n_series: int, scale=None

@@ -9,8 +9,9 @@ import pandas as pd
 
 from . import artefacts, plots
 from .baselines import baseline_labels
+from . import metrics as M
 from .harness import RunResult
-from .intervals import bands, check_levels, level_name
+from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, write_json
 from .models import attention_model, first_member, get_spec
 from .panel import ID_COLUMN, TIME_COLUMN
@@ -35,6 +36,7 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
         if forecast is None:
             continue
         positions = result.data.target_positions(part)
+        found = bands(forecast.intervals.get("model") or {}, result.config.level)  # {level: (low, high)}
         for step in range(result.data.horizon):
             frame = pd.DataFrame({
                 ID_COLUMN: ids[forecast.series],
@@ -45,9 +47,8 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
             })
             for name, baseline in forecast.baselines.items():
                 frame[name] = baseline[:, step]
-            quantiles = forecast.intervals.get("model")
-            for level in check_levels(result.config.level):
-                low, high = bands(quantiles, [level]).get(level, (None, None)) if quantiles else (None, None)
+            for level in check_levels(result.config.level):  # NaN where the part has no intervals (train)
+                low, high = found.get(level, (None, None))
                 frame[f"lo-{level_name(level)}"] = low[:, step] if low is not None else np.nan
                 frame[f"hi-{level_name(level)}"] = high[:, step] if high is not None else np.nan
             if result.data.horizon > 1:
@@ -84,11 +85,10 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
 def interval_table(result: RunResult, part: str = "test") -> str:
     """A short text table of interval metrics on the test part: the model's intervals and the baselines'."""
     test = result.metrics.get(part, {})
-    levels = check_levels(result.config.level)
-    columns = [f"coverage-{level_name(level)}" for level in levels] + \
-        [f"width-{level_name(level)}" for level in levels] + [f"msis-{level_name(level)}" for level in levels] + \
-        ["scaled_crps"]
-    source = "conformalized quantiles" if result.config.loss == "quantile" else "conformal"
+    # grouped by kind (every level's coverage, then widths, then MSIS), the order a text table reads best in
+    columns = sorted(M.interval_metric_names(result.config.level),
+                     key=lambda name: (M.INTERVAL_KINDS + ("scaled_crps",)).index(name.split("-")[0]))
+    source = interval_source(result.config.loss)
     rows = [f"{'intervals (' + part + ')':<38}" + "".join(f"{c:>14}" for c in columns)]
     labels = baseline_labels()
     keys = ("model", "model_native") + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
@@ -116,7 +116,7 @@ def interval_verdict(result: RunResult, part: str = "test", tolerance: float = 3
     found = [(level, coverage) for level, coverage in found if coverage is not None]
     if not found:
         return None
-    source = "conformalized quantiles" if result.config.loss == "quantile" else "conformal"
+    source = interval_source(result.config.loss)
     first, *rest = found
     covered = f"The {level_name(first[0])}% interval covered {first[1]:.1f}% of the {part} values" + "".join(
         f", the {level_name(level)}% one {coverage:.1f}%" for level, coverage in rest)
