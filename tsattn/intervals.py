@@ -183,13 +183,13 @@ class Conformal:
             widths[step] = self.scores[step][min(position, len(self.scores[step]) - 1)]
         return widths, short
 
-    def quantiles(self, point, scale, levels, steps: int | None = None) -> dict[float, np.ndarray]:
+    def quantiles(self, point, scale, levels) -> dict[float, np.ndarray]:
         """{quantile: (rows, steps)} from point forecasts (rows, steps) and each row's series scale (rows,):
         the point as the median and each level's bounds."""
         import warnings
 
         point = np.asarray(point, dtype=np.float64)
-        steps = point.shape[1] if steps is None else steps
+        steps = point.shape[1]
         if steps > self.steps:
             raise ConfigError(f"conformal intervals reach {self.steps} step(s) ahead (the model's horizon); got "
                               f"{steps} steps: forecast at most {self.steps} steps with intervals, or fit with "
