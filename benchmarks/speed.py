@@ -1,7 +1,19 @@
-"""Speed and scaling: fit time at defaults, `tsattn compare` wall time, predict throughput, growth with length.
+"""Speed: whole-process sunspots fits against Darts, CLI start-up, global M3 monthly fits, predict throughput,
+`tsattn compare` wall time and growth with series length.
 
-    python benchmarks/speed.py               # medians of 3 runs -> benchmarks/results/speed.md
-    python benchmarks/speed.py --quick       # tiny sizes, 1 run (run by the test suite)
+    python benchmarks/speed.py                                   # every section -> benchmarks/results/speed.md
+    python benchmarks/speed.py --darts-python /path/to/venv/bin/python   # Darts side by side (its own venv)
+    python benchmarks/speed.py --sections whole,cli --json after.json --before before.json
+    python benchmarks/speed.py --quick                           # tiny sizes, 1 run (run by the test suite)
+
+Sections (``--sections``): whole (fit + 564 one-step test forecasts on sunspots, each in a fresh process, tsattn
+beside Darts' RNNModel when a Python with darts is given or darts is importable here; wall time, epochs, test
+RMSE, peak memory), cli (`tsattn --help / models / datasets`), m3 (a global fit on M3 monthly per model at its
+defaults), predict (windows per second through the traced forward pass tsattn forecasts with), compare
+(`tsattn compare` at its defaults), growth (seconds per epoch and memory from 1e3 to 1e6 points).
+
+``--json`` saves the raw figures; ``--before`` reads such a file from an earlier version (run this script with
+PYTHONPATH pointing at that version's checkout) and puts its figures beside these.
 """
 
 from __future__ import annotations
@@ -9,22 +21,92 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
+SECTIONS = ("whole", "cli", "m3", "predict", "compare", "growth")
+SUNSPOTS = Path(__file__).resolve().parent.parent / "datasets" / "monthly_sunspots.csv"
+
+
+# ----------------------------------------------------------------------------------------------------
+# Children: each runs in a fresh process and prints one JSON line
+# ----------------------------------------------------------------------------------------------------
+def _memory() -> dict:
+    """Peak resident set of this process, and its anonymous (not file-backed) part now, in MB."""
+    status = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if value.strip().endswith("kB"):
+                status[key] = float(value.split()[0]) / 1024
+    except OSError:
+        pass
+    return {"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "anon_mb": status.get("RssAnon", float("nan"))}
+
+
+def tsattn_child(model: str, seed: int, epochs: int | None) -> dict:
+    """tsattn's harness at its defaults on sunspots: train with early stopping, forecast every part one step
+    ahead (the 564 test months among them) and score them beside the baselines."""
+    from tsattn.harness import RunConfig, fit
+
+    result = fit(RunConfig(model=model, seed=seed, **({"epochs": epochs} if epochs else {})))
+    return {"rmse": result.metrics["test"]["model"]["rmse"], "epochs": result.epochs_run,
+            "points": result.metrics["test"]["model"]["count"], **_memory()}
+
+
+def darts_child(seed: int, epochs: int | None) -> dict:
+    """Darts' RNNModel (vanilla RNN) at its defaults on the same split, scaling and window as tsattn's sunspots
+    run: MinMax scaler fitted on the training part, input_chunk_length 24, hidden_dim 32 (tsattn's units),
+    early stopping on the validation part with patience 10 (Lightning's EarlyStopping), n_epochs 100 (Darts'
+    default), then historical_forecasts one step ahead over the 564 test months without retraining."""
+    import numpy as np
+    import pandas as pd
+    from darts import TimeSeries
+    from darts.dataprocessing.transformers import Scaler
+    from darts.models import RNNModel
+    from pytorch_lightning.callbacks import Callback, EarlyStopping
+
+    class Count(Callback):
+        epochs = 0
+
+        def on_train_epoch_end(self, trainer, module):
+            Count.epochs += 1
+
+    frame = pd.read_csv(SUNSPOTS)
+    frame["Month"] = pd.to_datetime(frame["Month"])
+    series = TimeSeries.from_dataframe(frame, "Month", "Sunspots").astype(np.float32)
+    # tsattn's sunspots split: training targets to 1913-06, validation 1913-07..1936-12, test 1937-01..1983-12
+    scaler = Scaler()
+    train = scaler.fit_transform(series.drop_after(pd.Timestamp("1913-07-01")))
+    full = scaler.transform(series)
+    validation = full.drop_before(pd.Timestamp("1911-06-01")).drop_after(pd.Timestamp("1937-01-01"))
+    model = RNNModel(model="RNN", input_chunk_length=24, hidden_dim=32, random_state=seed,
+                     **({"n_epochs": epochs} if epochs else {}),
+                     pl_trainer_kwargs={"callbacks": [EarlyStopping("val_loss", patience=10), Count()],
+                                        "enable_progress_bar": False, "enable_model_summary": False,
+                                        "logger": False})
+    model.fit(train, val_series=validation, verbose=False)
+    forecast = model.historical_forecasts(full, start=pd.Timestamp("1937-01-01"), forecast_horizon=1,
+                                          retrain=False, last_points_only=True, verbose=False)
+    forecast = scaler.inverse_transform(forecast)
+    actual = series.slice_intersect(forecast)
+    rmse = float(np.sqrt(np.mean((forecast.values() - actual.values()) ** 2)))
+    return {"rmse": rmse, "epochs": Count.epochs, "points": len(forecast), **_memory()}
+
 
 def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: bool) -> dict:
-    """In a fresh process: one model, a synthetic series of ``length`` points, window 64."""
+    """One model on a synthetic series of ``length`` points, window 64: seconds per epoch and peak memory."""
     import keras
+    import numpy as np
+    import pandas as pd
 
     from tsattn.harness import RunConfig, train_model, window_config
     from tsattn.models import get_model
@@ -52,71 +134,158 @@ def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: 
         network.fit(X, y, batch_size=batch_size, epochs=epochs, verbose=0, callbacks=[Timer()])
     else:
         train_model(data, config, progress=Timer())
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"epoch_seconds": times[-1], "first_epoch_seconds": times[0], "peak_mb": peak_mb,
-            "train_windows": data.count("train")}
+    return {"epoch_seconds": times[-1], "first_epoch_seconds": times[0], "train_windows": data.count("train"),
+            **_memory()}
 
 
-def run_child(*args) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True,
-                            check=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
+CHILDREN = {"tsattn": tsattn_child, "darts": darts_child, "scaling": scaling_child}
 
 
-def main():
-    if "--child" in sys.argv:
-        i = sys.argv.index("--child")
-        model, length, epochs, batch, plain = sys.argv[i + 1:i + 6]
-        print(json.dumps(scaling_child(model, int(length), int(epochs), int(batch), plain == "1")))
-        return
-    arguments = C.parser(__doc__.splitlines()[0], "speed.md")
-    arguments.add_argument("--sections", default="fit,compare,predict,growth",
-                           help="comma-separated subset of fit,compare,predict,growth")
-    args = arguments.parse_args()
-    sections = set(args.sections.split(","))
-    repeats = 1 if args.quick else 3
-    lines = C.header("Speed and scaling", C.command_line(), args.quick)
-    extra = {"epochs": 2} if args.quick else {}
-
-    if "fit" in sections:
-        lines += fit_section(repeats, extra)
-    if "compare" in sections:
-        lines += compare_section(repeats, args.quick)
-    if "predict" in sections:
-        lines += predict_section(repeats, args.quick)
-    if "growth" in sections:
-        lines += growth_section(args.quick)
-    C.write(args.out, lines)
+def run_child(kind: str, *args, python: str | None = None) -> dict:
+    """Run a child in a fresh interpreter; its result plus the wall time of the whole process."""
+    start = time.perf_counter()
+    done = subprocess.run([python or sys.executable, __file__, "--child", kind, json.dumps(args)],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise RuntimeError(f"{kind} child failed:\n{done.stderr[-3000:]}")
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "seconds": seconds}
 
 
-def fit_section(repeats, extra):
-    from tsattn.harness import RunConfig, fit, preset_config
+# ----------------------------------------------------------------------------------------------------
+# Sections: each returns (Markdown lines, raw figures)
+# ----------------------------------------------------------------------------------------------------
+def darts_python(requested: str | None) -> str | None:
+    candidates = [requested] if requested else [sys.executable]
+    for python in candidates:
+        found = subprocess.run([python, "-c", "import darts.models, pytorch_lightning"], capture_output=True)
+        if found.returncode == 0:
+            return python
+    return None
+
+
+def whole_section(seeds: list[int], quick: bool, darts: str | None, before: dict):
     from tsattn.models import list_models
 
-    lines = []
-    rows, default_seconds = [], {}
+    epochs = 2 if quick else None
+    runs: dict[str, list[dict]] = {m: [] for m in list_models()}
+    if darts:
+        runs["darts RNNModel"] = []
+    for seed in seeds:  # paired: every contender once per seed, in turn
+        for name in runs:
+            if name == "darts RNNModel":
+                runs[name].append(run_child("darts", seed, epochs, python=darts))
+            else:
+                runs[name].append(run_child("tsattn", name, seed, epochs))
+            print(name, seed, runs[name][-1], file=sys.stderr)
+    raw = {name: {key: statistics.median(r[key] for r in rs) for key in ("seconds", "peak_mb", "anon_mb")}
+           | {"rmse": statistics.mean(r["rmse"] for r in rs), "epochs": statistics.mean(r["epochs"] for r in rs)}
+           for name, rs in runs.items()}
+    darts_seconds = raw.get("darts RNNModel", {}).get("seconds")
+    rows = []
+    for name, figures in raw.items():
+        old = before.get("whole", {}).get(name, {})
+        ratio = f"{figures['seconds'] / darts_seconds:.2f}" if darts_seconds else "-"
+        rows.append([name, _was(old.get("seconds"), figures["seconds"], "{:.1f}"), ratio,
+                     _was(old.get("epochs"), figures["epochs"], "{:.0f}"), _was(old.get("rmse"), figures["rmse"], "{:.2f}"),
+                     _was(old.get("peak_mb"), figures["peak_mb"], "{:.0f}"), f"{figures['anon_mb']:.0f}"])
+    lines = [f"## Sunspots: fit + 564 one-step test forecasts, whole process (seeds {', '.join(map(str, seeds))}, "
+             "paired runs)", "",
+             "Each run is a fresh interpreter (start, imports, load, fit with early stopping, forecasts, RMSE). "
+             "tsattn: the harness at its defaults (it also scores the training and validation parts and the naive, "
+             "seasonal naive and linear AR baselines). Darts: " + " ".join(darts_child.__doc__.split()) +
+             (" " if darts else " (darts not installed: not measured this time.)"), "",
+             "Wall seconds and peak memory are medians over the seeds; epochs and RMSE are means. 'before -> after' "
+             "when an earlier version's figures were given (--before).", ""]
+    lines += C.table(["contender", "wall s", "x Darts", "epochs", "test RMSE", "peak RSS MB",
+                      "anonymous MB at exit"], rows)
+    lines += [""]
+    return lines, raw
+
+
+def _was(old, new, form):
+    return f"{form.format(old)} -> {form.format(new)}" if old is not None else form.format(new)
+
+
+def cli_section(repeats: int, before: dict):
+    script = Path(sys.executable).parent / "tsattn"
+    base = [str(script)] if script.exists() else [sys.executable, "-m", "tsattn"]
+    raw, rows = {}, []
+    for arguments in (["--help"], ["models"], ["datasets"]):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            subprocess.run(base + arguments, check=True, capture_output=True)
+            times.append(time.perf_counter() - start)
+        name = "tsattn " + " ".join(arguments)
+        raw[name] = statistics.median(times)
+        rows.append([name, _was(before.get("cli", {}).get(name), raw[name], "{:.2f}"),
+                     "met" if raw[name] < 1 else "NOT met"])
+    lines = [f"## Commands that do not train (wall seconds, median of {repeats}; target < 1 s)", ""]
+    lines += C.table(["command", "s", "target"], rows) + [""]
+    return lines, raw
+
+
+def m3_section(quick: bool, before: dict):
+    import keras
+
+    import tsattn
+    from tsattn.harness import RunConfig, fit
+    from tsattn.models import list_models
+
+    frame = tsattn.load_dataset("m3-monthly")
+    if quick:
+        frame = C.quick_subset(frame)
+    raw, rows = {}, []
     for model in list_models():
-        seconds, results = C.median_time(lambda: fit(RunConfig(model=model, seed=0, **extra)), repeats)
-        default_seconds[model] = seconds
-        rows.append([model, "defaults (sunspots)", f"{seconds:.1f}", results[0].epochs_run,
-                     f"{seconds / results[0].epochs_run:.3f}"])
-    tutorial = {}
-    for preset, model in (("tutorial-sunspots", "simple-rnn"), ("tutorial-fibonacci", "attention-rnn")):
-        seconds, results = C.median_time(lambda: fit(preset_config(preset, **extra)), repeats)
-        tutorial[preset] = seconds
-        rows.append([model, f"preset {preset}", f"{seconds:.1f}", results[0].epochs_run,
-                     f"{seconds / results[0].epochs_run:.3f}"])
-    lines += ["## Fit time (median of %d runs, wall seconds including evaluation of every part)" % repeats, ""]
-    lines += C.table(["model", "setup", "fit s", "epochs run", "s / epoch"], rows)
-    lines += ["", f"Default simple-rnn fit / tutorial-sunspots preset fit = "
-              f"{default_seconds['simple-rnn'] / tutorial['tutorial-sunspots']:.2f}; default attention-rnn / "
-              f"tutorial-fibonacci preset = {default_seconds['attention-rnn'] / tutorial['tutorial-fibonacci']:.2f}.", ""]
+        keras.backend.clear_session()
+        start = time.perf_counter()
+        result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0, **({"epochs": 2} if quick else {})),
+                     series=frame)
+        total = time.perf_counter() - start
+        raw[model] = {"fit_seconds": result.fit_seconds, "total_seconds": total, "epochs": result.epochs_run,
+                      "validation_smape": result.metrics["validation"]["model"]["smape"],
+                      "test_smape": result.metrics["test"]["model"]["smape"]}
+        old = before.get("m3", {}).get(model, {})
+        target = 120 if model != "transformer" else 300
+        rows.append([model, _was(old.get("fit_seconds"), result.fit_seconds, "{:.1f}"), f"{total:.1f}",
+                     result.epochs_run, _was(old.get("validation_smape"), raw[model]["validation_smape"], "{:.3f}"),
+                     _was(old.get("test_smape"), raw[model]["test_smape"], "{:.3f}"),
+                     f"< {target} s: {'met' if result.fit_seconds < target else 'NOT met'}"])
+    lines = ["## Global fit on M3 monthly (1428 series, horizon 18, defaults, seed 0)", "",
+             "Training seconds (what the targets are about) and the whole `fit()` call (windowing, training, "
+             "forecasting and scoring every part with the baselines).", ""]
+    lines += C.table(["model", "training s", "fit() s", "epochs", "validation sMAPE", "test sMAPE", "target"], rows)
+    return lines + [""], raw
 
-    return lines
+
+def predict_section(repeats: int, quick: bool, before: dict):
+    import numpy as np
+
+    from tsattn.baselines import NetworkModel
+    from tsattn.models import get_model, list_models
+
+    windows, batch = (2_000 if quick else 100_000), 4096
+    X = np.random.default_rng(0).random((windows, 24, 1), dtype=np.float32)
+    raw, rows = {}, []
+    for model in list_models():
+        forward = NetworkModel(get_model(model, window=24), model, 24, 1)._compiled()
+        forward(X[:batch])  # trace once
+
+        def run():
+            for low in range(0, windows, batch):
+                np.asarray(forward(X[low:low + batch]))
+
+        seconds, _ = C.median_time(run, repeats)
+        raw[model] = windows / seconds
+        rows.append([model, windows, batch, _was(before.get("predict", {}).get(model), raw[model], "{:,.0f}")])
+    lines = [f"## Predict throughput (window 24, the traced forward pass tsattn forecasts with, median of {repeats})",
+             ""]
+    lines += C.table(["model", "windows", "batch", "windows / s"], rows) + [""]
+    return lines, raw
 
 
-def compare_section(repeats, quick):
-    lines = []
+def compare_section(repeats: int, quick: bool):
     command = [sys.executable, "-m", "tsattn", "compare"] + (["--epochs", "2", "--seeds", "0"] if quick else [])
     durations = []
     for _ in range(min(repeats, 2)):  # each takes minutes: median (mean) of 2
@@ -124,53 +293,75 @@ def compare_section(repeats, quick):
             start = time.perf_counter()
             subprocess.run(command + ["--out", str(Path(scratch) / "cmp")], check=True, capture_output=True)
             durations.append(time.perf_counter() - start)
-    compare_seconds = float(np.median(durations))
-    lines += ["## `tsattn compare` with the defaults (3 models x 3 seeds, sunspots)", "",
-              f"Total wall time, median of {len(durations)}: **{compare_seconds:.0f} s** "
-              f"(runs: {', '.join(f'{d:.0f}' for d in durations)}; target <= 180 s: "
-              f"{'met' if compare_seconds <= 180 else 'NOT met'}). Includes process start, TensorFlow import, "
-              "9 fits, evaluation and the report.", ""]
-
-    return lines
+    seconds = statistics.median(durations)
+    lines = ["## `tsattn compare` with the defaults (3 models x 3 seeds, sunspots)", "",
+             f"Total wall time, median of {len(durations)}: **{seconds:.0f} s** (runs: "
+             f"{', '.join(f'{d:.0f}' for d in durations)}). Includes process start, TensorFlow import, 9 fits, "
+             "evaluation and the report.", ""]
+    return lines, {"seconds": seconds}
 
 
-def predict_section(repeats, quick):
-    from tsattn.models import get_model, list_models
-
-    lines = []
-    windows = 2_000 if quick else 100_000
-    X = np.random.default_rng(0).random((windows, 24, 1), dtype=np.float32)
-    rows = []
-    for model in list_models():
-        network = get_model(model, window=24)
-        network.predict(X[:4096], batch_size=4096, verbose=0)  # trace once
-        seconds, _ = C.median_time(lambda: network.predict(X, batch_size=4096, verbose=0), repeats)
-        rows.append([model, windows, 4096, f"{windows / seconds:,.0f}"])
-    lines += ["## Predict throughput (window 24, `model.predict`, median of %d)" % repeats, ""]
-    lines += C.table(["model", "windows", "batch", "windows / s"], rows)
-    lines += ["", "Target: >= 50,000 windows/s for simple-rnn.", ""]
-
-    return lines
-
-
-def growth_section(quick):
-    lines = []
+def growth_section(quick: bool):
     lengths = [1_000, 10_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
-    batch = 256
-    rows = []
+    batch, rows, raw = 256, [], {}
     for model in ("simple-rnn", "transformer"):
         for length in lengths:
-            result = run_child(model, length, 2, batch, 0)
+            result = run_child("scaling", model, length, 2, batch, False)
+            raw[f"{model} {length}"] = result
             rows.append([model, f"{length:,}", f"{result['train_windows']:,}", f"{result['epoch_seconds']:.2f}",
                          f"{result['epoch_seconds'] / result['train_windows'] * 1e6:.1f}", f"{result['peak_mb']:.0f}"])
-    plain = run_child("simple-rnn", lengths[-2], 2, batch, 1)
-    harness = run_child("simple-rnn", lengths[-2], 2, batch, 0)
-    lines += [f"## Growth with series length (window 64, batch {batch}, second epoch timed, fresh process each)", ""]
+    plain = run_child("scaling", "simple-rnn", lengths[-2], 2, batch, True)
+    harness = run_child("scaling", "simple-rnn", lengths[-2], 2, batch, False)
+    lines = [f"## Growth with series length (window 64, batch {batch}, second epoch timed, fresh process each)", ""]
     lines += C.table(["model", "points", "training windows", "s / epoch", "µs / window", "peak RSS MB"], rows)
-    lines += ["", f"Harness vs a plain `model.fit` on materialised NumPy windows (simple-rnn, {lengths[-2]:,} points): "
-              f"{harness['epoch_seconds']:.2f} s vs {plain['epoch_seconds']:.2f} s per epoch, peak RSS "
+    lines += ["", f"Harness vs a plain `model.fit` on materialised NumPy windows (simple-rnn, {lengths[-2]:,} "
+              f"points): {harness['epoch_seconds']:.2f} s vs {plain['epoch_seconds']:.2f} s per epoch, peak RSS "
               f"{harness['peak_mb']:.0f} MB vs {plain['peak_mb']:.0f} MB.", ""]
-    return lines
+    return lines, raw
+
+
+def main():
+    if "--child" in sys.argv:
+        i = sys.argv.index("--child")
+        print(json.dumps(CHILDREN[sys.argv[i + 1]](*json.loads(sys.argv[i + 2]))))
+        return
+    arguments = C.parser(__doc__.splitlines()[0], "speed.md")
+    arguments.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated subset of "
+                           + ",".join(SECTIONS))
+    arguments.add_argument("--seeds", default="0,1,2", help="seeds of the whole-process runs")
+    arguments.add_argument("--darts-python", help="a Python interpreter with darts installed (default: this one "
+                           "if it has darts)")
+    arguments.add_argument("--json", type=Path, help="also save the raw figures here")
+    arguments.add_argument("--before", type=Path, help="raw figures of an earlier version (from --json)")
+    args = arguments.parse_args()
+    sections = args.sections.split(",")
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        arguments.error(f"unknown sections {sorted(unknown)}; choose from {','.join(SECTIONS)}")
+    repeats = 1 if args.quick else 3
+    seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
+    before = json.loads(args.before.read_text()) if args.before else {}
+    lines = C.header("Speed", C.command_line(), args.quick)
+    if before:
+        lines += [f"- before: {before.get('version', 'an earlier version')} (figures left of the arrows)", ""]
+    raw = {"version": os.environ.get("TSATTN_VERSION_LABEL", "this version")}
+    for section in sections:
+        if section == "whole":
+            part, raw[section] = whole_section(seeds, args.quick, darts_python(args.darts_python), before)
+        elif section == "cli":
+            part, raw[section] = cli_section(1 if args.quick else 5, before)
+        elif section == "m3":
+            part, raw[section] = m3_section(args.quick, before)
+        elif section == "predict":
+            part, raw[section] = predict_section(repeats, args.quick, before)
+        elif section == "compare":
+            part, raw[section] = compare_section(repeats, args.quick)
+        else:
+            part, raw[section] = growth_section(args.quick)
+        lines += part
+    if args.json:
+        args.json.write_text(json.dumps(raw, indent=1))
+    C.write(args.out, lines)
 
 
 if __name__ == "__main__":

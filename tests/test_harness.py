@@ -104,6 +104,26 @@ def test_make_dataset_gathers_windows_without_copies():
     np.testing.assert_array_equal(y[1], [8, 9])
 
 
+def test_make_dataset_same_batches_whether_windows_are_gathered_once_or_per_batch(monkeypatch):
+    import tsattn.harness as H
+
+    scaled = np.random.default_rng(1).random(400).astype(np.float32)
+    starts = np.arange(0, 380, 3)
+
+    def two_epochs():
+        dataset = make_dataset(scaled, starts, window=12, horizon=3, batch_size=16, shuffle_seed=5)
+        return [(np.asarray(X), np.asarray(y)) for _ in range(2) for X, y in dataset]
+
+    once = two_epochs()
+    monkeypatch.setattr(H, "GATHER_ONCE_BYTES", 0)  # every batch gathers its windows
+    per_batch = two_epochs()
+    assert len(once) == len(per_batch) == 2 * 8
+    for (X1, y1), (X2, y2) in zip(once, per_batch):
+        np.testing.assert_array_equal(X1, X2)
+        np.testing.assert_array_equal(y1, y2)
+    assert not np.array_equal(once[0][0], once[8][0])  # reshuffled each epoch
+
+
 def _is_real_png(path):
     import matplotlib.image as mpimg
 

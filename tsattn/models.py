@@ -20,6 +20,10 @@ from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, Q
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
+# Recurrent layers over windows up to this length are unrolled: same arithmetic, no while loop, so a training step
+# is no longer dispatch-bound (sunspots attention-rnn 15.8 -> 9.6 s, same epochs and forecasts to ~1e-7); tracing
+# grows with the window (window 256: +7 s), so longer windows keep the loop (benchmarks/results/speed.md)
+UNROLL_MAX_WINDOW = 128
 
 
 def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quantiles=None, **params) -> keras.Model:
@@ -87,7 +91,9 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
 
 def _recurrent(x, units, activation, cell, dropout, return_sequences):
     kwargs = {"activation": activation} if cell == "rnn" else {}
-    return CELLS[cell](units, dropout=dropout, return_sequences=return_sequences, name=cell, **kwargs)(x)
+    unroll = x.shape[1] <= UNROLL_MAX_WINDOW
+    return CELLS[cell](units, dropout=dropout, return_sequences=return_sequences, unroll=unroll, name=cell,
+                       **kwargs)(x)
 
 
 def _build_simple_rnn(inputs, units, activation, cell, dropout):
