@@ -519,14 +519,21 @@ def _names(text: str | None, what: str):
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
 @click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="runs in parallel processes.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="local engine: runs in parallel processes.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="where runs execute: this machine, or Ray tasks (needs pip install 'tsattn[ray]').")
+@click.option("--address", help="ray engine: a running cluster to join ('auto' or HOST:PORT); without it a "
+                                "local Ray instance starts for the run.")
+@click.option("--cpus-per-run", type=int, default=1, show_default=True,
+              help="ray engine: CPUs (and TensorFlow threads) per run.")
 @level_option
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
 @output_options
 @friendly_errors
 def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
-                    epochs, settings, config_path, jobs, levels, out, force, quiet, as_json):
+                    epochs, settings, config_path, jobs, engine, address, cpus_per_run, levels, out, force, quiet,
+                    as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
@@ -557,13 +564,20 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         seeds=seed_list, csv=csv_entries, window=window if window is not None else grid.get("window"),
         horizon=horizon if horizon is not None else grid.get("horizon"),
         epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
-        force=force, echo=output.progress)
+        force=force, echo=output.progress, engine=engine, address=address, cpus_per_run=cpus_per_run)
     summary = results.attrs["summary"]
     columns = ["dataset", "model", "seeds", "series", "headline", "headline_mean", "test_rmse_mean", "test_smape_mean",
                "headline_ratio_to_naive", "rank"]
-    output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict")})
+    failures = results.attrs.get("failures", [])
+    output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict"),
+                     "failures": failures})
     output.say(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     output.say(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
+    if failures:
+        click.echo(f"tsattn: {len(failures)} run(s) failed (listed in {Path(out) / 'report.md'}; rerun to retry "
+                   f"them); the first: {failures[0]['dataset']} "
+                   f"{failures[0]['model']} seed {failures[0]['seed']}: {failures[0]['error']}", err=True)
+        sys.exit(1)
 
 
 def _parse_start(text: str):

@@ -17,7 +17,6 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import pandas as pd
 
 from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import SEED_MAX
-from .errors import ConfigError, TsattnError
+from .errors import ConfigError, TrainingError, TsattnError
 from .io import atomic_file, write_json
 from .metrics import interval_metric_names, is_interval_metric, paired_comparison
 
@@ -276,28 +275,26 @@ def _record(result, key, max_windows: int = 600) -> dict:
     return record
 
 
-def _execute(spec_dict: dict, key, run_path: str) -> dict:
-    """Run one (dataset, model, seed) and save its record atomically; used in-process and by workers."""
+def _spec_from_dict(spec_dict: dict) -> ComparisonSpec:
+    return ComparisonSpec(spec_dict["models"], [SeriesSource(**s) for s in spec_dict["sources"]],
+                          spec_dict["seeds"], spec_dict["settings"])
+
+
+def _execute(shared: dict, key) -> dict:
+    """One (dataset, model, seed) run -> its record: the unit of work of every engine. ``shared`` holds the
+    comparison (as a dict) and every dataset loaded once by the driver, so a worker reads no files."""
     from .harness import fit
 
-    spec = ComparisonSpec(spec_dict["models"], [SeriesSource(**s) for s in spec_dict["sources"]],
-                          spec_dict["seeds"], spec_dict["settings"])
+    spec = _spec_from_dict(shared["spec"])
     dataset, model, seed = key
-    result = fit(_run_config(spec, spec.source(dataset), model, seed))
-    record = _record(result, key)
-    path = Path(run_path)
+    result = fit(_run_config(spec, spec.source(dataset), model, seed), panel=shared["panels"][dataset])
+    return _record(result, key)
+
+
+def _save_record(path: Path, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path) as temporary:
         write_json(temporary, record)
-    return record
-
-
-def _worker_init(threads: int):
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from . import _backend
-
-    _backend.tf.config.threading.set_intra_op_parallelism_threads(threads)
-    _backend.tf.config.threading.set_inter_op_parallelism_threads(threads)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -365,6 +362,13 @@ RECORD_KEYS = {"dataset": str, "model": str, "seed": int, "config": dict, "param
                "fit_seconds": (int, float), "predict_seconds": (int, float), "metrics": dict, "history": dict}
 
 
+def _failure_record(spec: ComparisonSpec, key, error: str) -> dict:
+    """What a failed run leaves in runs/: its settings and message (a resumed comparison runs it again)."""
+    dataset, model, seed = key
+    return {"dataset": dataset, "model": model, "seed": seed,
+            "config": _run_config(spec, spec.source(dataset), model, seed).to_dict(), "failed": error}
+
+
 def _complete(record: dict) -> bool:
     """A run record of the right shape (a valid JSON file of another shape is run again, not trusted)."""
     if not all(isinstance(record.get(key), kind) for key, kind in RECORD_KEYS.items()):
@@ -373,12 +377,13 @@ def _complete(record: dict) -> bool:
     return isinstance(test, dict) and isinstance(test.get("model"), dict) and isinstance(test.get("naive"), dict)
 
 
-def _check_sources(spec: ComparisonSpec) -> None:
-    """Load every dataset of the comparison once, so bad data fails before --out is created."""
+def _load_sources(spec: ComparisonSpec) -> dict:
+    """Every dataset of the comparison, loaded once (bad data fails before --out is created): {name: Panel}.
+    Runs get these panels (workers and cluster nodes never need the files)."""
     from .harness import load_panel
 
-    for source in spec.sources:
-        load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
+    return {source.name: load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
+            for source in spec.sources}
 
 
 def _load_done(out: Path, spec: ComparisonSpec) -> dict:
@@ -398,7 +403,8 @@ def _load_done(out: Path, spec: ComparisonSpec) -> dict:
 
 def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
             horizon=None, epochs=None, settings: dict | None = None, out: str | Path | None = None,
-            jobs: int = 1, force: bool = False, echo=None) -> pd.DataFrame:
+            jobs: int = 1, force: bool = False, echo=None, engine: str = "local", address: str | None = None,
+            cpus_per_run: int = 1) -> pd.DataFrame:
     """Train every model on every dataset with every seed and write the report.
 
     Args:
@@ -409,64 +415,70 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         settings: run settings for all runs, model parameters for the models that take them, or
             ``"model-name.param"`` for one model.
         out: the report directory (resumable); None keeps everything in memory.
-        jobs: runs in parallel processes (each with cores / jobs threads).
+        jobs: local engine: runs in parallel processes (each with cores / jobs threads).
         force: replace an --out that holds a different comparison.
         echo: a function receiving one progress line per run (default: print to stderr).
+        engine: "local" (this machine) or "ray" (every run a Ray task; ``pip install 'tsattn[ray]'``).
+        address: ray engine: None starts a local Ray instance for the run; "auto" or "HOST:PORT" joins a
+            running cluster.
+        cpus_per_run: ray engine: CPUs (and TensorFlow threads) each run asks for.
 
     Returns:
-        The results table (one row per dataset x model x seed, plus baseline rows).
+        The results table (one row per dataset x model x seed, plus baseline rows). Runs that failed for
+        their own reasons (bad settings, a non-finite loss) are left out of it and listed with their
+        messages in ``results.attrs["failures"]`` and the report; the others still run.
     """
+    from .engine import get_engine
+
     spec = build_spec(models, datasets, seeds, csv, window, horizon, epochs, settings)
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
+    runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
     records: dict = {}
+    failures: dict = {}
     if out is not None:
         out, clear = _check_out(out, spec, force, inputs=[source.csv for source in spec.sources])
-        _check_sources(spec)  # every dataset loads before anything is written
+    panels = _load_sources(spec)  # every dataset loads before anything is written
+    if out is not None:
         _prepare_out(out, spec, clear)
         records = _load_done(out, spec)
         if records:
             echo(f"resuming: {len(records)} of {len(spec.run_keys())} runs already done in {out}")
     pending = [key for key in spec.run_keys() if key not in records]
     total, started = len(spec.run_keys()), time.perf_counter()
+    if pending and runner.describe() != "local":
+        echo(f"running {len(pending)} runs on {runner.describe()}")
 
-    def report(key, record):
-        records[key] = record
-        finished = sum(1 for k in pending if k in records)
+    def report(key, outcome):
+        if outcome.ok:
+            records[key] = outcome.value
+        else:
+            failures[key] = outcome.error
+        finished = sum(1 for k in pending if k in records or k in failures)
         elapsed = time.perf_counter() - started
         eta = elapsed / finished * (len(pending) - finished)
+        where = f"[{len(records) + len(failures)}/{total}] {key[0]} {key[1]} seed {key[2]}"
+        if not outcome.ok:
+            echo(f"{where}: FAILED: {outcome.error}; ETA {eta:.0f}s")
+            return
+        record = outcome.value
         test = record["metrics"]["test"]
         metric = "rmse" if record.get("series", 1) == 1 else "smape"
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
-        echo(f"[{len(records)}/{total}] {key[0]} {key[1]} seed {key[2]}: {label} {test['model'][metric]:.4g} "
-             f"(naive {test['naive'][metric]:.4g}), {record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; "
-             f"ETA {eta:.0f}s")
+        echo(f"{where}: {label} {test['model'][metric]:.4g} (naive {test['naive'][metric]:.4g}), "
+             f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; ETA {eta:.0f}s")
 
-    scratch = None
-    if out is None:
-        import tempfile
-
-        scratch = tempfile.TemporaryDirectory()
-    run_root = out if out is not None else Path(scratch.name)
-    try:
-        if jobs == 1 or len(pending) <= 1:
-            for key in pending:
-                report(key, _execute(spec.to_dict(), key, str(_run_file(run_root, key))))
-        else:
-            import multiprocessing
-
-            threads = max(1, (os.cpu_count() or 1) // jobs)
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init, initargs=(threads,)) as pool:
-                futures = {pool.submit(_execute, spec.to_dict(), key, str(_run_file(run_root, key))): key
-                           for key in pending}
-                for future in as_completed(futures):
-                    report(futures[future], future.result())
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
-    ordered = [records[key] for key in spec.run_keys()]
+    for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):
+        if out is not None:  # written as each run finishes: an interrupted comparison resumes from here
+            _save_record(_run_file(out, key), outcome.value if outcome.ok else _failure_record(spec, key,
+                                                                                               outcome.error))
+        report(key, outcome)
+    if not records:
+        first = next(iter(failures.items()))
+        raise TrainingError(f"every run of the comparison failed; the first, {' '.join(map(str, first[0]))}: "
+                            f"{first[1]}")
+    ordered = [records[key] for key in spec.run_keys() if key in records]
+    failed = [{"dataset": key[0], "model": key[1], "seed": key[2], "error": failures[key]}
+              for key in spec.run_keys() if key in failures]
     results = results_table(ordered)
     summary = summarise(results)
     if out is not None:
@@ -474,8 +486,9 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             results.to_csv(temporary, index=False)
         with atomic_file(out / "summary.csv") as temporary:
             summary.to_csv(temporary, index=False)
-        write_report(out, spec, ordered, results, summary)
+        write_report(out, spec, ordered, results, summary, failed)
     results.attrs["summary"] = summary
+    results.attrs["failures"] = failed
     results.attrs["verdict"] = {dataset: verdict(results, summary, dataset, ordered)
                                 for dataset in dict.fromkeys(results["dataset"])}
     return results
@@ -808,7 +821,7 @@ def _cells(row) -> list[str]:
 
 
 def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: pd.DataFrame,
-                 summary: pd.DataFrame) -> tuple[Path, Path]:
+                 summary: pd.DataFrame, failures: list[dict] = ()) -> tuple[Path, Path]:
     """report.md (images in figures/) and a self-contained report.html (images inlined)."""
     from .io import versions
 
@@ -824,6 +837,8 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
     for source in spec.sources:
         dataset = source.name
         table = summary[summary["dataset"] == dataset]
+        if table.empty:  # every run on it failed: listed under "Failed runs"
+            continue
         best_value = table[~table["model"].isin(BASELINE_ROWS.values())]["headline_mean"].min()
         ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
         md += [f"## {dataset}", "", f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
@@ -865,6 +880,15 @@ def write_report(out: Path, spec: ComparisonSpec, records: list[dict], results: 
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")
             body.append(f"<h3>{html.escape(caption)}</h3><img alt='{html.escape(caption)}' "
                         f"src='data:image/png;base64,{encoded}'>")
+    if failures:
+        md += ["## Failed runs", "", f"{len(failures)} run(s) failed and are left out of every table above; "
+               "rerunning the comparison with the same --out runs them again.", ""]
+        md += [f"- {f['dataset']} {f['model']} seed {f['seed']}: {f['error']}" for f in failures] + [""]
+        body.append(f"<h2>Failed runs</h2><p>{len(failures)} run(s) failed and are left out of every table above; "
+                    "rerunning the comparison with the same --out runs them again.</p><ul>"
+                    + "".join(
+                        f"<li>{html.escape(str(f['dataset']))} {html.escape(str(f['model']))} seed {f['seed']}: "
+                        f"{html.escape(str(f['error']))}</li>" for f in failures) + "</ul>")
     md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
            "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
     page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"

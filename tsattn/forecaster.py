@@ -24,7 +24,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import BASELINES, NetworkModel, Naive, SeasonalNaive, gather_windows
 from .checks import MAX_STEPS, positive_int
-from .errors import ConfigError, DataError, NotFittedError
+from .errors import ConfigError, DataError, NotFittedError, TrainingError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
 from .windows import Scaler
@@ -428,7 +428,8 @@ class Forecaster:
         return self._summary(panel, frame, actual, predicted, numbers, scale, horizon, len(origins))
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
-                 retrain: bool | int = False, epochs: int | None = None) -> pd.DataFrame:
+                 retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
+                 address: str | None = None) -> pd.DataFrame:
         """Rolling-origin historical forecasts (per series for a panel).
 
         Args:
@@ -443,6 +444,9 @@ class Forecaster:
                 k refits every k origins. A refit sees only values up to its origin (scaler included).
                 Refits need one series (a panel's series end at different times).
             epochs: maximum epochs of each refit.
+            engine, jobs, address: where the refits run (they are independent): "local" (``jobs`` processes)
+                or "ray" (each refit a Ray task; ``address`` joins a cluster), as in :func:`tsattn.compare`.
+                Every engine gives the same forecasts.
 
         Returns:
             A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
@@ -484,18 +488,21 @@ class Forecaster:
         else:
             from sklearn.base import clone
 
-            validation = self.config_.validation_fraction if self.config_.split != "holdout" else self.config_.holdout
+            from .engine import get_engine
+
+            runner = get_engine(engine, jobs=jobs, address=address)
+            shared = {"template": clone(self), "series": panel.series(0), "values": panel.values,
+                      "origins": origins, "every": every, "horizon": horizon, "epochs": epochs,
+                      "validation": (self.config_.validation_fraction if self.config_.split != "holdout"
+                                     else self.config_.holdout), "seed": self.config_.seed}
             predicted = np.zeros((len(origins), horizon))
-            one = panel.series(0)
-            for block_start in range(0, len(origins), every):
-                origin = origins[block_start]
-                refit = clone(self).fit(one.iloc[:origin + 1], validation=validation, epochs=epochs,
-                                        seed=self.config_.seed)
-                block = origins[block_start:block_start + every]
-                contexts = gather_windows(panel.values, block, refit.lookback_)
-                predicted[block_start:block_start + len(block)] = refit._forecast(
-                    contexts, horizon, refit.scaler_, np.zeros(len(block), dtype=np.int64))
-                trained_until[block_start:block_start + len(block)] = refit.trained_until_
+            for block_start, outcome in runner.map(_refit_block, shared, range(0, len(origins), every)):
+                if not outcome.ok:
+                    raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
+                                        f"{outcome.error}")
+                block_predicted, until = outcome.value
+                predicted[block_start:block_start + len(block_predicted)] = block_predicted
+                trained_until[block_start:block_start + len(block_predicted)] = until
             actual, predicted, baselines, frame, numbers, scale = self._score(panel, origins, horizon, predicted)
         rows = pd.DataFrame({
             "origin": np.repeat(panel.index[origins], horizon),
@@ -622,3 +629,18 @@ class Forecaster:
         from . import artefacts
 
         return artefacts.load(cls, Path(path))
+
+
+def _refit_block(shared: dict, block_start: int):
+    """One backtest refit (a unit of work of any engine): fit a fresh copy on the values up to the block's first
+    origin, forecast every origin of the block; -> (forecasts (block, steps), the refit's last training time)."""
+    from sklearn.base import clone
+
+    origins, every = shared["origins"], shared["every"]
+    origin = origins[block_start]
+    refit = clone(shared["template"]).fit(shared["series"].iloc[:origin + 1], validation=shared["validation"],
+                                   epochs=shared["epochs"], seed=shared["seed"])
+    block = origins[block_start:block_start + every]
+    contexts = gather_windows(shared["values"], block, refit.lookback_)
+    forecasts = refit._forecast(contexts, shared["horizon"], refit.scaler_, np.zeros(len(block), dtype=np.int64))
+    return forecasts, refit.trained_until_

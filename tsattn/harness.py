@@ -551,7 +551,7 @@ def season_of(config: RunConfig, panel: Panel) -> int:
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
-        **overrides) -> RunResult:
+        panel: Panel | None = None, **overrides) -> RunResult:
     """Train and evaluate one global model: the shared harness behind the CLI, Forecaster and compare.
 
     Args:
@@ -559,6 +559,8 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         series: user data instead of the config's dataset / CSV: one series or a panel (a long frame
             ``unique_id, ds, y``, a dict of Series, a :class:`tsattn.panel.Panel`).
         progress: an optional Keras callback (e.g. :class:`EpochProgress`).
+        panel: the data the config names, already loaded by :func:`load_panel` (compare loads each dataset
+            once and sends it to every run); the config keeps naming it.
         **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
 
     Example:
@@ -571,7 +573,10 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     if overrides:
         config = config.updated(**overrides)
     check_config(config)  # unknown model, parameters or settings out of range fail before any work
-    if series is None:
+    if panel is not None:
+        if series is not None:
+            raise ConfigError("give fit either series (user data) or panel (the config's data, loaded), not both")
+    elif series is None:
         panel = load_panel(config)
     else:
         panel = as_panel(series, fill=config.fill)

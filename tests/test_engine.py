@@ -1,0 +1,184 @@
+"""Execution engines: local (sequential / processes) and Ray, on a real multi-node Ray cluster on this machine.
+
+The Ray tests start a head node and two worker nodes of one CPU each (ray.cluster_utils.Cluster) and are slow
+(tens of seconds each); CI runs them. They are skipped only where Ray is not installed (it is in the test extra).
+"""
+
+import json
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from tsattn.cli.main import main
+from tsattn.compare import compare
+from tsattn.engine import LocalEngine, Outcome, get_engine
+from tsattn.errors import ConfigError
+
+TIMING = ("fit_seconds", "predict_seconds")
+
+
+def options(small_csv, **changes):
+    kwargs = dict(models=["simple-rnn", "attention-rnn"], datasets=None, seeds=[0, 1], window=8, epochs=2,
+                  settings={"units": 4}, echo=lambda line: None,
+                  csv=[{"path": str(small_csv), "column": "demand", "date_column": "date", "name": "demand"}])
+    kwargs.update(changes)
+    return kwargs
+
+
+def records(out):
+    """The run records of a comparison without their timings (the only thing allowed to differ)."""
+    found = {}
+    for path in sorted((out / "runs").glob("*.json")):
+        record = json.loads(path.read_text())
+        found[path.name] = {k: v for k, v in record.items() if k not in TIMING}
+    return found
+
+
+def _square(shared, key):
+    if key == 3:
+        raise ValueError("three is not welcome")
+    return shared["factor"] * key * key
+
+
+def test_local_engine_runs_units_and_keeps_failures_apart():
+    outcomes = dict(LocalEngine(1).map(_square, {"factor": 2}, [1, 2, 3, 4]))
+    assert outcomes[2] == Outcome(8) and outcomes[4].value == 32
+    assert not outcomes[3].ok and outcomes[3].error == "ValueError: three is not welcome"
+    parallel = dict(LocalEngine(2).map(_square, {"factor": 2}, [1, 2, 3, 4]))
+    assert parallel == outcomes
+
+
+def test_engine_choices_are_checked():
+    with pytest.raises(ConfigError, match="unknown engine 'spark'; choose one of local, ray"):
+        get_engine("spark")
+    with pytest.raises(ConfigError, match="--address is for the ray engine"):
+        get_engine("local", address="auto")
+    with pytest.raises(ConfigError, match="--jobs is for the local engine"):
+        get_engine("ray", jobs=2)
+    with pytest.raises(ConfigError, match="jobs must be an integer >= 1"):
+        get_engine("local", jobs=0)
+
+
+def test_ray_missing_gives_one_line(monkeypatch, tmp_path, small_csv):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(ConfigError, match=r"needs Ray, which is not installed: pip install 'tsattn\[ray\]'"):
+        get_engine("ray")
+    result = CliRunner().invoke(main, ["compare", "--csv", str(small_csv), "--column", "demand", "--engine", "ray",
+                                       "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 2 and "tsattn[ray]" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "cmp").exists()  # nothing written
+
+
+def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path, small_csv):
+    out = tmp_path / "cmp"
+    # d_model 6 is not divisible by 4 heads: only the transformer's runs fail, when they build their model
+    results = compare(out=out, **options(small_csv, models=["simple-rnn", "transformer"], seeds=[0],
+                                         settings={"units": 4, "transformer.d_model": 6}))
+    assert list(results[results["seed"].notna()]["model"]) == ["simple-rnn"]
+    (failure,) = results.attrs["failures"]
+    assert failure["model"] == "transformer" and "divisible by num_heads" in failure["error"]
+    assert "## Failed runs" in (out / "report.md").read_text()
+    saved = json.loads((out / "runs" / "demand__transformer__seed0.json").read_text())
+    assert "divisible" in saved["failed"]
+    arguments = ["compare", "--csv", str(small_csv), "--column", "demand", "--date-column", "date", "--models",
+                 "simple-rnn,transformer", "--seeds", "0", "--window", "8", "--epochs", "2", "--set", "units=4",
+                 "--set", "transformer.d_model=6", "--out", str(tmp_path / "cli")]
+    first = CliRunner().invoke(main, arguments)
+    assert first.exit_code == 1 and "1 run(s) failed" in first.output and "Traceback" not in first.output
+    assert (tmp_path / "cli" / "report.html").is_file()
+    again = CliRunner().invoke(main, arguments)
+    assert again.exit_code == 1 and "resuming: 1 of 2 runs already done" in again.output  # the failed run is retried
+
+
+# ----------------------------------------------------------------------------------------------------
+# A real multi-node Ray cluster on this machine
+# ----------------------------------------------------------------------------------------------------
+@pytest.fixture
+def cluster():
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # the head only schedules
+    workers = [nodes.add_node(num_cpus=1) for _ in range(2)]
+    nodes.wait_for_nodes()
+    ray.init(address=nodes.address, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield nodes, workers
+    finally:
+        ray.shutdown()
+        nodes.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_cluster_gives_the_same_records_as_the_sequential_run(cluster, tmp_path, small_csv):
+    nodes, _ = cluster
+    lines = []
+    compare(out=tmp_path / "ray", engine="ray", address=nodes.address, **options(small_csv, echo=lines.append))
+    compare(out=tmp_path / "one", **options(small_csv))
+    assert records(tmp_path / "ray") == records(tmp_path / "one")
+    assert len(records(tmp_path / "one")) == 4
+    assert lines[0].startswith("running 4 runs on ray") and all("ETA" in line for line in lines[1:])
+    for name in ("results.csv", "summary.csv"):  # the same tables, apart from the timing columns
+        import pandas as pd
+
+        ray_table, one_table = (pd.read_csv(tmp_path / d / name) for d in ("ray", "one"))
+        keep = [c for c in one_table.columns if not any(t in c for t in ("seconds",))]
+        pd.testing.assert_frame_equal(ray_table[keep], one_table[keep])
+
+
+@pytest.mark.slow
+def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, small_csv):
+    from ray.util.state import list_tasks
+
+    nodes, workers = cluster
+    killed = []
+
+    def busy_worker():
+        running = {t.node_id for t in list_tasks(filters=[("state", "=", "RUNNING"), ("name", "=", "_ray_call")])}
+        return next((node for node in workers if node.node_id in running), None)
+
+    def echo(line):
+        if line.startswith("[") and not killed:  # a run is in: kill a node while it runs another
+            for _ in range(100):
+                node = busy_worker()
+                if node is not None:
+                    nodes.remove_node(node, allow_graceful=False)
+                    killed.append(node)
+                    return
+                time.sleep(0.1)
+
+    results = compare(out=tmp_path / "ray", engine="ray", address=nodes.address,
+                      **options(small_csv, seeds=[0, 1, 2], echo=echo))
+    assert killed and not results.attrs["failures"]
+    retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000) if t.attempt_number > 0]
+    assert retried  # the run lost with the node was run again by Ray
+    compare(out=tmp_path / "one", **options(small_csv, seeds=[0, 1, 2]))
+    assert records(tmp_path / "ray") == records(tmp_path / "one") and len(records(tmp_path / "one")) == 6
+
+
+def _backtest(**engine):
+    import numpy as np
+    import pandas as pd
+
+    from tsattn import Forecaster
+
+    t = np.arange(120)
+    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=120, freq="MS"))
+    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16).fit(series.iloc[:80], seed=0)
+    return model.backtest(series, start=100, stride=5, retrain=2, epochs=2, **engine)
+
+
+def test_backtest_refits_in_local_processes_match_sequential():
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(_backtest(engine="local", jobs=2), _backtest())
+
+
+@pytest.mark.slow
+def test_backtest_refits_on_a_ray_cluster_match_sequential(cluster):
+    import pandas as pd
+
+    nodes, _ = cluster
+    pd.testing.assert_frame_equal(_backtest(engine="ray", address=nodes.address), _backtest())

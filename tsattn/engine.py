@@ -1,0 +1,213 @@
+"""Where independent units of work run: ``local`` (in this process, or ``jobs`` local processes) or ``ray``.
+
+Compare runs, backtest refits and ensemble members are units of work: a top-level function
+``function(shared, key)`` applied to many keys with the same large ``shared`` object (the loaded panels, the
+series). An :class:`Engine` sends ``shared`` to each worker once (a local process gets it when it starts; Ray
+puts it in its object store once and every task reads it from there) and yields ``(key, Outcome)`` as units
+finish, in the order they finish. No scheduler of ours: local processes are a ``ProcessPoolExecutor``, and on
+Ray every unit is a Ray task (lost workers are retried by Ray, ``max_retries``).
+
+A unit that fails for its own reasons (bad settings, a non-finite loss) gives an Outcome with its error
+message and the others go on; only an interrupt stops everything.
+
+    engine = get_engine("ray", address="auto")      # join a running cluster
+    for key, outcome in engine.map(run_one, shared, keys):
+        ...
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from .errors import ConfigError
+
+ENGINES = ("local", "ray")
+RAY_HINT = "pip install 'tsattn[ray]' (or pip install 'ray[default]')"
+RAY_MAX_RETRIES = 3  # a task lost with its worker or node is run again this many times
+
+
+@dataclass
+class Outcome:
+    """The result of one unit of work, or why it failed (``error``: one line, ``None`` when it succeeded)."""
+
+    value: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _describe(error: BaseException) -> str:
+    from .errors import TsattnError
+
+    message = " ".join(str(error).split()) or type(error).__name__
+    return message if isinstance(error, TsattnError) else f"{type(error).__name__}: {message}"
+
+
+def _guarded(function: Callable, shared, key) -> Outcome:
+    """Run one unit; its own failure becomes an Outcome (interrupts and worker deaths are not caught here)."""
+    try:
+        return Outcome(function(shared, key))
+    except Exception as error:  # noqa: BLE001  (any failure of one unit must not stop the others)
+        return Outcome(error=_describe(error))
+
+
+_PINNED: dict = {}
+
+
+def pin_threads(threads: int) -> None:
+    """Give TensorFlow in this process ``threads`` threads (once per process: TensorFlow fixes them when its
+    runtime starts, and every unit a worker runs asked for the same CPUs)."""
+    if _PINNED.get("threads") is not None:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from ._backend import tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:  # the runtime had started in this process already: keep its threads
+        pass
+    _PINNED["threads"] = threads
+
+
+# ----------------------------------------------------------------------------------------------------
+# local: in this process, or a pool of local processes
+# ----------------------------------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _local_worker_init(shared, threads: int) -> None:
+    _WORKER["shared"] = shared
+    pin_threads(threads)
+
+
+def _local_worker_call(function: Callable, key) -> Outcome:
+    return _guarded(function, _WORKER["shared"], key)
+
+
+class LocalEngine:
+    """Units in this process one after another (``jobs=1``) or in ``jobs`` spawned processes, each with
+    cores / jobs TensorFlow threads."""
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1):
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
+        self.jobs = jobs
+
+    def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
+        keys = list(keys)
+        if self.jobs == 1 or len(keys) <= 1:
+            for key in keys:
+                yield key, _guarded(function, shared, key)
+            return
+        import multiprocessing
+
+        threads = max(1, (os.cpu_count() or 1) // self.jobs)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(self.jobs, len(keys)), mp_context=context, initializer=_local_worker_init,
+                                 initargs=(shared, threads)) as pool:
+            futures = {pool.submit(_local_worker_call, function, key): key for key in keys}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+    def describe(self) -> str:
+        return "local" if self.jobs == 1 else f"local, {self.jobs} processes"
+
+
+# ----------------------------------------------------------------------------------------------------
+# ray: every unit is a Ray task
+# ----------------------------------------------------------------------------------------------------
+def _ray_call(function: Callable, shared, key, threads: int) -> Outcome:
+    pin_threads(threads)
+    return _guarded(function, shared, key)
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"the ray engine needs Ray, which is not installed: {RAY_HINT}") from None
+    return ray
+
+
+class RayEngine:
+    """Units as Ray tasks on a local Ray instance started for the run (``address=None``) or on a running
+    cluster (``address="auto"`` or ``"HOST:PORT"``), ``cpus`` CPUs (and TensorFlow threads) per task."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, cpus: int = 1):
+        if address is not None and (not isinstance(address, str) or not address.strip()):
+            raise ConfigError(f"address must be 'auto' or HOST:PORT of a Ray cluster; got {address!r}")
+        if isinstance(cpus, bool) or not isinstance(cpus, int) or cpus < 1:
+            raise ConfigError(f"cpus per task must be an integer >= 1; got {cpus!r}")
+        self.ray = import_ray()
+        self.address, self.cpus = address, cpus
+
+    def _connect(self) -> bool:
+        """Connect (or start a local instance); True when this run started Ray and must shut it down."""
+        ray = self.ray
+        if ray.is_initialized():
+            return False
+        options = {"logging_level": "ERROR", "log_to_driver": False, "configure_logging": True}
+        try:
+            if self.address is None:
+                ray.init(include_dashboard=False, **options)
+            else:
+                ray.init(address=self.address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as error:
+            where = f"at {self.address}" if self.address else "on this machine"
+            raise ConfigError(f"could not start or reach a Ray cluster {where} ({' '.join(str(error).split())[:200]}); "
+                              "start one with `ray start --head`, or leave out --address to start a local one") from None
+        return True
+
+    def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
+        keys = list(keys)
+        if not keys:
+            return
+        ray = self.ray
+        started = self._connect()
+        try:
+            available = ray.cluster_resources().get("CPU", 0)
+            if available < self.cpus:
+                raise ConfigError(f"each task asks for {self.cpus} CPUs but the Ray cluster has {available:g}; "
+                                  "lower the CPUs per task or add nodes")
+            remote = ray.remote(_ray_call).options(num_cpus=self.cpus, max_retries=RAY_MAX_RETRIES,
+                                                   retry_exceptions=False)
+            shared_ref = ray.put(shared)  # once: every task reads it from the object store
+            pending = {remote.remote(function, shared_ref, key, self.cpus): key for key in keys}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                key = pending.pop(ready[0])
+                try:
+                    outcome = ray.get(ready[0])
+                except ray.exceptions.RayError as error:  # lost more often than Ray retries it
+                    outcome = Outcome(error=f"lost on the Ray cluster after {RAY_MAX_RETRIES} retries "
+                                            f"({type(error).__name__})")
+                yield key, outcome
+        finally:
+            if started:
+                ray.shutdown()
+
+    def describe(self) -> str:
+        return f"ray ({self.address or 'local instance'}, {self.cpus} CPU per task)"
+
+
+def get_engine(engine: str = "local", jobs: int = 1, address: str | None = None, cpus: int = 1):
+    """The engine by name; ``jobs`` is for ``local``, ``address`` and ``cpus`` (per task) for ``ray``."""
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine == "local":
+        if address is not None:
+            raise ConfigError("--address is for the ray engine; add --engine ray")
+        return LocalEngine(jobs)
+    if jobs != 1:
+        raise ConfigError("--jobs is for the local engine; with --engine ray every run is a Ray task")
+    return RayEngine(address, cpus)
