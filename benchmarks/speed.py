@@ -39,7 +39,8 @@ SUNSPOTS = Path(__file__).resolve().parent.parent / "datasets" / "monthly_sunspo
 # Children: each runs in a fresh process and prints one JSON line
 # ----------------------------------------------------------------------------------------------------
 def _memory() -> dict:
-    """Peak resident set of this process, and its anonymous (not file-backed) part now, in MB."""
+    """Peak resident set of this process (VmHWM: getrusage's ru_maxrss would carry the parent's peak over
+    fork + exec on Linux), and its anonymous (not file-backed) part now, in MB."""
     status = {}
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -48,7 +49,7 @@ def _memory() -> dict:
                 status[key] = float(value.split()[0]) / 1024
     except OSError:
         pass
-    return {"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {"peak_mb": status.get("VmHWM", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "anon_mb": status.get("RssAnon", float("nan"))}
 
 
@@ -57,8 +58,10 @@ def tsattn_child(model: str, seed: int, epochs: int | None) -> dict:
     ahead (the 564 test months among them) and score them beside the baselines."""
     from tsattn.harness import RunConfig, fit
 
+    start = time.perf_counter()
     result = fit(RunConfig(model=model, seed=seed, **({"epochs": epochs} if epochs else {})))
-    return {"rmse": result.metrics["test"]["model"]["rmse"], "epochs": result.epochs_run,
+    return {"work_seconds": time.perf_counter() - start,
+            "rmse": result.metrics["test"]["model"]["rmse"], "epochs": result.epochs_run,
             "points": result.metrics["test"]["model"]["count"], **_memory()}
 
 
@@ -80,6 +83,7 @@ def darts_child(seed: int, epochs: int | None) -> dict:
         def on_train_epoch_end(self, trainer, module):
             Count.epochs += 1
 
+    start = time.perf_counter()
     frame = pd.read_csv(SUNSPOTS)
     frame["Month"] = pd.to_datetime(frame["Month"])
     series = TimeSeries.from_dataframe(frame, "Month", "Sunspots").astype(np.float32)
@@ -99,7 +103,8 @@ def darts_child(seed: int, epochs: int | None) -> dict:
     forecast = scaler.inverse_transform(forecast)
     actual = series.slice_intersect(forecast)
     rmse = float(np.sqrt(np.mean((forecast.values() - actual.values()) ** 2)))
-    return {"rmse": rmse, "epochs": Count.epochs, "points": len(forecast), **_memory()}
+    return {"work_seconds": time.perf_counter() - start, "rmse": rmse, "epochs": Count.epochs,
+            "points": len(forecast), **_memory()}
 
 
 def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: bool) -> dict:
@@ -178,15 +183,19 @@ def whole_section(seeds: list[int], quick: bool, darts: str | None, before: dict
             else:
                 runs[name].append(run_child("tsattn", name, seed, epochs))
             print(name, seed, runs[name][-1], file=sys.stderr)
-    raw = {name: {key: statistics.median(r[key] for r in rs) for key in ("seconds", "peak_mb", "anon_mb")}
+    raw = {name: {key: statistics.median(r[key] for r in rs if key in r)
+                  for key in ("seconds", "work_seconds", "peak_mb", "anon_mb")}
            | {"rmse": statistics.mean(r["rmse"] for r in rs), "epochs": statistics.mean(r["epochs"] for r in rs)}
            for name, rs in runs.items()}
     darts_seconds = raw.get("darts RNNModel", {}).get("seconds")
+    darts_work = raw.get("darts RNNModel", {}).get("work_seconds")
     rows = []
     for name, figures in raw.items():
         old = before.get("whole", {}).get(name, {})
         ratio = f"{figures['seconds'] / darts_seconds:.2f}" if darts_seconds else "-"
+        work_ratio = f"{figures['work_seconds'] / darts_work:.2f}" if darts_work else "-"
         rows.append([name, _was(old.get("seconds"), figures["seconds"], "{:.1f}"), ratio,
+                     f"{figures['work_seconds']:.1f}", work_ratio,
                      _was(old.get("epochs"), figures["epochs"], "{:.0f}"), _was(old.get("rmse"), figures["rmse"], "{:.2f}"),
                      _was(old.get("peak_mb"), figures["peak_mb"], "{:.0f}"), f"{figures['anon_mb']:.0f}"])
     lines = [f"## Sunspots: fit + 564 one-step test forecasts, whole process (seeds {', '.join(map(str, seeds))}, "
@@ -195,10 +204,12 @@ def whole_section(seeds: list[int], quick: bool, darts: str | None, before: dict
              "tsattn: the harness at its defaults (it also scores the training and validation parts and the naive, "
              "seasonal naive and linear AR baselines). Darts: " + " ".join(darts_child.__doc__.split()) +
              (" " if darts else " (darts not installed: not measured this time.)"), "",
-             "Wall seconds and peak memory are medians over the seeds; epochs and RMSE are means. 'before -> after' "
-             "when an earlier version's figures were given (--before).", ""]
-    lines += C.table(["contender", "wall s", "x Darts", "epochs", "test RMSE", "peak RSS MB",
-                      "anonymous MB at exit"], rows)
+             "Wall seconds and peak memory are medians over the seeds; epochs and RMSE are means. 'After imports' "
+             "is the same run from its first line of work (tsattn: the `fit()` call; Darts: reading the CSV) to "
+             "the RMSE, without interpreter start and library imports. 'before -> after' when an earlier "
+             "version's figures were given (--before).", ""]
+    lines += C.table(["contender", "wall s", "x Darts", "after imports s", "x Darts", "epochs", "test RMSE",
+                      "peak RSS MB", "anonymous MB at exit"], rows)
     lines += [""]
     return lines, raw
 
@@ -269,19 +280,24 @@ def predict_section(repeats: int, quick: bool, before: dict):
     X = np.random.default_rng(0).random((windows, 24, 1), dtype=np.float32)
     raw, rows = {}, []
     for model in list_models():
-        forward = NetworkModel(get_model(model, window=24), model, 24, 1)._compiled()
+        network = get_model(model, window=24)
+        forward = NetworkModel(network, model, 24, 1)._compiled()
         forward(X[:batch])  # trace once
+        network.predict(X[:batch], batch_size=batch, verbose=0)
 
         def run():
             for low in range(0, windows, batch):
                 np.asarray(forward(X[low:low + batch]))
 
         seconds, _ = C.median_time(run, repeats)
+        keras_seconds, _ = C.median_time(lambda: network.predict(X, batch_size=batch, verbose=0), repeats)
         raw[model] = windows / seconds
-        rows.append([model, windows, batch, _was(before.get("predict", {}).get(model), raw[model], "{:,.0f}")])
-    lines = [f"## Predict throughput (window 24, the traced forward pass tsattn forecasts with, median of {repeats})",
-             ""]
-    lines += C.table(["model", "windows", "batch", "windows / s"], rows) + [""]
+        rows.append([model, windows, batch, f"{windows / keras_seconds:,.0f}",
+                     _was(before.get("predict", {}).get(model), raw[model], "{:,.0f}")])
+    lines = [f"## Predict throughput (window 24, median of {repeats})", "",
+             "Keras' `model.predict` (how the forecasts were made before issue 14) and the traced forward pass "
+             "tsattn forecasts with now (`NetworkModel`, one `tf.function` for any batch size).", ""]
+    lines += C.table(["model", "windows", "batch", "model.predict windows / s", "tsattn windows / s"], rows) + [""]
     return lines, raw
 
 
@@ -359,8 +375,8 @@ def main():
         else:
             part, raw[section] = growth_section(args.quick)
         lines += part
-    if args.json:
-        args.json.write_text(json.dumps(raw, indent=1))
+        if args.json:  # after every section: a later section's failure keeps the earlier figures
+            args.json.write_text(json.dumps(raw, indent=1))
     C.write(args.out, lines)
 
 

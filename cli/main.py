@@ -430,6 +430,22 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         output.say(f"Wrote {out}: forecast.csv, forecast.png, forecast.json")
 
 
+def engine_options(function):
+    """--jobs, --engine, --address, --cpus-per-run: where independent runs (compare runs, backtest refits) go."""
+    for option in reversed([
+        click.option("--jobs", type=int, default=1, show_default=True,
+                     help="local engine: runs in parallel processes."),
+        click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="where runs execute: this machine, or Ray tasks (needs pip install 'tsattn[ray]')."),
+        click.option("--address", help="ray engine: a running cluster to join ('auto' or HOST:PORT); without it "
+                                       "a local Ray instance starts for the run."),
+        click.option("--cpus-per-run", type=int, default=1, show_default=True,
+                     help="ray engine: CPUs (and TensorFlow threads) per run."),
+    ]):
+        function = option(function)
+    return function
+
+
 @main.command("backtest")
 @click.option("--model-dir", required=True, type=click.Path(),
               help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
@@ -442,12 +458,13 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
 @click.option("--retrain", type=int, default=0, show_default=True,
               help="refit a fresh model every N origins on the data up to that origin (0: never).")
 @click.option("--epochs", type=int, help="maximum epochs of each refit.")
+@engine_options
 @click.option("--out", required=True, type=click.Path(), help="directory for backtest.csv, metrics.json, backtest.png.")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier backtest (and nothing else).")
 @output_options
 @friendly_errors
 def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, steps, stride, retrain,
-                     epochs, out, force, quiet, as_json):
+                     epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     import warnings
 
@@ -471,7 +488,8 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
-                                    retrain=retrain if retrain else False, epochs=epochs)
+                                    retrain=retrain if retrain else False, epochs=epochs, engine=engine,
+                                    jobs=jobs, address=address, cpus_per_run=cpus_per_run)
     for warning in caught:
         output.progress(f"Warning: {warning.message}")
     summary = table.attrs["metrics"]
@@ -519,13 +537,7 @@ def _names(text: str | None, what: str):
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
 @click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="local engine: runs in parallel processes.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="where runs execute: this machine, or Ray tasks (needs pip install 'tsattn[ray]').")
-@click.option("--address", help="ray engine: a running cluster to join ('auto' or HOST:PORT); without it a "
-                                "local Ray instance starts for the run.")
-@click.option("--cpus-per-run", type=int, default=1, show_default=True,
-              help="ray engine: CPUs (and TensorFlow threads) per run.")
+@engine_options
 @level_option
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")

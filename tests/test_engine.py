@@ -182,3 +182,33 @@ def test_backtest_refits_on_a_ray_cluster_match_sequential(cluster):
 
     nodes, _ = cluster
     pd.testing.assert_frame_equal(_backtest(engine="ray", address=nodes.address), _backtest())
+
+
+def _ensemble(engine=None):
+    import numpy as np
+    import pandas as pd
+
+    from tsattn import Forecaster
+
+    t = np.arange(100)
+    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=100, freq="MS"))
+    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16, ensemble=2, epochs=2)
+    model.fit(series, seed=3, engine=engine)
+    return model.predict(4), model.history_.attrs["member_epochs"]
+
+
+def test_ensemble_members_in_local_processes_match_sequential():
+    import pandas as pd
+
+    from tsattn.engine import get_engine
+
+    (parallel, epochs), (sequential, epochs_one) = _ensemble(get_engine("local", jobs=2)), _ensemble()
+    pd.testing.assert_series_equal(parallel, sequential)
+    assert epochs == epochs_one
+
+
+@pytest.mark.slow
+def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
+    import pandas as pd
+
+    pd.testing.assert_series_equal(_ensemble("ray")[0], _ensemble()[0])

@@ -108,8 +108,8 @@ class Forecaster:
         return config.updated(**settings)
 
     def fit(self, data, validation: float | int = 0.1, epochs: int | None = None, seed: int = 0, verbose: int = 0,
-            id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN
-            ) -> "Forecaster":
+            id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
+            engine=None) -> "Forecaster":
         """Train one global model on every series (the end of each series for early stopping).
 
         Args:
@@ -122,6 +122,8 @@ class Forecaster:
             seed: fixes weights, batch order and dropout.
             verbose: 1 prints an epoch counter with loss and ETA.
             id_column, time_column, value_column: the long frame's columns.
+            engine: where the members of an ensemble (``ensemble=k``) train: None here, or "ray" / an engine
+                of :func:`tsattn.engine.get_engine` (e.g. ``get_engine("local", jobs=2)``); same weights.
 
         Returns:
             self
@@ -145,7 +147,12 @@ class Forecaster:
             from .harness import train_model
 
             progress = EpochProgress(config.epochs) if verbose else None
-            self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(windowed, config, progress)
+            if isinstance(engine, str):
+                from .engine import get_engine
+
+                engine = get_engine(engine)
+            self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(windowed, config, progress,
+                                                                                         engine)
             from .harness import model_quantiles
 
             self.estimator_ = NetworkModel(self.model_, self.model, windowed.window, windowed.horizon,
@@ -429,7 +436,7 @@ class Forecaster:
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
-                 address: str | None = None) -> pd.DataFrame:
+                 address: str | None = None, cpus_per_run: int = 1) -> pd.DataFrame:
         """Rolling-origin historical forecasts (per series for a panel).
 
         Args:
@@ -444,9 +451,9 @@ class Forecaster:
                 k refits every k origins. A refit sees only values up to its origin (scaler included).
                 Refits need one series (a panel's series end at different times).
             epochs: maximum epochs of each refit.
-            engine, jobs, address: where the refits run (they are independent): "local" (``jobs`` processes)
-                or "ray" (each refit a Ray task; ``address`` joins a cluster), as in :func:`tsattn.compare`.
-                Every engine gives the same forecasts.
+            engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
+                (``jobs`` processes) or "ray" (each refit a Ray task of ``cpus_per_run`` CPUs; ``address``
+                joins a cluster), as in :func:`tsattn.compare`. Every engine gives the same forecasts.
 
         Returns:
             A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
@@ -490,7 +497,7 @@ class Forecaster:
 
             from .engine import get_engine
 
-            runner = get_engine(engine, jobs=jobs, address=address)
+            runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
             shared = {"template": clone(self), "series": panel.series(0), "values": panel.values,
                       "origins": origins, "every": every, "horizon": horizon, "epochs": epochs,
                       "validation": (self.config_.validation_fraction if self.config_.split != "holdout"

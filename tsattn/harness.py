@@ -476,18 +476,59 @@ def use_xla(config: RunConfig, steps_per_epoch: int) -> bool:
     return bool(config.jit_compile)
 
 
-def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None):
+def _train_member(shared: dict, index: int):
+    """One ensemble member (a unit of work of any engine): (the model as .keras bytes, history, epochs, best)."""
+    import os
+    import tempfile
+
+    config = shared["config"]
+    member = dataclasses.replace(config, ensemble=1, seed=(config.seed + index) % (C.SEED_MAX + 1))
+    model, history, epochs, best = train_model(shared["data"], member)
+    handle, path = tempfile.mkstemp(suffix=".keras")
+    os.close(handle)
+    try:
+        model.save(path)
+        with open(path, "rb") as stream:
+            return stream.read(), history, epochs, best
+    finally:
+        os.unlink(path)
+
+
+def _load_member(payload: bytes) -> keras.Model:
+    import os
+    import tempfile
+
+    handle, path = tempfile.mkstemp(suffix=".keras")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        return keras.saving.load_model(path, compile=False)
+    finally:
+        os.unlink(path)
+
+
+def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None,
+                engine=None):
     """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best).
 
     With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping) and
     returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
-    are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``.
+    are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``. The
+    members are independent units of work: with an ``engine`` (:func:`tsattn.engine.get_engine`, e.g.
+    "ray") they train there, each in its own process, with the same weights as one after another.
     """
     check_config(config)
     if config.ensemble > 1:
-        trained = [train_model(data, dataclasses.replace(config, ensemble=1,
-                                                         seed=(config.seed + i) % (C.SEED_MAX + 1)), progress)
-                   for i in range(config.ensemble)]
+        if engine is None or getattr(engine, "describe", lambda: "local")() == "local":
+            trained = [train_model(data, dataclasses.replace(config, ensemble=1,
+                                                             seed=(config.seed + i) % (C.SEED_MAX + 1)), progress)
+                       for i in range(config.ensemble)]
+        else:
+            outcomes = dict(engine.map(_train_member, {"data": data, "config": config}, range(config.ensemble)))
+            failed = [f"member {i}: {outcomes[i].error}" for i in range(config.ensemble) if not outcomes[i].ok]
+            if failed:
+                raise TrainingError(f"ensemble training failed: {'; '.join(failed)}")
+            trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(config.ensemble)]
         members = [keras.Model(member.input, member.output, name=f"member_{i}")
                    for i, (member, *_) in enumerate(trained)]
         inputs = keras.Input(shape=(data.window, 1), name="window")
@@ -551,7 +592,7 @@ def season_of(config: RunConfig, panel: Panel) -> int:
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
-        panel: Panel | None = None, **overrides) -> RunResult:
+        panel: Panel | None = None, engine=None, **overrides) -> RunResult:
     """Train and evaluate one global model: the shared harness behind the CLI, Forecaster and compare.
 
     Args:
@@ -561,6 +602,8 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         progress: an optional Keras callback (e.g. :class:`EpochProgress`).
         panel: the data the config names, already loaded by :func:`load_panel` (compare loads each dataset
             once and sends it to every run); the config keeps naming it.
+        engine: where the members of an ensemble (``ensemble=k``) train: None / "local" here, one after
+            another; an engine of :func:`tsattn.engine.get_engine` (local processes or Ray) in parallel.
         **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
 
     Example:
@@ -584,7 +627,11 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     data = window_config(panel, config)
     season = season_of(config, data.panel)
     start = time.perf_counter()
-    model, history, epochs_run, best = train_model(data, config, progress)
+    if isinstance(engine, str):
+        from .engine import get_engine
+
+        engine = get_engine(engine)
+    model, history, epochs_run, best = train_model(data, config, progress, engine)
     fit_seconds = time.perf_counter() - start
     network = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
     baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
