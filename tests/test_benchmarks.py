@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
                "All frequencies", "## Targets", "ensemble of 2 (median)", "QUICK MODE"]),
     ("m3_defaults.py", ["selection part", "skip relative", "QUICK MODE"]),
     ("xla.py", ["| XLA |", "validation sMAPE", "QUICK MODE"]),
+    ("engines.py", ["--jobs 2", "--engine ray (local instance)", "Scheduling overhead", "QUICK MODE"]),
     ("early_stopping.py", ["## Summary", "val loss p=10 / p=20", "QUICK MODE"]),
     ("profile_fit.py", ["import tsattn.harness", "tracing (first - median) s", "epochs after the best", "QUICK MODE"]),
     ("intervals.py", ["## m3-monthly", "## sunspots", "(conformal)", "quantile loss", "AutoETS (its own intervals)",

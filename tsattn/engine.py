@@ -188,9 +188,13 @@ class RayEngine:
                 key = pending.pop(ready[0])
                 try:
                     outcome = ray.get(ready[0])
-                except ray.exceptions.RayError as error:  # lost more often than Ray retries it
-                    outcome = Outcome(error=f"lost on the Ray cluster after {RAY_MAX_RETRIES} retries "
-                                            f"({type(error).__name__})")
+                except ray.exceptions.RayError as error:
+                    lost = tuple(getattr(ray.exceptions, name) for name in
+                                 ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError")
+                                 if hasattr(ray.exceptions, name))
+                    outcome = Outcome(error=f"lost with its worker more often than Ray retries a task "
+                                            f"({RAY_MAX_RETRIES}): {type(error).__name__}" if isinstance(error, lost)
+                                      else _describe(error))
                 yield key, outcome
         finally:
             if started:
