@@ -14,7 +14,6 @@ threads; Ray: starting a local instance and its workers) and then the time per f
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import tempfile

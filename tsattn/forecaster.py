@@ -147,10 +147,6 @@ class Forecaster:
             from .harness import train_model
 
             progress = EpochProgress(config.epochs) if verbose else None
-            if isinstance(engine, str):
-                from .engine import get_engine
-
-                engine = get_engine(engine)
             self.model_, self.history_, self.epochs_run_, self.best_epoch_ = train_model(windowed, config, progress,
                                                                                          engine)
             from .harness import model_quantiles

@@ -476,14 +476,17 @@ def use_xla(config: RunConfig, steps_per_epoch: int) -> bool:
     return bool(config.jit_compile)
 
 
+def _member_config(config: RunConfig, index: int) -> RunConfig:
+    """The settings of ensemble member ``index``: one model, seeded seed + index."""
+    return dataclasses.replace(config, ensemble=1, seed=(config.seed + index) % (C.SEED_MAX + 1))
+
+
 def _train_member(shared: dict, index: int):
     """One ensemble member (a unit of work of any engine): (the model as .keras bytes, history, epochs, best)."""
     import os
     import tempfile
 
-    config = shared["config"]
-    member = dataclasses.replace(config, ensemble=1, seed=(config.seed + index) % (C.SEED_MAX + 1))
-    model, history, epochs, best = train_model(shared["data"], member)
+    model, history, epochs, best = train_model(shared["data"], _member_config(shared["config"], index))
     handle, path = tempfile.mkstemp(suffix=".keras")
     os.close(handle)
     try:
@@ -514,15 +517,17 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping) and
     returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
     are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``. The
-    members are independent units of work: with an ``engine`` (:func:`tsattn.engine.get_engine`, e.g.
-    "ray") they train there, each in its own process, with the same weights as one after another.
+    members are independent units of work: with an ``engine`` ("ray", or one of :func:`tsattn.engine.get_engine`)
+    they train there, each in its own process, with the same weights as one after another.
     """
     check_config(config)
     if config.ensemble > 1:
-        if engine is None or getattr(engine, "describe", lambda: "local")() == "local":
-            trained = [train_model(data, dataclasses.replace(config, ensemble=1,
-                                                             seed=(config.seed + i) % (C.SEED_MAX + 1)), progress)
-                       for i in range(config.ensemble)]
+        if isinstance(engine, str):
+            from .engine import get_engine
+
+            engine = get_engine(engine)
+        if engine is None or engine.describe() == "local":
+            trained = [train_model(data, _member_config(config, i), progress) for i in range(config.ensemble)]
         else:
             outcomes = dict(engine.map(_train_member, {"data": data, "config": config}, range(config.ensemble)))
             failed = [f"member {i}: {outcomes[i].error}" for i in range(config.ensemble) if not outcomes[i].ok]
@@ -627,10 +632,6 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     data = window_config(panel, config)
     season = season_of(config, data.panel)
     start = time.perf_counter()
-    if isinstance(engine, str):
-        from .engine import get_engine
-
-        engine = get_engine(engine)
     model, history, epochs_run, best = train_model(data, config, progress, engine)
     fit_seconds = time.perf_counter() - start
     network = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
