@@ -137,6 +137,18 @@ def import_ray():
     return ray
 
 
+def _token_auth_if_available() -> None:
+    """Send the cluster token when one is at hand. Ray 2.59+ turns token authentication on for clusters started
+    with `ray start --head`, but a driver joining by address only sends its token with RAY_AUTH_MODE=token
+    (ray.init() without an address does this itself); a token sent to a cluster without authentication is
+    ignored (tried on Ray 2.60). RAY_AUTH_MODE set by the user is left alone."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
+    if os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(path):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 class RayEngine:
     """Units as Ray tasks on a local Ray instance started for the run (``address=None``) or on a running
     cluster (``address="auto"`` or ``"HOST:PORT"``), ``cpus`` CPUs (and TensorFlow threads) per task."""
@@ -148,6 +160,8 @@ class RayEngine:
             raise ConfigError(f"address must be 'auto' or HOST:PORT of a Ray cluster; got {address!r}")
         if isinstance(cpus, bool) or not isinstance(cpus, int) or cpus < 1:
             raise ConfigError(f"cpus per task must be an integer >= 1; got {cpus!r}")
+        if address is not None:
+            _token_auth_if_available()  # before Ray is imported: it reads the mode once
         self.ray = import_ray()
         self.address, self.cpus = address, cpus
 
@@ -165,7 +179,8 @@ class RayEngine:
         except (ConnectionError, RuntimeError, ValueError) as error:
             where = f"at {self.address}" if self.address else "on this machine"
             raise ConfigError(f"could not start or reach a Ray cluster {where} ({' '.join(str(error).split())[:200]}); "
-                              "start one with `ray start --head`, or leave out --address to start a local one") from None
+                              "start one with `ray start --head` (if it uses token authentication, set RAY_AUTH_TOKEN "
+                              "to its `ray get-auth-token`), or leave out --address to start a local one") from None
         return True
 
     def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
