@@ -457,14 +457,14 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         eta = elapsed / finished * (len(pending) - finished)
         where = f"[{len(records) + len(failures)}/{total}] {key[0]} {key[1]} seed {key[2]}"
         if not outcome.ok:
-            echo(f"{where}: FAILED: {outcome.error}; ETA {eta:.0f}s")
+            echo(f"{where}: FAILED: {outcome.error}; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
             return
         record = outcome.value
         test = record["metrics"]["test"]
         metric = "rmse" if record.get("series", 1) == 1 else "smape"
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
         echo(f"{where}: {label} {test['model'][metric]:.4g} (naive {test['naive'][metric]:.4g}), "
-             f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; ETA {eta:.0f}s")
+             f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
 
     for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):
         if out is not None:  # written as each run finishes: an interrupted comparison resumes from here
