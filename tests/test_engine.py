@@ -149,12 +149,17 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
                     return
                 time.sleep(0.1)
 
+    # runs of a few seconds (40 epochs), so the node dies while one is mid-run, not as it ends
     results = compare(out=tmp_path / "ray", engine="ray", address=nodes.address,
-                      **options(small_csv, seeds=[0, 1, 2], echo=echo))
+                      **options(small_csv, seeds=[0, 1, 2], epochs=40, echo=echo))
     assert killed and not results.attrs["failures"]
-    retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000) if t.attempt_number > 0]
+    for _ in range(50):  # the state API reports task attempts with some delay
+        retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000) if t.attempt_number > 0]
+        if retried:
+            break
+        time.sleep(0.2)
     assert retried  # the run lost with the node was run again by Ray
-    compare(out=tmp_path / "one", **options(small_csv, seeds=[0, 1, 2]))
+    compare(out=tmp_path / "one", **options(small_csv, seeds=[0, 1, 2], epochs=40))
     assert records(tmp_path / "ray") == records(tmp_path / "one") and len(records(tmp_path / "one")) == 6
 
 

@@ -141,8 +141,11 @@ def _token_auth_if_available() -> None:
     """Send the cluster token when one is at hand. Ray 2.59+ turns token authentication on for clusters started
     with `ray start --head`, but a driver joining by address only sends its token with RAY_AUTH_MODE=token
     (ray.init() without an address does this itself); a token sent to a cluster without authentication is
-    ignored (tried on Ray 2.60). RAY_AUTH_MODE set by the user is left alone."""
-    if "RAY_AUTH_MODE" in os.environ:
+    ignored (tried on Ray 2.60). RAY_AUTH_MODE set by the user is left alone, and so is a process that imported
+    Ray already: Ray reads the mode once, and a changed variable would reach only the processes it starts."""
+    import sys
+
+    if "RAY_AUTH_MODE" in os.environ or "ray" in sys.modules:
         return
     path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
     if os.environ.get("RAY_AUTH_TOKEN") or os.path.isfile(path):
