@@ -46,6 +46,25 @@ def dataset_for_run(name: str, quick: bool):
     return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
 
 
+def memory_mb() -> dict:
+    """This process's memory in MB: ``peak`` resident set (VmHWM; getrusage's ru_maxrss would carry the parent's
+    peak over fork + exec on Linux, so a child of a process holding TensorFlow could not report less than it)
+    and ``anon``, its anonymous (not file-backed) part now (NaN where /proc is missing)."""
+    status = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if value.strip().endswith("kB"):
+                status[key] = float(value.split()[0]) / 1024
+    except OSError:
+        pass
+    if "VmHWM" not in status:
+        import resource
+
+        status["VmHWM"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"peak": status["VmHWM"], "anon": status.get("RssAnon", float("nan"))}
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -27,12 +27,6 @@ import _common as C  # noqa: E402
 MODELS = ("simple-rnn", "attention-rnn", "transformer")
 
 
-def _peak_mb() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def m3_child(model: str, quick: bool, linear_fit: str) -> dict:
     """In a fresh process: fit + forecast one model at its defaults on M3 monthly (or 40 series in quick mode)."""
     import tsattn
@@ -66,7 +60,7 @@ def m3_child(model: str, quick: bool, linear_fit: str) -> dict:
         per_series = {"smape": float(np.nanmean(values["smape"])), "mase": float(np.nanmean(values["mase"]))}
     return {"model": model, "linear_per_series": per_series, "series": panel.n_series, "load_seconds": load_seconds, "fit_seconds": result.fit_seconds,
             "fit_forecast_seconds": total, "epochs": result.epochs_run, "best_epoch": result.best_epoch,
-            "train_windows": result.data.count("train"), "peak_mb": _peak_mb(),
+            "train_windows": result.data.count("train"), "peak_mb": C.memory_mb()["peak"],
             "smape": {key: test[key]["smape"] for key in ("model", "naive", "seasonal_naive", "linear")},
             "mase": {key: test[key]["mase"] for key in ("model", "naive", "seasonal_naive", "linear")},
             "median_smape": result.metrics["median"]["test"]["model"]["smape"],
@@ -103,7 +97,7 @@ def memory_child(n_series: int, length: int, batch_size: int) -> dict:
     epoch_seconds = time.perf_counter() - start
     return {"series": n_series, "length": length, "points": n_series * length, "train_windows": data.count("train"),
             "batch_size": batch_size, "build_seconds": build_seconds, "panel_seconds": panel_seconds,
-            "window_seconds": window_seconds, "epoch_seconds": epoch_seconds, "peak_mb": _peak_mb()}
+            "window_seconds": window_seconds, "epoch_seconds": epoch_seconds, "peak_mb": C.memory_mb()["peak"]}
 
 
 def run_child(*arguments) -> dict:

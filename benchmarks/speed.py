@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -39,18 +38,8 @@ SUNSPOTS = Path(__file__).resolve().parent.parent / "datasets" / "monthly_sunspo
 # Children: each runs in a fresh process and prints one JSON line
 # ----------------------------------------------------------------------------------------------------
 def _memory() -> dict:
-    """Peak resident set of this process (VmHWM: getrusage's ru_maxrss would carry the parent's peak over
-    fork + exec on Linux), and its anonymous (not file-backed) part now, in MB."""
-    status = {}
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if value.strip().endswith("kB"):
-                status[key] = float(value.split()[0]) / 1024
-    except OSError:
-        pass
-    return {"peak_mb": status.get("VmHWM", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "anon_mb": status.get("RssAnon", float("nan"))}
+    memory = C.memory_mb()
+    return {"peak_mb": memory["peak"], "anon_mb": memory["anon"]}
 
 
 def tsattn_child(model: str, seed: int, epochs: int | None) -> dict:
@@ -223,13 +212,9 @@ def cli_section(repeats: int, before: dict):
     base = [str(script)] if script.exists() else [sys.executable, "-m", "tsattn"]
     raw, rows = {}, []
     for arguments in (["--help"], ["models"], ["datasets"]):
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            subprocess.run(base + arguments, check=True, capture_output=True)
-            times.append(time.perf_counter() - start)
         name = "tsattn " + " ".join(arguments)
-        raw[name] = statistics.median(times)
+        raw[name], _ = C.median_time(lambda: subprocess.run(base + arguments, check=True, capture_output=True),
+                                     repeats)
         rows.append([name, _was(before.get("cli", {}).get(name), raw[name], "{:.2f}"),
                      "met" if raw[name] < 1 else "NOT met"])
     lines = [f"## Commands that do not train (wall seconds, median of {repeats}; target < 1 s)", ""]

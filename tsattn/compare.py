@@ -444,7 +444,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             echo(f"resuming: {len(records)} of {len(spec.run_keys())} runs already done in {out}")
     pending = [key for key in spec.run_keys() if key not in records]
     total, started = len(spec.run_keys()), time.perf_counter()
-    if pending and runner.describe() != "local":
+    if pending and not runner.in_process:
         echo(f"running {len(pending)} runs on {runner.describe()}")
 
     def report(key, outcome):

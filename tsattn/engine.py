@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-from .errors import ConfigError
+from .errors import ConfigError, TsattnError
 
 ENGINES = ("local", "ray")
 RAY_HINT = "pip install 'tsattn[ray]' (or pip install 'ray[default]')"
@@ -42,8 +42,6 @@ class Outcome:
 
 
 def _describe(error: BaseException) -> str:
-    from .errors import TsattnError
-
     message = " ".join(str(error).split()) or type(error).__name__
     return message if isinstance(error, TsattnError) else f"{type(error).__name__}: {message}"
 
@@ -94,12 +92,15 @@ class LocalEngine:
     """Units in this process one after another (``jobs=1``) or in ``jobs`` spawned processes, each with
     cores / jobs TensorFlow threads."""
 
-    name = "local"
-
     def __init__(self, jobs: int = 1):
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
         self.jobs = jobs
+
+    @property
+    def in_process(self) -> bool:
+        """Whether units run here, one after another (callers may then pass them what cannot be pickled)."""
+        return self.jobs == 1
 
     def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
         keys = list(keys)
@@ -156,7 +157,7 @@ class RayEngine:
     """Units as Ray tasks on a local Ray instance started for the run (``address=None``) or on a running
     cluster (``address="auto"`` or ``"HOST:PORT"``), ``cpus`` CPUs (and TensorFlow threads) per task."""
 
-    name = "ray"
+    in_process = False
 
     def __init__(self, address: str | None = None, cpus: int = 1):
         if address is not None and (not isinstance(address, str) or not address.strip()):

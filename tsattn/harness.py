@@ -526,7 +526,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
             from .engine import get_engine
 
             engine = get_engine(engine)
-        if engine is None or engine.describe() == "local":
+        if engine is None or engine.in_process:
             trained = [train_model(data, _member_config(config, i), progress) for i in range(config.ensemble)]
         else:
             outcomes = dict(engine.map(_train_member, {"data": data, "config": config}, range(config.ensemble)))
