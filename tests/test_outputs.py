@@ -140,6 +140,9 @@ def _start_fit(tmp_path, csv, out):
     args = fit_args(csv, out)
     args = [a for a in args if a != "--quiet"]
     args[args.index("--epochs") + 1] = "2000"
+    # without early stopping: the fit is still training when the signal comes (epochs on this tiny series are
+    # fast enough that early stopping could end the run within the second the test waits)
+    args[args.index("--out"):args.index("--out")] = ["--set", "early_stopping=false"]
     return subprocess.Popen([sys.executable, "-m", "tsattn", *args], stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env=env, cwd=tmp_path)
 
