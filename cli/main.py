@@ -286,7 +286,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
     check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
 
-    from tsattn.harness import EpochProgress, fit, preset_config
+    from tsattn.config import preset_config
+    from tsattn.harness import EpochProgress, fit
     from tsattn.runs import interval_table, interval_verdict, metrics_table, write_run
 
     config = preset_config(preset, **overrides)

@@ -22,7 +22,7 @@ _LAZY = {
     "get_model": ("tsattn.models", "get_model"),
     "list_models": ("tsattn.specs", "list_models"),
     "fit": ("tsattn.harness", "fit"),
-    "RunConfig": ("tsattn.harness", "RunConfig"),
+    "RunConfig": ("tsattn.config", "RunConfig"),
 }
 
 

@@ -44,27 +44,27 @@ def _finite_or_none(values) -> list:
     return [float(v) if v is not None and math.isfinite(v) else None for v in np.asarray(values, dtype=np.float64)]
 
 
-def metadata(forecaster) -> dict:
-    """Everything besides the Keras model that a fitted Forecaster needs to forecast again."""
+def metadata(state) -> dict:
+    """Everything besides the Keras model that a :class:`tsattn.state.FittedState` needs to forecast again."""
     from .specs import get_spec
 
-    tails = forecaster.tails_
-    keras_model = forecaster.model_ is not None
-    trained_until = forecaster.trained_until_
+    tails = state.tails
+    keras_model = state.keras_model is not None
+    trained_until = state.trained_until
     return {
         "format": ARTEFACT_FORMAT,
         "format_version": ARTEFACT_VERSION,
         "kind": "keras" if keras_model else "baseline",
-        "model": forecaster.model,
-        "model_params": get_spec(forecaster.model).resolve(forecaster.config_.model_params) if keras_model else {},
-        "estimator_params": dict(forecaster.get_params()),
-        "estimator": forecaster.estimator_.state(),
-        "window": forecaster.window,
-        "horizon": forecaster.horizon,
-        "season": int(forecaster.season_),
-        "scaler": forecaster.scaler_.to_dict(),
-        "mase_scale": _finite_or_none(forecaster.mase_scale_),
-        "columns": list(getattr(forecaster, "columns_", ("unique_id", "ds", "y"))),
+        "model": state.name,
+        "model_params": get_spec(state.config.model).resolve(state.config.model_params) if keras_model else {},
+        "estimator_params": dict(state.params),
+        "estimator": state.estimator.state(),
+        "window": int(state.window),
+        "horizon": int(state.horizon),
+        "season": int(state.season),
+        "scaler": state.scaler.to_dict(),
+        "mase_scale": _finite_or_none(state.mase_scale),
+        "columns": list(state.columns),
         "series_name": tails.name,
         "single_input": bool(tails.single_input),
         "ids": list(tails.ids),
@@ -72,29 +72,31 @@ def metadata(forecaster) -> dict:
                   "tz": str(tails.index.tz) if getattr(tails.index, "tz", None) is not None else None},
         "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index)},
         "trained_until": int(trained_until) if isinstance(trained_until, (int, np.integer)) else str(trained_until),
-        "history": {column: [float(v) for v in forecaster.history_[column]] for column in forecaster.history_.columns},
-        "quantiles": None if forecaster.quantiles_ is None else list(forecaster.quantiles_),
-        "conformal": None if getattr(forecaster, "conformal_", None) is None else forecaster.conformal_.state(),
-        "quantile_conformal": None if getattr(forecaster, "quantile_conformal_", None) is None else
-        forecaster.quantile_conformal_.state(),
-        "config": forecaster.config_.to_dict(),
+        "history": {column: [float(v) for v in state.history[column]] for column in state.history.columns},
+        "epochs_run": state.epochs_run,
+        "best_epoch": state.best_epoch,
+        "quantiles": None if state.quantiles is None else list(state.quantiles),
+        "conformal": None if state.conformal is None else state.conformal.state(),
+        "quantile_conformal": None if state.quantile_conformal is None else state.quantile_conformal.state(),
+        "config": state.config.to_dict(),
         "versions": versions(),
     }
 
 
-def write_directory(directory: Path, forecaster) -> None:
-    """model.keras + tsattn.json into an (empty, staging) directory."""
+def write_directory(directory: Path, state) -> None:
+    """model.keras + tsattn.json of a fitted state into an (empty, staging) directory."""
     directory = Path(directory)
-    if forecaster.model_ is not None:
-        forecaster.model_.save(directory / MODEL_FILE)
-    write_json(directory / METADATA_FILE, metadata(forecaster))
+    if state.keras_model is not None:
+        state.keras_model.save(directory / MODEL_FILE)
+    write_json(directory / METADATA_FILE, metadata(state))
 
 
-def save(forecaster, path: Path) -> Path:
-    """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically."""
-    path = check_output_file(path, force=True, recognise=is_artefact_file, option="the path")
+def save(state, path: Path, force: bool = True) -> Path:
+    """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically; an existing file is
+    replaced only when it is a tsattn artefact (and ``force``)."""
+    path = check_output_file(path, force=force, recognise=is_artefact_file, option="the path")
     with tempfile.TemporaryDirectory() as scratch:
-        write_directory(Path(scratch), forecaster)
+        write_directory(Path(scratch), state)
         with atomic_file(path) as temporary:
             with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
                 for item in sorted(Path(scratch).iterdir()):
@@ -288,99 +290,66 @@ def _tails(state: dict):
                  bool(state["single_input"]))
 
 
-def load(cls, path: Path):
-    """A fitted ``cls`` (Forecaster) from an artefact written by :func:`save` or `tsattn fit`."""
-    from .baselines import NetworkModel, from_state, Naive, SeasonalNaive
-    from .harness import RunConfig, check_config
+def load(path: Path):
+    """The :class:`tsattn.state.FittedState` of an artefact written by :func:`save` or `tsattn fit` (formats 1
+    and 2), with one clear line for anything else."""
+    from .baselines import Naive, NetworkModel, SeasonalNaive, from_state
+    from .config import RunConfig, check_config
     from .intervals import Conformal, QuantileConformal, check_quantiles
+    from .state import FittedState
     from .windows import Scaler
 
     model, state = read(path)
     try:
         _check_state(state)
-        forecaster = cls(**state["estimator_params"])
-        forecaster.model_ = model
-        forecaster.scaler_ = Scaler.from_dict(state["scaler"])
-        forecaster.season_ = int(state["season"])
-        forecaster.tails_ = _tails(state)
+        params = dict(state["estimator_params"])
+        name = params.get("model", state.get("model"))
+        tails = _tails(state)
         scale = state.get("mase_scale")
         scale = [scale] if not isinstance(scale, list) else scale
-        forecaster.mase_scale_ = np.array([np.nan if v is None else float(v) for v in scale], dtype=np.float64)
-        kind = forecaster.tails_.index_kind
+        mase_scale = np.array([np.nan if v is None else float(v) for v in scale], dtype=np.float64)
+        kind = tails.index_kind
         label = state["trained_until"]
-        forecaster.trained_until_ = (int(label) if kind == "range" else
-                                     _index([label], kind, forecaster.tails_.freq, state["index"].get("tz"))[0])
-        config = {k: v for k, v in state["config"].items() if k in RunConfig.fields()}
-        forecaster.config_ = RunConfig(**config)
-        forecaster.columns_ = tuple(state.get("columns", ("unique_id", "ds", "y")))
+        trained_until = (int(label) if kind == "range" else
+                         _index([label], kind, tails.freq, state["index"].get("tz"))[0])
+        config = RunConfig(**{k: v for k, v in state["config"].items() if k in RunConfig.fields()})
+        window, horizon, season = int(state["window"]), int(state["horizon"]), int(state["season"])
         quantiles = state.get("quantiles")
         if quantiles is not None:
             quantiles = check_quantiles(quantiles)
-        forecaster.conformal_ = None if state.get("conformal") is None else Conformal.from_state(state["conformal"])
-        forecaster.quantile_conformal_ = None if state.get("quantile_conformal") is None else \
-            QuantileConformal.from_state(state["quantile_conformal"])
         if model is not None:
-            window, horizon = int(state["window"]), int(state["horizon"])
             outputs = (horizon,) if quantiles is None else (horizon, len(quantiles))
             if tuple(model.input_shape[1:]) != (window, 1) or tuple(model.output_shape[1:]) != outputs:
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
                                  f"to {outputs}")
-            forecaster.estimator_ = NetworkModel(model, forecaster.model, window, horizon, quantiles)
+            estimator = NetworkModel(model, name, window, horizon, quantiles)
         elif "estimator" in state:
-            forecaster.estimator_ = from_state(state["estimator"])
+            estimator = from_state(state["estimator"])
         else:  # format 1 baselines
-            horizon = int(state["horizon"])
-            forecaster.estimator_ = Naive(horizon) if forecaster.model == "naive" else \
-                SeasonalNaive(horizon, forecaster.season_)
-        if len(forecaster.scaler_.offset) != forecaster.tails_.n_series:
-            raise ValueError("one scaler per series is needed")
-        if forecaster.window != int(state["window"]) or forecaster.horizon != int(state["horizon"]):
-            raise ValueError("the estimator's window and horizon differ from the model's")
-        check_config(forecaster.config_)
-        if (forecaster.tails_.lengths < forecaster.lookback_).any():
-            raise ValueError("a stored tail is shorter than the window")
-        if len(forecaster.mase_scale_) != forecaster.tails_.n_series:
-            raise ValueError("one MASE scale per series is needed")
+            estimator = Naive(horizon) if name == "naive" else SeasonalNaive(horizon, season)
         history = state.get("history") or {"loss": []}
-        forecaster.history_ = pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
-                                                                         name="epoch"))
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError) as exc:
+        fitted = FittedState(
+            config=config, estimator=estimator, window=window, horizon=horizon,
+            scaler=Scaler.from_dict(state["scaler"]), season=season, mase_scale=mase_scale, tails=tails,
+            trained_until=trained_until,
+            history=pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
+                                                               name="epoch")),
+            conformal=None if state.get("conformal") is None else Conformal.from_state(state["conformal"]),
+            quantile_conformal=None if state.get("quantile_conformal") is None else
+            QuantileConformal.from_state(state["quantile_conformal"]),
+            columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
+            epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"))
+        if len(fitted.scaler.offset) != tails.n_series:
+            raise ValueError("one scaler per series is needed")
+        if params.get("window") not in (None, window) or params.get("horizon", horizon) != horizon:
+            raise ValueError("the estimator's window and horizon differ from the model's")
+        check_config(config)
+        if (tails.lengths < fitted.lookback).any():
+            raise ValueError("a stored tail is shorter than the window")
+        if len(mase_scale) != tails.n_series:
+            raise ValueError("one MASE scale per series is needed")
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError,
+            StopIteration) as exc:
         raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
                         "again") from None
-    return forecaster
-
-
-def from_run(result):
-    """The fitted Forecaster of a harness run (what `tsattn fit` saves in its run directory)."""
-    from .baselines import NetworkModel
-    from .forecaster import Forecaster
-    from .harness import model_quantiles
-    from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
-
-    config = result.config
-    forecaster = Forecaster(config.model, result.data.window, result.data.horizon, **config.model_params)
-    forecaster.config_ = config
-    forecaster.model_ = result.model
-    forecaster.estimator_ = NetworkModel(result.model, config.model, result.data.window, result.data.horizon,
-                                         model_quantiles(config))
-    forecaster.conformal_ = (result.conformal or {}).get("model")
-    forecaster.quantile_conformal_ = result.quantile_conformal
-    forecaster.scaler_ = result.data.scaler
-    forecaster.season_ = result.season
-    forecaster.mase_scale_ = result.mase_scale
-    forecaster.history_ = result.history
-    forecaster.columns_ = (config.id_column or ID_COLUMN, config.date_column or TIME_COLUMN,
-                           config.column or VALUE_COLUMN)
-    forecaster._remember_tails(result.data.panel, trained_until=seen_until(result.data))
-    return forecaster
-
-
-def seen_until(data):
-    """The last label whose value training or model selection (early stopping) used."""
-    panel = data.panel
-    if data.part_bounds is None:
-        return panel.index[panel.offsets[1:] - 1].max() if panel.n_series > 1 else panel.index[-1]
-    ends = panel.offsets[:-1] + np.maximum(data.part_bounds[:, 1], data.part_bounds[:, 0]) - 1
-    ends = np.maximum(ends, panel.offsets[:-1])
-    labels = panel.index[ends]
-    return labels.max() if panel.n_series > 1 else labels[0]
+    return fitted

@@ -317,7 +317,19 @@ class NetworkModel(WindowModel):
         return point, {q: outputs[:, :, i] for i, q in enumerate(self.quantiles)}
 
 
-BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive}  # the baselines a Forecaster can be
+BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive, "linear": LinearAR}  # what a Forecaster can be besides
+# the networks; each is fitted on the same windows and scored on the same targets as a network of that window
+
+
+def forecaster_baseline(name: str, window: int, horizon: int, season: int, linear_fit: str = "pooled") -> WindowModel:
+    """An unfitted baseline of :data:`BASELINES` by the name users type."""
+    if name == "naive":
+        return Naive(horizon)
+    if name == "seasonal-naive":
+        return SeasonalNaive(horizon, season)
+    if name == "linear":
+        return LinearAR(window, horizon, linear_fit)
+    raise ConfigError(f"unknown baseline {name!r}; available: {', '.join(BASELINES)}")
 
 
 def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled",

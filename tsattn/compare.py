@@ -70,7 +70,7 @@ class ComparisonSpec:
 def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
     """Per-model overrides from settings: run settings apply to all; `param` to the models that take it;
     `model-name.param` to one model; `model.param` like `param`."""
-    from .harness import RunConfig
+    from .config import RunConfig
     from .specs import get_spec
 
     per_model = {model: {} for model in models}
@@ -144,7 +144,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
             merged[key] = value
     _split_settings(models, merged)  # refuse unknown keys now
     spec = ComparisonSpec(models, sources, seeds, merged)
-    from .harness import check_config
+    from .config import check_config
 
     for model in models:  # refuse bad values now, not after an hour of runs
         for seed in seeds:
@@ -204,7 +204,7 @@ GRID_KEYS = {
 # One run
 # ----------------------------------------------------------------------------------------------------
 def _run_config(spec: ComparisonSpec, source: SeriesSource, model: str, seed: int):
-    from .harness import RunConfig
+    from .config import RunConfig
 
     overrides = _split_settings(spec.models, spec.settings)[model]
     base = RunConfig(model=model, seed=seed, dataset=source.dataset, dataset_options=dict(source.options),
@@ -379,7 +379,7 @@ def _complete(record: dict) -> bool:
 def _load_sources(spec: ComparisonSpec) -> dict:
     """Every dataset of the comparison, loaded once (bad data fails before --out is created): {name: Panel}.
     Runs get these panels (workers and cluster nodes never need the files)."""
-    from .harness import load_panel
+    from .config import load_panel
 
     return {source.name: load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
             for source in spec.sources}

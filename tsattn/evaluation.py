@@ -11,14 +11,33 @@ targets; the MASE denominator is each series' in-sample seasonal-naive error (M4
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .errors import ConfigError
+from .baselines import Naive, SeasonalNaive, gather_windows
+from .errors import ConfigError, DataError
+from .intervals import Conformal, QuantileConformal, check_levels, series_scale
 from .windows import PARTS
+
+
+@dataclass
+class PartForecast:
+    """Forecasts of one part: first-target timestamps, actual and predicted (samples, horizon), series units.
+
+    ``series`` holds the series number of each window; ``baselines`` the baselines' forecasts by key.
+    """
+
+    index: pd.Index
+    actual: np.ndarray
+    predicted: np.ndarray
+    actual_scaled: np.ndarray
+    predicted_scaled: np.ndarray
+    baselines: dict[str, np.ndarray]
+    series: np.ndarray
+    intervals: dict = field(default_factory=dict)  # model key -> {quantile: (samples, horizon)} (with levels)
 
 
 @dataclass
@@ -41,6 +60,20 @@ def origins_of(data, part: str):
     return starts + data.window - 1, data.panel.offsets[series], series
 
 
+def calibrate(model, data, interval_scale: np.ndarray):
+    """Conformal calibration of ``model`` on the validation part of ``data``: (Conformal of its point forecasts,
+    QuantileConformal of a quantile model's own quantiles or None), or (None, None) without a validation part.
+    ``interval_scale`` holds, per series, what the scores are divided by. The one calibration every path uses."""
+    if data.count("validation") == 0:
+        return None, None
+    origins, first, series = origins_of(data, "validation")
+    point, quantiles = model.forecast_distribution(data.panel.values, origins, first, series, data.scaler)
+    actual = data.y("validation", scaled=False)
+    scale = interval_scale[series]
+    return (Conformal.calibrate(actual, point, scale),
+            None if quantiles is None else QuantileConformal.calibrate(actual, quantiles, scale))
+
+
 def forecast_part(model, data, part: str) -> np.ndarray:
     """(windows, horizon) forecasts of a part's windows in series units, through the shared interface."""
     origins, first, series = origins_of(data, part)
@@ -61,24 +94,23 @@ def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict
     return steps
 
 
-def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=()) -> Evaluation:
+def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=(), calibration=None) -> Evaluation:
     """Forecast every part's windows with the network and the baselines and score them on the same targets.
 
     With ``levels`` every model also gets intervals calibrated on its validation forecasts (the test part is
     never read): split-conformal ones around its forecast (:class:`tsattn.intervals.Conformal`), or for a network
     trained with ``loss="quantile"`` its own quantiles conformalized (:class:`tsattn.intervals.QuantileConformal`).
     Models with intervals of their own (quantile networks, statsforecast's methods) also report them
-    uncalibrated under ``<key>_native``. Interval metrics are scored on the test part.
+    uncalibrated under ``<key>_native``. Interval metrics are scored on the test part. ``calibration`` is the
+    network's (Conformal, QuantileConformal) from its fitted state (:func:`calibrate` on the same data gives
+    the same; passing it only saves doing it twice).
     """
-    from .harness import PartForecast
-    from .intervals import Conformal, QuantileConformal, check_levels, series_scale
-
     levels = check_levels(levels)
     panel = data.panel
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     interval_scale = series_scale(mase_scale, data.scaler.scale)
-    calibrate = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
-    if levels and not calibrate and getattr(network, "quantiles", None) is None:
+    calibrated = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
+    if levels and not calibrated and getattr(network, "quantiles", None) is None:
         raise ConfigError("conformal intervals are calibrated on the validation part, and this run has none; set "
                           "validation_fraction above 0 (or train with loss=quantile)")
     forecasts, frames, scaled, steps = {}, [], {}, {}
@@ -86,6 +118,9 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     baseline_seconds = {}
     conformal = {}
     quantile_conformal = None
+    if calibrated:
+        own = calibration if calibration is not None else calibrate(network, data, interval_scale)
+        conformal["model"], quantile_conformal = own
     for part in parts:
         if data.count(part) == 0:
             continue
@@ -93,7 +128,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         for model in [network] + list(baselines):
-            wanted = model.parts + (("validation",) if levels and calibrate and model is not network else ())
+            wanted = model.parts + (("validation",) if levels and calibrated and model is not network else ())
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()
@@ -107,10 +142,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             points[model.key] = point
             if quantiles is not None:
                 distributions[model.key] = quantiles
-            if calibrate and part == "validation":
+            if calibrated and part == "validation" and model is not network:
                 conformal[model.key] = Conformal.calibrate(actual, point, interval_scale[series])
-                if model is network and quantiles is not None:
-                    quantile_conformal = QuantileConformal.calibrate(actual, quantiles, interval_scale[series])
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
@@ -146,3 +179,66 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     metrics["series"] = int(panel.n_series)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, conformal,
                       interval_scale, quantile_conformal)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Forecasts from a fitted state at any origins (Forecaster.evaluate and backtest)
+# ----------------------------------------------------------------------------------------------------
+def origins_in(panel, lookback: int, horizon: int, first_target=None, stride: int = 1) -> np.ndarray:
+    """Flat origins (last input position) of every window of ``lookback`` values followed by ``horizon``
+    targets inside each series; with ``first_target`` (per series, a local position) the first origin of
+    series i is just before it, then every ``stride`` steps."""
+    lookback = max(lookback, 1)
+    pieces = []
+    for i in range(panel.n_series):
+        low, high = panel.offsets[i], panel.offsets[i + 1]
+        begin = low + (lookback - 1 if first_target is None else first_target[i] - 1)
+        pieces.append(np.arange(begin, high - horizon, stride))
+    origins = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    if len(origins) == 0:
+        raise DataError(f"the series has {int(panel.lengths.max())} values, too few for one window of "
+                        f"{lookback} and {horizon} step(s) to forecast; pass a longer series")
+    return origins.astype(np.int64)
+
+
+@dataclass
+class OriginScores:
+    """Forecasts of a fitted state and of the naive baselines at some origins, with per-series metrics."""
+
+    actual: np.ndarray        # (origins, horizon)
+    predicted: np.ndarray     # (origins, horizon)
+    baselines: dict           # key -> (origins, horizon)
+    frame: pd.DataFrame       # tidy per-series metrics (part "evaluation")
+    series: np.ndarray        # series number of each origin
+    scale: np.ndarray         # per series, the MASE denominator
+
+
+def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None) -> OriginScores:
+    """Forecasts of ``state`` (unless given, e.g. by refits) and of naive and seasonal naive at ``origins`` of
+    ``panel``, all scored on the same targets."""
+    series = panel.series_of(origins)
+    first = panel.offsets[series]
+    scaler = state.scaler_for(panel)
+    if (origins - state.lookback + 1 < first).any():
+        raise DataError(f"every origin needs {state.lookback} values before it in its own series")
+    if predicted is None:
+        predicted = state.forecast(gather_windows(panel.values, origins, state.lookback), horizon, scaler, series)
+    actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
+    baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
+                 for model in (Naive(horizon), SeasonalNaive(horizon, state.season))}
+    scale = state.mase_scale_for(panel)
+    frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
+    return OriginScores(actual, predicted, baselines, frame, series, scale)
+
+
+def summarise(panel, scores: OriginScores, horizon: int) -> dict:
+    """Means over series of every model's metrics at the scored origins (``by_series``: the tidy frame)."""
+    nested = M.nested_metrics(M.aggregate(scores.frame))["evaluation"]
+    result = {**nested, "count": int(len(scores.series))}
+    if horizon > 1:
+        result["per_step"] = per_step(scores.actual, {"model": scores.predicted}, scores.series, panel.n_series,
+                                      scores.scale)
+    if panel.n_series > 1:
+        result["series"] = int(panel.n_series)
+        result["by_series"] = scores.frame.drop(columns="part")
+    return result

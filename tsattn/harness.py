@@ -1,9 +1,13 @@
-"""The one training harness: every model trains, evaluates and reports through :func:`fit`.
+"""The one training harness: every model is fitted through :func:`fit_state` and scored through :func:`fit`.
 
-panel (one series or many) -> :func:`tsattn.windows.window_panel` -> tf.data batches gathered from the flat
-array of all series -> one global Keras model (Adam, MSE) with early stopping on validation loss -> forecasts
-of every part -> metrics per series (tidy frame) and over series, beside the naive, seasonal-naive and
-linear-autoregression baselines computed on the same targets through the same model interface.
+panel (one series or many) -> :func:`tsattn.config.window_config` (windows, split, per-series scalers) ->
+:func:`fit_state`: tf.data batches gathered from the flat array of all series -> one global Keras model with
+early stopping on validation loss (or a baseline's fit) -> conformal calibration on the validation part ->
+a :class:`tsattn.state.FittedState`. :func:`fit` then scores that state on every part beside the naive,
+seasonal-naive and linear-autoregression baselines (:func:`tsattn.evaluation.score_windows`).
+
+``tsattn fit``, ``tsattn.Forecaster.fit``, compare, backtest refits and the benchmarks all call
+:func:`fit_state`, so the same data, settings and seed give the same model, forecasts and intervals.
 """
 
 from __future__ import annotations
@@ -12,8 +16,7 @@ import dataclasses
 import math
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -23,179 +26,55 @@ import keras
 import tensorflow as tf
 
 from . import metrics as M
-from .baselines import LINEAR_FITS, NetworkModel, baseline_models, linear_coefficients, statistical_keys
+from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
 from . import checks as C
-from .data import load_dataset
+from .config import (PRESETS, RunConfig, check_config, load_panel, model_quantiles, preset_config,  # noqa: F401
+                     season_of, window_config)
 from .errors import ConfigError, TrainingError
-from .layers import EnsembleCombine, PinballLoss, WarmupSchedule
+from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
+from .intervals import series_scale
+from .layers import EnsembleCombine, WarmupSchedule
+from .losses import get_loss
 from .models import get_model, get_spec
-from .panel import Panel, as_panel, read_csv_panel
-from .windows import SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
-
-LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
-SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
-LOSSES = ("mse", "mae", "huber", "quantile")
-DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
-
-
-@dataclass
-class RunConfig:
-    """Everything that defines one training run (written to config.json, enough to rerun it)."""
-
-    model: str = "attention-rnn"
-    model_params: dict = field(default_factory=dict)
-    dataset: str | None = "sunspots"
-    dataset_options: dict = field(default_factory=dict)
-    csv: str | None = None
-    column: str | None = None
-    date_column: str | None = None
-    id_column: str | None = None
-    fill: str | None = None
-    window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
-    horizon: int = 1
-    stride: int = 1
-    split: str = "auto"
-    train_fraction: float = 0.7
-    validation_fraction: float = 0.1
-    within_parts: bool = False
-    shuffle_seed: int = 13
-    holdout: int | None = None
-    scaling: str = "minmax"
-    scaler_fit: str = "train"
-    epochs: int = 200
-    batch_size: int = 32
-    learning_rate: float = 1e-3
-    lr_schedule: str = "constant"
-    warmup_epochs: int = 5
-    early_stopping: bool = True
-    patience: int = 20
-    seed: int = 0
-    season: int | None = None
-    jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
-    steps_per_execution: int = 32
-    skip_init: str = "least-squares"
-    linear_fit: str = "pooled"
-    baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
-    ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
-    ensemble_method: str = "median"  # how members' forecasts are combined
-    loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
-    quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
-    level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def fields(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
-
-    def updated(self, **changes) -> "RunConfig":
-        """A copy with ``changes``; keys that are not run settings but parameters of the model go to
-        ``model_params`` (a ``model.`` prefix forces that). Unknown keys are refused."""
-        config = dataclasses.replace(self, model_params=dict(self.model_params),
-                                     dataset_options=dict(self.dataset_options))
-        model_keys = set(get_spec(changes.get("model", config.model)).params)
-        for key, value in changes.items():
-            if key.startswith("model."):
-                config.model_params[key[len("model."):]] = value
-            elif key in config.fields():
-                setattr(config, key, value)
-            elif key in model_keys:
-                config.model_params[key] = value
-            else:
-                raise ConfigError(
-                    f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; "
-                    f"{config.model} parameters: {', '.join(sorted(model_keys))}"
-                )
-        return config
-
-
-# Presets reproduce the tutorials exactly; every option can still be overridden one by one.
-PRESETS: dict[str, dict[str, Any]] = {
-    "tutorial-sunspots": {
-        "model": "simple-rnn",
-        "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none",
-                         "center": "none"},
-        "dataset": "sunspots", "window": 12, "stride": 12, "within_parts": True, "split": "chronological",
-        "train_fraction": 0.8, "validation_fraction": 0.0, "scaler_fit": "all", "scaling": "minmax",
-        "epochs": 20, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
-    },
-    "tutorial-fibonacci": {
-        "model": "attention-rnn",
-        "model_params": {"units": 2, "activation": "tanh", "output_activation": "tanh", "skip": "none",
-                         "center": "none"},
-        "dataset": "fibonacci", "dataset_options": {"n": 1200}, "window": 20, "stride": 1, "split": "shuffled",
-        "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
-        "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
-    },
-}
-
-
-def preset_config(name: str | None, **overrides) -> RunConfig:
-    """A RunConfig from a preset (or the defaults when ``name`` is None) with ``overrides`` applied.
-
-    Overriding ``model`` keeps the preset's model parameters that the new model also takes.
-    """
-    if name is None:
-        return RunConfig().updated(**overrides)
-    if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
-    settings = dict(PRESETS[name])
-    model = overrides.get("model", settings["model"])
-    accepted = get_spec(model).params
-    settings["model_params"] = {k: v for k, v in settings["model_params"].items() if k in accepted}
-    settings["model"] = model
-    base = RunConfig(**settings)
-    return base.updated(**{k: v for k, v in overrides.items() if k != "model"})
+from .panel import Panel, as_panel
+from .state import FittedState, seen_until, tails_of
+from .windows import WindowedPanel
 
 
 # ----------------------------------------------------------------------------------------------------
 # Result of a run
 # ----------------------------------------------------------------------------------------------------
 @dataclass
-class PartForecast:
-    """Forecasts of one part: first-target timestamps, actual and predicted (samples, horizon), series units.
-
-    ``series`` holds the series number of each window; ``baselines`` the baselines' forecasts by key.
-    """
-
-    index: pd.Index
-    actual: np.ndarray
-    predicted: np.ndarray
-    actual_scaled: np.ndarray
-    predicted_scaled: np.ndarray
-    baselines: dict[str, np.ndarray]
-    series: np.ndarray
-    intervals: dict = field(default_factory=dict)  # model key -> {quantile: (samples, horizon)} (with levels)
-
-
-@dataclass
 class RunResult:
-    """A finished run. ``metrics`` is metrics.json's layout (means over series; for one series, its metrics);
-    ``metrics_frame`` the tidy per-series frame (series, part, model, metric, value) it is computed from."""
+    """A finished run: the fitted state and its scores. ``metrics`` is metrics.json's layout (means over series;
+    for one series, its metrics); ``metrics_frame`` the tidy per-series frame (series, part, model, metric,
+    value) it is computed from."""
 
-    config: RunConfig
+    state: FittedState
     data: WindowedPanel
-    model: keras.Model
-    history: pd.DataFrame
     forecasts: dict[str, PartForecast]
     metrics: dict
-    epochs_run: int
-    best_epoch: int | None
-    fit_seconds: float
     predict_seconds: float
-    season: int
-    metrics_frame: pd.DataFrame = None
-    mase_scale: np.ndarray = None
-    baselines: list = None
-    baseline_seconds: dict = None  # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
-    conformal: dict = None         # model key -> intervals.Conformal (calibrated on the validation part)
-    interval_scale: np.ndarray = None  # per series: the scale conformal scores are measured in
-    quantile_conformal: Any = None     # intervals.QuantileConformal of a loss=quantile model
+    metrics_frame: pd.DataFrame
+    baselines: list
+    baseline_seconds: dict         # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
+    conformal: dict                # model key -> intervals.Conformal (calibrated on the validation part)
+    interval_scale: np.ndarray     # per series: the scale conformal scores are measured in
+
+    # what the state holds, under the names reports read
+    config = property(lambda self: self.state.config)
+    model = property(lambda self: self.state.keras_model)
+    history = property(lambda self: self.state.history)
+    epochs_run = property(lambda self: self.state.epochs_run)
+    best_epoch = property(lambda self: self.state.best_epoch)
+    fit_seconds = property(lambda self: self.state.fit_seconds)
+    season = property(lambda self: self.state.season)
+    mase_scale = property(lambda self: self.state.mase_scale)
+    quantile_conformal = property(lambda self: self.state.quantile_conformal)
 
     @property
     def parameter_count(self) -> int:
-        return int(self.model.count_params())
+        return int(self.model.count_params()) if self.model is not None else 0
 
     @property
     def panel(self) -> Panel:
@@ -205,50 +84,6 @@ class RunResult:
 # ----------------------------------------------------------------------------------------------------
 # Data loading
 # ----------------------------------------------------------------------------------------------------
-def load_panel(config: RunConfig) -> Panel:
-    """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column)."""
-    if config.csv is not None and config.dataset is not None:
-        raise ConfigError("give either a dataset or a CSV file, not both")
-    if config.csv is not None:
-        return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill)
-    if config.dataset is None:
-        raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
-    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill)
-
-
-def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
-    """The split a config asks for; "auto" is the competitions' hold-out for data that defines one
-    (M3, M1: the last h values of each series), chronological fractions otherwise."""
-    method = config.split
-    if method == "auto":
-        method = "holdout" if panel.horizon or config.holdout else "chronological"
-    holdout = None
-    if method == "holdout":
-        holdout = config.holdout or panel.horizon or config.horizon
-    return SplitSpec(method, config.train_fraction, config.validation_fraction, config.within_parts,
-                     config.shuffle_seed, holdout)
-
-
-DEFAULT_WINDOW = 24
-
-
-def auto_window(panel: Panel, horizon: int) -> int:
-    """The default input window: DEFAULT_WINDOW, shortened to the shortest series' length minus the horizon
-    so that every series of a panel of short series (M3 yearly: 20 values, h = 6 -> 14) is forecast rather
-    than left out; never below 2. Longer series still train on every window they hold."""
-    return int(max(2, min(DEFAULT_WINDOW, int(panel.lengths.min()) - horizon)))
-
-
-def resolved_window(panel: Panel, config: RunConfig) -> int:
-    return config.window if config.window is not None else auto_window(panel, config.horizon)
-
-
-def window_config(data, config: RunConfig, require_test: bool = True) -> WindowedPanel:
-    panel = as_panel(data, fill=config.fill)
-    return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split_of(config, panel),
-                        config.scaling, config.scaler_fit, require_test=require_test)
-
-
 SHUFFLE_BUFFER = 262_144  # windows; below it every epoch is a full uniform shuffle, as before panels
 # Up to this size the windows are gathered once, up front: a pipeline with a map step costs ~6 ms per iterator
 # and Keras makes two iterators per dataset per epoch, ~30% of a sunspots epoch. Above it each batch gathers
@@ -368,77 +203,6 @@ def _optimizer(config: RunConfig, steps_per_epoch: int):
     return keras.optimizers.Adam(learning_rate=WarmupSchedule(config.learning_rate, warmup, decay, total))
 
 
-# Every run setting's range, checked before any work (README: "Settings and their ranges").
-INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
-                  "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
-                  "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
-                  "ensemble": (1, 100)}
-OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000)}
-
-
-def check_config(config: RunConfig) -> RunConfig:
-    """Refuse a setting outside its documented range or of the wrong type, naming it, its value and the range."""
-    from .data import FILL_METHODS
-    from .windows import SCALER_FITS, SCALINGS
-
-    C.text("model", config.model, optional=False)
-    get_spec(config.model)
-    for name, (low, high) in INTEGER_RANGES.items():
-        C.positive_int(name, getattr(config, name), low, high)
-    for name, (low, high) in OPTIONAL_RANGES.items():
-        C.optional_positive_int(name, getattr(config, name), low, high)
-    C.number("learning_rate", config.learning_rate, 0.0, 10.0, low_open=True)
-    C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
-    C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts"):
-        C.boolean(name, getattr(config, name))
-    if config.jit_compile != "auto":
-        if not isinstance(config.jit_compile, bool):
-            raise ConfigError(f"jit_compile must be true, false or auto; got {config.jit_compile!r}")
-    C.optional_choice("fill", config.fill, FILL_METHODS)
-    C.choice("scaling", config.scaling, SCALINGS)
-    C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
-    C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
-    C.choice("skip_init", config.skip_init, SKIP_INITS)
-    C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
-    C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
-    C.choice("ensemble_method", config.ensemble_method, EnsembleCombine.METHODS)
-    C.choice("loss", config.loss, LOSSES)
-    if model_quantiles(config) is None and config.level and not config.validation_fraction:
-        raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
-                          "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
-    statistical_keys(config.baselines)
-    C.mapping("model_params", config.model_params)
-    C.mapping("dataset_options", config.dataset_options)
-    for name in ("dataset", "csv", "column", "date_column", "id_column"):
-        C.text(name, getattr(config, name))
-    get_spec(config.model).resolve(config.model_params)
-    return config
-
-
-def model_quantiles(config: RunConfig) -> tuple | None:
-    """The quantiles a ``loss="quantile"`` model outputs (None for other losses), checked: the given ones, else
-    each level's bounds, else 0.1, 0.5, 0.9; the median is always among them (it is the point forecast)."""
-    from .intervals import check_levels, check_quantiles, level_name, missing_levels, quantiles_for_levels
-
-    levels = check_levels(config.level)
-    if config.loss != "quantile":
-        if config.quantiles is not None:
-            raise ConfigError(f"quantiles is used with loss=quantile only; got loss={config.loss} (set loss=quantile "
-                              "or drop quantiles)")
-        return None
-    if config.quantiles is None:
-        return quantiles_for_levels(levels) if levels else DEFAULT_QUANTILES
-    quantiles = tuple(sorted(set(check_quantiles(config.quantiles)) | {0.5}))
-    missing = missing_levels(levels, quantiles)
-    if missing:
-        needed = ", ".join(f"{q:g}" for level in missing for q in quantiles_for_levels([level]) if q not in quantiles)
-        raise ConfigError(f"level {level_name(missing[0])} needs quantiles {needed}, which quantiles="
-                          f"{','.join(f'{q:g}' for q in quantiles)} lacks; add them or drop quantiles (the levels "
-                          "then choose them)")
-    return quantiles
-
-
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
@@ -518,9 +282,9 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
     are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``. The
     members are independent units of work: with an ``engine`` ("ray", or one of :func:`tsattn.engine.get_engine`)
-    they train there, each in its own process, with the same weights as one after another.
+    they train there, each in its own process, with the same weights as one after another. ``config`` is
+    checked by the caller (:func:`fit_state` receives it checked from the edge).
     """
-    check_config(config)
     if config.ensemble > 1:
         if isinstance(engine, str):
             from .engine import get_engine
@@ -553,7 +317,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    loss = PinballLoss(quantiles) if quantiles else config.loss
+    loss = get_loss(config.loss).keras_loss(quantiles)
     model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=loss, jit_compile=use_xla(config, steps_per_epoch),
                   steps_per_execution=config.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
@@ -591,14 +355,53 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     return model, frame, len(frame), best
 
 
-def season_of(config: RunConfig, panel: Panel) -> int:
-    """The season length: the setting, else from the panel's frequency (12 for monthly, 4 quarterly...)."""
-    return config.season or M.season_from_frequency(panel.freq)
+def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
+              engine=None, baseline: str | None = None, params: dict | None = None,
+              columns: tuple | None = None) -> FittedState:
+    """Fit one model on windowed data and calibrate it: the one fit path of every caller.
+
+    Args:
+        config: checked run settings (:func:`tsattn.config.check_config`).
+        data: the windows, split and scalers of :func:`tsattn.config.window_config`.
+        progress: an optional Keras callback (e.g. :class:`EpochProgress`).
+        engine: where an ensemble's members train (see :func:`train_model`).
+        baseline: fit this baseline (a key of :data:`tsattn.baselines.BASELINES`) instead of the network.
+        params: the facade's parameters, kept with the state (``Forecaster.get_params()``); default: the
+            config's model, window and horizon and its model parameters.
+        columns: the long frame's id, time and value columns.
+
+    Returns:
+        A :class:`tsattn.state.FittedState`: the trained estimator, scalers, per-series scales (over the values
+        fit saw: training and validation), the conformal calibration on the validation part, and the last
+        values of each series.
+    """
+    season = season_of(config, data.panel)
+    start = time.perf_counter()
+    if baseline is None:
+        model, history, epochs_run, best = train_model(data, config, progress, engine)
+        estimator = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
+    else:
+        estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit).fit(data)
+        history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
+    fit_seconds = time.perf_counter() - start
+    panel = data.panel
+    mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
+    conformal, quantile_conformal = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
+    if params is None:
+        params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
+    keep = max(data.window, estimator.lookback, season, 1)
+    return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
+                       scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
+                       trained_until=seen_until(data), history=history, conformal=conformal,
+                       quantile_conformal=quantile_conformal,
+                       columns=tuple(columns) if columns else (config.id_column or "unique_id",
+                                                              config.date_column or "ds", config.column or "y"),
+                       params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds)
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
         panel: Panel | None = None, engine=None, **overrides) -> RunResult:
-    """Train and evaluate one global model: the shared harness behind the CLI, Forecaster and compare.
+    """Fit one global model through :func:`fit_state` and score it on every part beside the baselines.
 
     Args:
         config: a :class:`RunConfig` (default: ``RunConfig()``, attention-rnn on sunspots).
@@ -615,8 +418,6 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         >>> result = fit(model="simple-rnn", epochs=5)
         >>> result.metrics["test"]["model"]["rmse"], result.metrics["test"]["naive"]["rmse"]
     """
-    from .evaluation import score_windows
-
     config = config or RunConfig()
     if overrides:
         config = config.updated(**overrides)
@@ -630,15 +431,11 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         panel = as_panel(series, fill=config.fill)
         config = config.updated(dataset=None, csv=None)
     data = window_config(panel, config)
-    season = season_of(config, data.panel)
-    start = time.perf_counter()
-    model, history, epochs_run, best = train_model(data, config, progress, engine)
-    fit_seconds = time.perf_counter() - start
-    network = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
-    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
-                                                              config.baselines)]
-    evaluation = score_windows(network, baselines, data, season, levels=config.level)
-    return RunResult(config, data, model, history, evaluation.forecasts, evaluation.metrics, epochs_run, best,
-                     fit_seconds, evaluation.predict_seconds, season, evaluation.frame, evaluation.mase_scale,
-                     baselines, evaluation.baseline_seconds, evaluation.conformal, evaluation.interval_scale,
-                     evaluation.quantile_conformal)
+    state = fit_state(config, data, progress, engine)
+    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, state.season,
+                                                              config.linear_fit, config.baselines)]
+    evaluation = score_windows(state.estimator, baselines, data, state.season, levels=config.level,
+                               calibration=(state.conformal, state.quantile_conformal))
+    return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
+                     evaluation.frame, baselines, evaluation.baseline_seconds, evaluation.conformal,
+                     evaluation.interval_scale)

@@ -15,6 +15,7 @@ import numpy as np
 from keras import layers, ops
 
 from .errors import ConfigError
+from .specs import ENSEMBLE_METHODS
 
 
 def _require(condition: bool, name: str, value, expected: str):
@@ -356,7 +357,7 @@ ATTENTION_KINDS = {
 class EnsembleCombine(layers.Layer):
     """The median (or mean) over an ensemble's member forecasts: a list of (batch, horizon) -> (batch, horizon)."""
 
-    METHODS = ("median", "mean")
+    METHODS = ENSEMBLE_METHODS
 
     def __init__(self, method: str = "median", **kwargs):
         super().__init__(**kwargs)

@@ -138,8 +138,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
     config = result.config.to_dict()
     panel = result.panel
     with atomic_directory(out, force=force, kind="run", inputs=[result.config.csv]) as staging:
-        forecaster = artefacts.from_run(result)
-        artefacts.write_directory(staging, forecaster)
+        artefacts.write_directory(staging, result.state)
         lengths = panel.lengths
         write_json(staging / "config.json", {
             "config": config,

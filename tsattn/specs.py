@@ -18,6 +18,7 @@ CENTERS = ("last", "none")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 POSITIONAL = ("sinusoidal", "learned")
+ENSEMBLE_METHODS = ("median", "mean")  # how an ensemble's member forecasts are combined
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,182 @@
+"""One pipeline: the Forecaster, `tsattn fit` and the harness (what compare and the benchmarks call) fit one way,
+so the same data, settings and seed give the same forecasts, intervals and metrics; and the fitted state, its
+calibration and its artefact are shared by all of them."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import tsattn
+from conftest import make_series
+from tsattn import artefacts
+from tsattn.cli.main import main
+from tsattn.config import RunConfig, check_config, window_config
+from tsattn.errors import ConfigError, DataError
+from tsattn.evaluation import calibrate, origins_in, score_origins, summarise
+from tsattn.forecaster import Forecaster
+from tsattn.harness import fit, fit_state
+from tsattn.intervals import series_scale
+
+DATA = Path(__file__).resolve().parent / "data"
+HORIZON = 4
+SETTINGS = {"window": 8, "epochs": 3, "batch_size": 16, "units": 4}
+
+
+def panel(n_series=5, n=48):
+    frames = []
+    for k in range(n_series):
+        series = make_series(n=n - 2 * k, seed=k) * (k + 1)
+        frames.append(pd.DataFrame({"unique_id": f"s{k}", "ds": series.index, "y": series.to_numpy()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def without_last(frame, count):
+    return frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= count]
+
+
+@pytest.fixture(scope="module")
+def three_paths(tmp_path_factory):
+    """The same small panel, settings and seed through `tsattn fit`, the harness and the Forecaster."""
+    folder = tmp_path_factory.mktemp("paths")
+    frame = panel()
+    csv = folder / "long.csv"
+    frame.to_csv(csv, index=False)
+    run = folder / "run"
+    result = CliRunner().invoke(main, [
+        "fit", "--model", "simple-rnn", "--csv", str(csv), "--id-column", "unique_id", "--date-column", "ds",
+        "--column", "y", "--horizon", str(HORIZON), "--window", "8", "--epochs", "3", "--batch-size", "16",
+        "--set", "units=4", "--set", "split=holdout", "--set", f"holdout={HORIZON}", "--level", "80",
+        "--seed", "0", "--out", str(run), "-q"])
+    assert result.exit_code == 0, result.output
+    harness = fit(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON, split="holdout", holdout=HORIZON,
+                            level=[80]), series=frame, **SETTINGS)
+    forecaster = Forecaster("simple-rnn", horizon=HORIZON, **SETTINGS).fit(without_last(frame, HORIZON),
+                                                                          validation=HORIZON, seed=0)
+    return run, harness, forecaster
+
+
+def test_forecaster_cli_and_harness_give_the_same_forecasts_and_intervals(three_paths):
+    run, harness, forecaster = three_paths
+    predicted = forecaster.predict(level=80)
+    cli = pd.read_csv(run / "predictions.csv")
+    cli = cli[cli["part"] == "test"].sort_values(["unique_id", "ds", "step"])
+    np.testing.assert_allclose(predicted["simple-rnn"], cli["predicted"], rtol=1e-6)
+    np.testing.assert_allclose(predicted["lo-80"], cli["lo-80"], rtol=1e-6)
+    np.testing.assert_allclose(predicted["hi-80"], cli["hi-80"], rtol=1e-6)
+    test = harness.forecasts["test"]
+    np.testing.assert_allclose(predicted["simple-rnn"].to_numpy().reshape(-1, HORIZON), test.predicted, rtol=1e-6)
+    # the same training, the same calibration
+    np.testing.assert_allclose(forecaster.history_["loss"], harness.history["loss"], rtol=1e-6)
+    assert forecaster.conformal_.state() == harness.state.conformal.state()
+    np.testing.assert_allclose(forecaster.mase_scale_, harness.mase_scale)
+
+
+def test_forecaster_and_cli_give_the_same_metrics(three_paths):
+    """Forecaster.evaluate on the hold-out windows scores what `tsattn fit` reports on its test part."""
+    run, harness, forecaster = three_paths
+    metrics = json.loads((run / "metrics.json").read_text())
+    frame = panel()
+    state = forecaster.state_
+    tails = state.panel_of(frame)
+    ends = tails.offsets[1:] - HORIZON - 1  # the last origin before each series' hold-out
+    scores = score_origins(state, tails, ends, HORIZON)
+    summary = summarise(tails, scores, HORIZON)
+    assert summary["model"]["smape"] == pytest.approx(metrics["test"]["model"]["smape"], rel=1e-6)
+    assert summary["model"]["mase"] == pytest.approx(metrics["test"]["model"]["mase"], rel=1e-6)
+    assert harness.metrics["test"]["model"]["smape"] == pytest.approx(metrics["test"]["model"]["smape"], rel=1e-9)
+
+
+def test_run_directory_loads_into_the_same_state(three_paths):
+    run, harness, _ = three_paths
+    loaded = Forecaster.load(run).state_
+    assert loaded.window == harness.state.window and loaded.horizon == HORIZON
+    np.testing.assert_allclose(loaded.conformal.state()["scores"], harness.state.conformal.state()["scores"],
+                               rtol=1e-12)  # through JSON
+    assert loaded.trained_until == harness.state.trained_until
+    np.testing.assert_allclose(loaded.tails.values, harness.state.tails.values)
+
+
+def test_api_defaults_are_the_cli_defaults():
+    """A panel with a competition horizon (attrs) gets the CLI's hold-out and automatic window in Python too."""
+    frame = panel(n_series=4, n=40)
+    frame.attrs["horizon"] = HORIZON
+    f = Forecaster("simple-rnn", horizon=HORIZON, epochs=1, units=4).fit(frame)
+    assert f.config_.split == "auto"
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON))
+    cli_window = window_config(frame, config).window  # what `tsattn fit --horizon 4` picks on the full data
+    assert f.window_ == cli_window == 24  # the shortest series has 34 values: the default window fits
+    # the last HORIZON values of each series are the validation part (nothing is held out unused)
+    assert str(f.trained_until_) == str(pd.to_datetime(frame["ds"]).max())
+    assert f.conformal_ is not None
+
+
+def test_set_params_refuses_unknown_keys():
+    f = Forecaster("simple-rnn")
+    f.set_params(units=8, epochs=2)
+    assert f.get_params()["units"] == 8
+    with pytest.raises(ConfigError, match="invalid parameter.*nonsense"):
+        f.set_params(nonsense=1)
+
+
+@pytest.mark.parametrize("model", ["naive", "seasonal-naive", "linear"])
+def test_baselines_are_forecasters_through_the_same_fit_path(model, tmp_path):
+    frame = panel(n_series=3)
+    f = Forecaster(model, window=12, horizon=HORIZON).fit(frame, validation=HORIZON)
+    forecast = f.predict(level=80)
+    assert list(forecast.columns) == ["unique_id", "ds", model, "lo-80", "hi-80"]
+    assert (forecast["lo-80"] <= forecast[model]).all() and (forecast[model] <= forecast["hi-80"]).all()
+    path = f.save(tmp_path / "b.tsattn")
+    pd.testing.assert_frame_equal(Forecaster.load(path).predict(level=80), forecast)
+
+
+def test_calibration_is_one_function():
+    """fit_state's calibration is evaluation.calibrate on the validation part, in the state's scale."""
+    frame = panel(n_series=3)
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON, split="holdout",
+                                    holdout=HORIZON).updated(**SETTINGS))
+    data = window_config(frame, config)
+    state = fit_state(config, data)
+    again, _ = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale))
+    assert again.state() == state.conformal.state()
+
+
+def test_origins_in_keep_windows_inside_each_series():
+    frame = panel(n_series=2, n=20)
+    p = tsattn.panel.as_panel(frame)
+    origins = origins_in(p, lookback=5, horizon=3)
+    series = p.series_of(origins)
+    assert ((origins - 4) >= p.offsets[series]).all()            # inputs start inside the series
+    assert ((origins + 3) < p.offsets[series + 1]).all()         # targets end inside it
+    assert len(origins) == sum(n - 5 - 3 + 1 for n in p.lengths)
+    with pytest.raises(DataError, match="too few"):
+        origins_in(p, lookback=30, horizon=3)
+
+
+@pytest.mark.parametrize("name", ["single", "panel"])
+def test_artefacts_of_release_0_1_0_load_and_forecast_the_same(name):
+    """Files written by tsattn 0.1.0 (before the fitted state) still load, with the same forecasts and intervals."""
+    expected = json.loads((DATA / "release-0.1.0-expected.json").read_text())[name]
+    f = Forecaster.load(DATA / f"release-0.1.0-{name}.tsattn")
+    if name == "single":
+        forecast = f.predict(2, level=80)
+        values = forecast.iloc[:, 0]
+    else:
+        forecast = f.predict(level=80)
+        values = forecast["simple-rnn"]
+        assert forecast["unique_id"].tolist() == expected["ids"]
+    np.testing.assert_allclose(values, expected["forecast"], rtol=1e-5)
+    np.testing.assert_allclose(forecast["lo-80"], expected["lo-80"], rtol=1e-5)
+    np.testing.assert_allclose(forecast["hi-80"], expected["hi-80"], rtol=1e-5)
+
+
+def test_artefact_module_reads_a_state_without_the_facade(tmp_path):
+    f = Forecaster("naive", window=12).fit(make_series(60))
+    path = artefacts.save(f.state_, tmp_path / "n.tsattn")
+    state = artefacts.load(path)
+    assert state.name == "naive" and state.window == 12
+    np.testing.assert_allclose(state.forecast(state.contexts(state.tails), 3, state.scaler, np.zeros(1, int)),
+                               f.predict(3).to_numpy()[None])

@@ -1,0 +1,261 @@
+"""Run settings, resolved and checked once at the edge: :class:`RunConfig`, the tutorial presets, every setting's
+range, and how settings become data, windows and a split.
+
+    config = preset_config(None, model="simple-rnn", epochs=5)   # defaults + overrides, unknown keys refused
+    check_config(config)                                         # every range, once, before any work
+    panel = load_panel(config)                                   # the dataset or CSV file it names
+    data = window_config(panel, config)                          # windows, split and per-series scalers
+
+The CLI, ``tsattn.Forecaster``, compare, the benchmarks and (later) a tuner all go through these functions,
+so the same settings mean the same windows everywhere. Importing this module does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import checks as C
+from . import metrics as M
+from .baselines import LINEAR_FITS, statistical_keys
+from .data import FILL_METHODS, load_dataset
+from .errors import ConfigError
+from .losses import get_loss, loss_quantiles
+from .panel import Panel, as_panel, read_csv_panel
+from .specs import ENSEMBLE_METHODS, get_spec
+from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
+
+LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
+SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines one training run (written to config.json, enough to rerun it)."""
+
+    model: str = "attention-rnn"
+    model_params: dict = field(default_factory=dict)
+    dataset: str | None = "sunspots"
+    dataset_options: dict = field(default_factory=dict)
+    csv: str | None = None
+    column: str | None = None
+    date_column: str | None = None
+    id_column: str | None = None
+    fill: str | None = None
+    window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
+    horizon: int = 1
+    stride: int = 1
+    split: str = "auto"
+    train_fraction: float = 0.7
+    validation_fraction: float = 0.1
+    within_parts: bool = False
+    shuffle_seed: int = 13
+    holdout: int | None = None
+    scaling: str = "minmax"
+    scaler_fit: str = "train"
+    epochs: int = 200
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    lr_schedule: str = "constant"
+    warmup_epochs: int = 5
+    early_stopping: bool = True
+    patience: int = 20
+    seed: int = 0
+    season: int | None = None
+    jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
+    steps_per_execution: int = 32
+    skip_init: str = "least-squares"
+    linear_fit: str = "pooled"
+    baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
+    ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
+    ensemble_method: str = "median"  # how members' forecasts are combined
+    loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
+    quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
+    level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def fields(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def updated(self, **changes) -> "RunConfig":
+        """A copy with ``changes``; keys that are not run settings but parameters of the model go to
+        ``model_params`` (a ``model.`` prefix forces that). Unknown keys are refused."""
+        config = dataclasses.replace(self, model_params=dict(self.model_params),
+                                     dataset_options=dict(self.dataset_options))
+        model_keys = set(get_spec(changes.get("model", config.model)).params)
+        for key, value in changes.items():
+            if key.startswith("model."):
+                config.model_params[key[len("model."):]] = value
+            elif key in config.fields():
+                setattr(config, key, value)
+            elif key in model_keys:
+                config.model_params[key] = value
+            else:
+                raise ConfigError(
+                    f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; "
+                    f"{config.model} parameters: {', '.join(sorted(model_keys))}"
+                )
+        return config
+
+
+# Presets reproduce the tutorials exactly; every option can still be overridden one by one.
+PRESETS: dict[str, dict[str, Any]] = {
+    "tutorial-sunspots": {
+        "model": "simple-rnn",
+        "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none",
+                         "center": "none"},
+        "dataset": "sunspots", "window": 12, "stride": 12, "within_parts": True, "split": "chronological",
+        "train_fraction": 0.8, "validation_fraction": 0.0, "scaler_fit": "all", "scaling": "minmax",
+        "epochs": 20, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
+    },
+    "tutorial-fibonacci": {
+        "model": "attention-rnn",
+        "model_params": {"units": 2, "activation": "tanh", "output_activation": "tanh", "skip": "none",
+                         "center": "none"},
+        "dataset": "fibonacci", "dataset_options": {"n": 1200}, "window": 20, "stride": 1, "split": "shuffled",
+        "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
+        "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
+    },
+}
+
+
+def preset_config(name: str | None, **overrides) -> RunConfig:
+    """A RunConfig from a preset (or the defaults when ``name`` is None) with ``overrides`` applied.
+
+    Overriding ``model`` keeps the preset's model parameters that the new model also takes.
+    """
+    if name is None:
+        return RunConfig().updated(**overrides)
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
+    settings = dict(PRESETS[name])
+    model = overrides.get("model", settings["model"])
+    accepted = get_spec(model).params
+    settings["model_params"] = {k: v for k, v in settings["model_params"].items() if k in accepted}
+    settings["model"] = model
+    base = RunConfig(**settings)
+    return base.updated(**{k: v for k, v in overrides.items() if k != "model"})
+
+
+
+# Every run setting's range, checked before any work (README: "Settings and their ranges").
+INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
+                  "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
+                  "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
+                  "ensemble": (1, 100)}
+OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000)}
+
+
+def check_config(config: RunConfig) -> RunConfig:
+    """Refuse a setting outside its documented range or of the wrong type, naming it, its value and the range."""
+    C.text("model", config.model, optional=False)
+    get_spec(config.model)
+    for name, (low, high) in INTEGER_RANGES.items():
+        C.positive_int(name, getattr(config, name), low, high)
+    for name, (low, high) in OPTIONAL_RANGES.items():
+        C.optional_positive_int(name, getattr(config, name), low, high)
+    C.number("learning_rate", config.learning_rate, 0.0, 10.0, low_open=True)
+    C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
+    C.fraction("validation_fraction", config.validation_fraction)
+    for name in ("early_stopping", "within_parts"):
+        C.boolean(name, getattr(config, name))
+    if config.jit_compile != "auto":
+        if not isinstance(config.jit_compile, bool):
+            raise ConfigError(f"jit_compile must be true, false or auto; got {config.jit_compile!r}")
+    C.optional_choice("fill", config.fill, FILL_METHODS)
+    C.choice("scaling", config.scaling, SCALINGS)
+    C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
+    C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
+    C.choice("skip_init", config.skip_init, SKIP_INITS)
+    C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
+    C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
+    C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
+    get_loss(config.loss)
+    if model_quantiles(config) is None and config.level and not config.validation_fraction:
+        raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
+                          "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
+    statistical_keys(config.baselines)
+    C.mapping("model_params", config.model_params)
+    C.mapping("dataset_options", config.dataset_options)
+    for name in ("dataset", "csv", "column", "date_column", "id_column"):
+        C.text(name, getattr(config, name))
+    get_spec(config.model).resolve(config.model_params)
+    return config
+
+
+def model_quantiles(config: RunConfig) -> tuple | None:
+    """The quantiles a ``loss="quantile"`` model outputs (None for other losses), checked (see
+    :func:`tsattn.losses.loss_quantiles`)."""
+    return loss_quantiles(config.loss, config.quantiles, config.level)
+
+
+def load_panel(config: RunConfig) -> Panel:
+    """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column)."""
+    if config.csv is not None and config.dataset is not None:
+        raise ConfigError("give either a dataset or a CSV file, not both")
+    if config.csv is not None:
+        return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill)
+    if config.dataset is None:
+        raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
+    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill)
+
+
+def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
+    """The split a config asks for; "auto" is the competitions' hold-out for data that defines one
+    (M3, M1: the last h values of each series), chronological fractions otherwise."""
+    method = config.split
+    if method == "auto":
+        method = "holdout" if panel.horizon or config.holdout else "chronological"
+    holdout = None
+    if method == "holdout":
+        holdout = config.holdout or panel.horizon or config.horizon
+    return SplitSpec(method, config.train_fraction, config.validation_fraction, config.within_parts,
+                     config.shuffle_seed, holdout)
+
+
+DEFAULT_WINDOW = 24
+
+
+def auto_window(panel: Panel, horizon: int) -> int:
+    """The default input window: DEFAULT_WINDOW, shortened to the shortest series' length minus the horizon
+    so that every series of a panel of short series (M3 yearly: 20 values, h = 6 -> 14) is forecast rather
+    than left out; never below 2. Longer series still train on every window they hold."""
+    return int(max(2, min(DEFAULT_WINDOW, int(panel.lengths.min()) - horizon)))
+
+
+def resolved_window(panel: Panel, config: RunConfig) -> int:
+    return config.window if config.window is not None else auto_window(panel, config.horizon)
+
+
+def split_for_fit(split: SplitSpec) -> SplitSpec:
+    """The same split without a test part, for a fit on everything a user gives (``Forecaster.fit``): a hold-out
+    becomes the last ``holdout`` values as validation, chronological fractions keep their validation fraction
+    at the end of each series and train on the rest."""
+    if split.method == "holdout":
+        if split.validation <= 0:
+            return SplitSpec("chronological", 1.0, 0.0, split.within_parts, split.shuffle_seed)
+        return dataclasses.replace(split, holdout_test=False)
+    if split.method == "chronological":
+        return dataclasses.replace(split, train=1.0 - split.validation)
+    return split
+
+
+def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPanel:
+    """Window, split and scale ``data`` as ``config`` says: the one place where the CLI, compare, benchmarks and
+    ``Forecaster.fit`` turn settings into windows. ``with_test=False`` keeps no test part (a Forecaster is fitted
+    on everything it is given; the split's validation part stays at the end of each series)."""
+    panel = as_panel(data, fill=config.fill)
+    split = split_of(config, panel)
+    if not with_test:
+        split = split_for_fit(split)
+    return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split,
+                        config.scaling, config.scaler_fit, require_test=with_test)
+
+
+def season_of(config: RunConfig, panel: Panel) -> int:
+    """The season length: the setting, else from the panel's frequency (12 for monthly, 4 quarterly...)."""
+    return config.season or M.season_from_frequency(panel.freq)

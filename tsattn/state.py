@@ -1,0 +1,236 @@
+"""The fitted state: what one fit produces, whichever path asked for it, and how it forecasts.
+
+:func:`tsattn.harness.fit_state` returns a :class:`FittedState` for ``tsattn fit``, ``tsattn.Forecaster``,
+compare, backtest refits and the benchmarks alike; :mod:`tsattn.artefacts` writes and reads it; the
+Forecaster is a facade over it. A state knows its model (network or baseline, behind
+:class:`tsattn.baselines.WindowModel`), the per-series scalers and scales, the conformal calibration and the
+last values of every series, so it can forecast after the fitted series or after new ones:
+
+    contexts = state.contexts(panel)                       # (n_series, lookback) last values
+    point = state.forecast(contexts, 12, state.scaler_for(panel), np.arange(panel.n_series))
+    bounds = state.bounds(panel, contexts, point, state.scaler_for(panel), levels=(80,))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as M
+from .baselines import WindowModel, gather_windows
+from .errors import ConfigError, DataError
+from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
+from .windows import Scaler
+
+
+@dataclass
+class FittedState:
+    """Everything a fitted model needs to forecast again, and nothing about how it was asked for.
+
+    Attributes:
+        config: the resolved run settings (:class:`tsattn.config.RunConfig`).
+        estimator: the fitted model behind the shared interface (a network's :class:`NetworkModel` or a baseline).
+        window, horizon: the resolved input window and the steps forecast directly.
+        scaler: one scaler per fitted series (identity for baselines that read raw values).
+        season: the season length used by seasonal naive and MASE.
+        mase_scale: per fitted series, the in-sample seasonal-naive MAE over the values fit saw.
+        tails: the last values of each series (a Panel), enough to forecast after it.
+        trained_until: the last label whose value training or model selection used.
+        history: the training history (an empty frame for baselines).
+        conformal, quantile_conformal: the calibration on the validation part (None without one).
+        columns: the long frame's id, time and value column names.
+        params: the facade's parameters (what ``Forecaster.get_params`` gave; recreates the estimator).
+    """
+
+    config: Any
+    estimator: WindowModel
+    window: int
+    horizon: int
+    scaler: Scaler
+    season: int
+    mase_scale: np.ndarray
+    tails: Panel
+    trained_until: Any
+    history: pd.DataFrame
+    conformal: Any = None
+    quantile_conformal: Any = None
+    columns: tuple = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)
+    params: dict = field(default_factory=dict)
+    epochs_run: int | None = None
+    best_epoch: int | None = None
+    fit_seconds: float = 0.0
+
+    # -- what it is --------------------------------------------------------------------------------------
+    @property
+    def keras_model(self):
+        """The trained keras.Model of a network, None for a baseline."""
+        return getattr(self.estimator, "model", None)
+
+    @property
+    def name(self) -> str:
+        return self.params.get("model", self.config.model)
+
+    @property
+    def quantiles(self):
+        """The quantiles a ``loss="quantile"`` model outputs, or None."""
+        return getattr(self.estimator, "quantiles", None)
+
+    @property
+    def single(self) -> bool:
+        return bool(self.tails.single_input)
+
+    @property
+    def lookback(self) -> int:
+        """Values needed before a forecast: the window (a baseline reads fewer but is scored on the same
+        targets as a network of that window) or the model's own lookback (the season), whichever is longer."""
+        return max(self.window, self.estimator.lookback)
+
+    # -- the data to forecast after ----------------------------------------------------------------------
+    def panel_of(self, data=None, ids=None) -> Panel:
+        """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
+        if data is None:
+            if ids is None:
+                return self.tails
+            return self.tails.subset(np.array([self.number(sid) for sid in ids]))
+        panel = as_panel(data, *self.columns, fill=self.config.fill)
+        if panel.index_kind != self.tails.index_kind:
+            raise DataError(f"the series has a {panel.index_kind} index but the model was fitted on a "
+                            f"{self.tails.index_kind} index; pass a series indexed like the training series")
+        if panel.freq != self.tails.freq:
+            raise DataError(f"the series has frequency {panel.freq} but the model was fitted on "
+                            f"{self.tails.freq}; resample it to {self.tails.freq} first")
+        return panel
+
+    def number(self, series_id) -> int:
+        """The fitted series number of an id, or a clear error naming the fix."""
+        try:
+            return self.tails.number(series_id)
+        except DataError:
+            raise DataError(f"series id {series_id!r} was not in the data the model was fitted on; pass its "
+                            "history, e.g. predict(h, series=frame_with_that_series)") from None
+
+    def scaler_for(self, panel: Panel) -> Scaler:
+        """One scaler row per series of ``panel``: the fitted one for a known id (or for the one series of a
+        single-series model), else fit on that series' history (a global model meeting a new series)."""
+        if self.single and panel.n_series == 1:
+            return self.scaler
+        rows = []
+        fresh = None
+        for i, sid in enumerate(panel.ids):
+            if sid in self.tails.ids:
+                number = self.tails.number(sid)
+                rows.append((self.scaler.offset[number], self.scaler.scale[number]))
+            else:
+                if fresh is None:
+                    fresh = Scaler(self.scaler.kind).fit(panel.values, np.repeat(np.arange(panel.n_series),
+                                                                                 panel.lengths), panel.n_series)
+                rows.append((fresh.offset[i], fresh.scale[i]))
+        offset, scale = zip(*rows) if rows else ((), ())
+        return Scaler(self.scaler.kind, np.array(offset), np.array(scale))
+
+    def mase_scale_for(self, panel: Panel) -> np.ndarray:
+        """Per series of ``panel``: the fitted series' in-sample scale, NaN for a series not seen in fit."""
+        if self.single and panel.n_series == 1:
+            return np.asarray(self.mase_scale[:1])
+        scales = np.full(panel.n_series, np.nan)
+        for i, sid in enumerate(panel.ids):
+            if sid in self.tails.ids:
+                scales[i] = self.mase_scale[self.tails.number(sid)]
+        return scales
+
+    def interval_scale_for(self, panel: Panel, known: bool = False) -> np.ndarray:
+        """Per series of ``panel``, the scale conformal scores are measured in: the fitted series' in-sample
+        seasonal-naive MAE, or for a series not seen in fit the same figure on its own history."""
+        from .intervals import series_scale
+
+        scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
+        unknown = ~np.isfinite(scale)
+        if unknown.any():
+            own = M.insample_scale(panel.values, panel.offsets, panel.lengths, self.season)
+            scale = np.where(unknown, own, scale)
+        scaler = self.scaler if known else self.scaler_for(panel)
+        return series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
+
+    # -- forecasting -------------------------------------------------------------------------------------
+    def contexts(self, panel: Panel) -> np.ndarray:
+        """(n_series, lookback) the last values of each series; a series too short is named."""
+        needed = max(self.lookback, 1)
+        short = np.flatnonzero(panel.lengths < needed)
+        if len(short):
+            what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
+            raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
+                            f"{needed} (window {self.window}); pass a longer series")
+        return gather_windows(panel.values, panel.offsets[1:] - 1, needed)
+
+    def forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:
+        """(k, steps) forecasts after each row of ``contexts`` (k, length); recursive beyond ``horizon``: each
+        block of ``horizon`` forecasts is appended to the inputs of the next block."""
+        needed = self.lookback
+        if contexts.shape[1] < needed:
+            raise DataError(f"need at least {needed} values before the first forecast; got {contexts.shape[1]}")
+        forecasts = np.zeros((len(contexts), 0))
+        history = contexts
+        while forecasts.shape[1] < steps:
+            k, length = history.shape
+            origins = np.arange(k) * length + length - 1
+            block = self.estimator.forecast(history.ravel(), origins, np.arange(k) * length, series, scaler)
+            forecasts = np.hstack([forecasts, block])
+            history = np.hstack([history, block])
+        return forecasts[:, :steps]
+
+    def bounds(self, panel: Panel, contexts: np.ndarray, point: np.ndarray, scaler, levels) -> dict:
+        """{"lo-80": (n_series, steps), ...}: the model's own quantiles (conformalized) or its conformal
+        intervals around ``point``."""
+        from .intervals import bands, level_name, missing_levels
+
+        steps = point.shape[1]
+        if steps > self.horizon:
+            raise ConfigError(f"intervals reach the model's horizon ({self.horizon} step(s)); got steps={steps}: "
+                              f"forecast at most {self.horizon} steps with level, or fit with horizon={steps}")
+        if self.quantiles is not None:
+            missing = missing_levels(levels, self.quantiles)
+            if missing:
+                have = ", ".join(f"{q:g}" for q in self.quantiles)
+                raise ConfigError(f"this quantile model outputs quantiles {have}, which do not bound a "
+                                  f"{level_name(missing[0])}% interval; ask for a level they bound or fit with that "
+                                  "level (level=...)")
+            k, length = contexts.shape
+            _, quantiles = self.estimator.forecast_distribution(contexts.ravel(), np.arange(k) * length + length - 1,
+                                                                np.arange(k) * length, np.arange(k), scaler)
+            quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
+            if self.quantile_conformal is not None:
+                quantiles = self.quantile_conformal.quantiles(quantiles, self.interval_scale_for(panel), levels)
+        else:
+            if self.conformal is None:
+                raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "
+                                  "validation part, or saved by a tsattn without intervals); refit with validation > 0 "
+                                  "(e.g. validation=0.1) to get intervals")
+            quantiles = self.conformal.quantiles(point, self.interval_scale_for(panel), levels)
+        out = {}
+        for level, (low, high) in bands(quantiles, levels).items():
+            out[f"lo-{level_name(level)}"], out[f"hi-{level_name(level)}"] = low, high
+        return out
+
+
+def tails_of(panel: Panel, keep: int) -> Panel:
+    """The last ``keep`` values of each series (all of a shorter one), as a Panel."""
+    keep = max(int(keep), 1)
+    starts = np.maximum(panel.offsets[1:] - keep, panel.offsets[:-1])
+    positions = np.concatenate([np.arange(a, b) for a, b in zip(starts, panel.offsets[1:])])
+    lengths = panel.offsets[1:] - starts
+    return Panel(list(panel.ids), panel.values[positions], np.concatenate([[0], np.cumsum(lengths)]),
+                 panel.index[positions], panel.freq, panel.name, panel.horizon, panel.single_input)
+
+
+def seen_until(data):
+    """The last label whose value training or model selection (early stopping) used."""
+    panel = data.panel
+    if data.part_bounds is None:
+        return panel.index[panel.offsets[1:] - 1].max() if panel.n_series > 1 else panel.index[-1]
+    ends = panel.offsets[:-1] + np.maximum(data.part_bounds[:, 1], data.part_bounds[:, 0]) - 1
+    ends = np.maximum(ends, panel.offsets[:-1])
+    labels = panel.index[ends]
+    return labels.max() if panel.n_series > 1 else labels[0]
