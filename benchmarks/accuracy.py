@@ -20,7 +20,8 @@ import _common as C  # noqa: E402
 
 import tsattn  # noqa: E402
 from tsattn import metrics as M  # noqa: E402
-from tsattn.harness import RunConfig, fit  # noqa: E402
+from tsattn.config import RunConfig  # noqa: E402
+from tsattn.harness import fit  # noqa: E402
 from tsattn.models import list_models  # noqa: E402
 
 TEST_START = 2256

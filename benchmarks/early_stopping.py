@@ -44,7 +44,8 @@ def main() -> None:
     args = parser.parse_args()
     import keras
 
-    from tsattn.harness import RunConfig, train_model, window_config
+    from tsattn.config import RunConfig, window_config
+    from tsattn.harness import train_model
 
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     lines = C.header("Early stopping: patience chosen on validation data", C.command_line(), args.quick)
@@ -56,7 +57,7 @@ def main() -> None:
             for seed in seeds:
                 keras.backend.clear_session()
                 config = RunConfig(model=model, seed=seed, **settings, **({"epochs": 3} if args.quick else {}))
-                from tsattn.harness import load_panel
+                from tsattn.config import load_panel
 
                 windowed = window_config(frame if frame is not None else load_panel(config), config)
                 start = time.perf_counter()

@@ -35,7 +35,8 @@ LABELS = {"naive": "naive (conformal)", "seasonal_naive": "seasonal naive (confo
 def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
     import keras
 
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     keras.backend.clear_session()
     config = RunConfig(model=model, seed=seed, level=LEVELS, **settings, **extra, **({"epochs": 2} if quick else {}))

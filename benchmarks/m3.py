@@ -52,7 +52,8 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
     """One fit through the harness; per-series test sMAPE and MASE of the model and each baseline."""
     import keras
 
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     keras.backend.clear_session()
     config = RunConfig(model=model, dataset=None, horizon=int(frame.attrs["horizon"]), seed=seed,

@@ -41,7 +41,8 @@ def selection_frame(frame):
 def score(frame, model, settings, quick):
     import keras
 
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     keras.backend.clear_session()
     params = {"skip": settings["skip"]}
@@ -68,7 +69,7 @@ def main() -> None:
     for frequency in [f.strip() for f in args.frequencies.split(",")]:
         frame = selection_frame(load(frequency, args.quick))
         rows = []
-        from tsattn.harness import auto_window
+        from tsattn.config import auto_window
         from tsattn.panel import as_panel
 
         auto = auto_window(as_panel(frame), int(frame.attrs["horizon"]))

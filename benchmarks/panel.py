@@ -30,7 +30,8 @@ MODELS = ("simple-rnn", "attention-rnn", "transformer")
 def m3_child(model: str, quick: bool, linear_fit: str) -> dict:
     """In a fresh process: fit + forecast one model at its defaults on M3 monthly (or 40 series in quick mode)."""
     import tsattn
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
     from tsattn.panel import as_panel
 
     start = time.perf_counter()
@@ -69,7 +70,8 @@ def m3_child(model: str, quick: bool, linear_fit: str) -> dict:
 
 def memory_child(n_series: int, length: int, batch_size: int) -> dict:
     """In a fresh process: a long frame of n_series x length synthetic points -> panel -> windows -> one epoch."""
-    from tsattn.harness import RunConfig, train_model, window_config
+    from tsattn.config import RunConfig, window_config
+    from tsattn.harness import train_model
     from tsattn.panel import as_panel
 
     rng = np.random.default_rng(0)

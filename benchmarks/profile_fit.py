@@ -37,7 +37,8 @@ def main() -> None:
     args = C.parser(__doc__.splitlines()[0], "profile_fit.md").parse_args()
     import keras
 
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     lines = C.header("Where the time of one fit goes (sunspots, defaults)", C.command_line(), args.quick)
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]

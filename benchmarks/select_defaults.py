@@ -4,7 +4,8 @@ and test RMSE (reported, never used to choose). Used to pick the defaults; see r
     python benchmarks/select_defaults.py attention-rnn '{"skip_init": "zeros"}'
 """
 import sys, json, time, numpy as np
-from tsattn.harness import fit, RunConfig
+from tsattn.config import RunConfig
+from tsattn.harness import fit
 model = sys.argv[1]
 changes = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
 seeds = [0, 1, 2]

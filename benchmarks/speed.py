@@ -45,7 +45,8 @@ def _memory() -> dict:
 def tsattn_child(model: str, seed: int, epochs: int | None) -> dict:
     """tsattn's harness at its defaults on sunspots: train with early stopping, forecast every part one step
     ahead (the 564 test months among them) and score them beside the baselines."""
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     start = time.perf_counter()
     result = fit(RunConfig(model=model, seed=seed, **({"epochs": epochs} if epochs else {})))
@@ -102,7 +103,8 @@ def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: 
     import numpy as np
     import pandas as pd
 
-    from tsattn.harness import RunConfig, train_model, window_config
+    from tsattn.config import RunConfig, window_config
+    from tsattn.harness import train_model
     from tsattn.models import get_model
 
     rng = np.random.default_rng(0)
@@ -226,7 +228,8 @@ def m3_section(quick: bool, before: dict):
     import keras
 
     import tsattn
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
     from tsattn.models import list_models
 
     frame = tsattn.load_dataset("m3-monthly")

@@ -14,7 +14,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
-from tsattn.harness import fit, preset_config  # noqa: E402
+from tsattn.config import preset_config  # noqa: E402
+from tsattn.harness import fit  # noqa: E402
 
 PUBLISHED = {"sunspots_train_rmse": 0.058, "sunspots_test_rmse": 0.077,
              "fibonacci_simple-rnn_test_mse": 2.62e-5, "fibonacci_attention-rnn_test_mse": 9.05e-6}

@@ -26,7 +26,8 @@ def main() -> None:
     import keras
 
     import tsattn
-    from tsattn.harness import RunConfig, fit
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
 
     frame = tsattn.load_dataset("m3-monthly")
     if args.quick:

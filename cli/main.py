@@ -288,7 +288,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
     from tsattn.config import preset_config
     from tsattn.harness import EpochProgress, fit
-    from tsattn.runs import interval_table, interval_verdict, metrics_table, write_run
+    from tsattn.runs import interval_table, metrics_table, write_run
+    from tsattn.verdicts import interval_verdict, run_verdict
 
     config = preset_config(preset, **overrides)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
@@ -297,13 +298,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
                     f"seed {config.seed})")
     result = fit(config, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
-    test = result.metrics.get("test")
-    if result.panel.n_series > 1 and test:
-        verdict = panel_verdict(result)
-    elif test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        verdict = single_verdict(test, result.data.window)
-    else:
-        verdict = None
+    verdict = run_verdict(result)
     output.document({
         "model": config.model, "out": str(files["directory"]), "parameters": result.parameter_count,
         "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
@@ -323,40 +318,6 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     if verdict:
         output.say(verdict)
     output.say(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))
-
-
-def single_verdict(test: dict, window: int) -> str:
-    """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
-    model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
-    linear = test["linear"]["rmse"]
-    linear_text = f"{linear:.4g}" if linear is not None else "n/a"
-    if naive_rmse == 0:
-        head = (f"Test RMSE {model_rmse:.4g}; the naive last-value forecast is exact on the test part (RMSE 0: "
-                "the series does not change there), so no model can beat it")
-    else:
-        change = (model_rmse / naive_rmse - 1) * 100
-        verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
-        head = f"Test RMSE {model_rmse:.4g} {verdict} the naive last-value forecast ({naive_rmse:.4g}, {change:+.1f}%)"
-    return (f"{head}; linear AR({window}) {linear_text}. One seed: compare several before concluding "
-            "(tsattn compare).")
-
-
-def panel_verdict(result) -> str:
-    """One line for a panel run: mean test sMAPE beside the baselines, and the share of series won."""
-    frame = result.metrics_frame
-    smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
-        index="series", columns="model", values="value")
-    test = result.metrics["test"]
-    parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
-    from tsattn.baselines import baseline_labels
-    from tsattn.runs import baseline_keys
-
-    labels = baseline_labels()
-    for key in baseline_keys(result):
-        wins = int((smape["model"] < smape[key]).sum())
-        parts.append(f"{labels[key]} {test[key]['smape']:.4g} (model better on {wins} of "
-                     f"{int(smape[key].notna().sum())} series)")
-    return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
 
 
 def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None,

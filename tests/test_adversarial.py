@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import make_series
 from tsattn.errors import TsattnError
 from tsattn.forecaster import Forecaster
-from tsattn.harness import RunConfig, check_config
+from tsattn.config import RunConfig, check_config
 from tsattn.panel import read_csv_panel
 from tsattn.windows import SplitSpec, window_panel
 

@@ -18,8 +18,8 @@ LAYERS = [
     {"metrics", "panel", "layers", "engine", "plots"},
     {"windows", "losses", "models"},
     {"baselines"},
-    {"config", "state", "evaluation"},
-    {"artefacts", "harness"},
+    {"config", "state", "evaluation", "verdicts"},
+    {"artefacts", "harness", "report"},
     {"runs", "forecaster"},
     {"compare"},
 ]

@@ -6,7 +6,8 @@ import pytest
 from click.testing import CliRunner
 
 from tsattn.cli.main import main
-from tsattn.compare import build_spec, compare, load_grid, summarise
+from tsattn.compare import build_spec, compare, load_grid
+from tsattn.report import summarise
 from tsattn.errors import ConfigError
 
 FAST = {"units": 4, "d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1, "batch_size": 32}

@@ -5,7 +5,8 @@ import keras
 
 from conftest import TINY, TINY_PARAMS, make_series
 from tsattn.errors import ConfigError, TrainingError
-from tsattn.harness import PRESETS, RunConfig, fit, make_dataset, preset_config
+from tsattn.config import PRESETS, RunConfig, preset_config
+from tsattn.harness import fit, make_dataset
 from tsattn.runs import predictions_frame, write_run
 
 
@@ -156,7 +157,8 @@ def test_write_run_files_and_plots(model, expected, small_series, tmp_path):
 
 def test_xla_auto_turns_on_for_long_epochs_only():
     from tsattn.errors import ConfigError
-    from tsattn.harness import XLA_MIN_STEPS, RunConfig, check_config, use_xla
+    from tsattn.config import RunConfig, check_config
+    from tsattn.harness import XLA_MIN_STEPS, use_xla
 
     assert not use_xla(RunConfig(), XLA_MIN_STEPS - 1) and use_xla(RunConfig(), XLA_MIN_STEPS)
     assert not use_xla(RunConfig(model="transformer"), 10**6)  # measured: not worth it there

@@ -16,7 +16,8 @@ from tsattn import Forecaster
 from tsattn import metrics as M
 from tsattn.cli.main import main
 from tsattn.errors import ConfigError
-from tsattn.harness import RunConfig, fit, model_quantiles
+from tsattn.config import RunConfig, model_quantiles
+from tsattn.harness import fit
 from tsattn.intervals import Conformal, check_levels, interval_columns, quantiles_for_levels
 
 
@@ -148,7 +149,7 @@ def test_conformal_intervals_cover_a_gaussian_ar1_at_their_level():
     assert test["linear"]["width-80"] == pytest.approx(2 * 1.2816, rel=0.1)
     assert test["linear"]["width-95"] == pytest.approx(2 * 1.96, rel=0.1)
     assert test["naive"]["width-80"] > test["linear"]["width-80"]  # a worse forecast gets a wider interval
-    from tsattn.runs import interval_verdict
+    from tsattn.verdicts import interval_verdict
 
     line = interval_verdict(result)
     assert line.startswith(f"The 80% interval covered {test['model']['coverage-80']:.1f}% of the test values, the 95% one")

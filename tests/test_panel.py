@@ -13,7 +13,8 @@ from tsattn import metrics as M
 from tsattn.cli.main import main
 from tsattn.errors import DataError
 from tsattn.forecaster import Forecaster
-from tsattn.harness import RunConfig, fit
+from tsattn.config import RunConfig
+from tsattn.harness import fit
 from tsattn.panel import as_panel, read_csv_panel
 from tsattn.windows import SplitSpec, window_panel
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from conftest import TINY, TINY_PARAMS, make_series
 from tsattn.cli.main import main
 from tsattn.errors import ConfigError
-from tsattn.harness import RunConfig, fit
+from tsattn.config import RunConfig
+from tsattn.harness import fit
 
 
 def panel(n=6, length=60, horizon=6):
@@ -131,7 +132,7 @@ def test_relative_skip_is_level_invariant():
 def test_default_window_shrinks_so_every_short_series_is_forecast():
     """M3 yearly-like panel: series of 20..40 values, horizon 6: the default window becomes 14 (shortest
     length minus the horizon) and no series is left out; an explicit window is kept as given."""
-    from tsattn.harness import window_config
+    from tsattn.config import window_config
 
     frames = []
     for i, length in enumerate(range(20, 41, 4)):

@@ -28,8 +28,7 @@ import tensorflow as tf
 from . import metrics as M
 from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
 from . import checks as C
-from .config import (PRESETS, RunConfig, check_config, load_panel, model_quantiles, preset_config,  # noqa: F401
-                     season_of, window_config)
+from .config import RunConfig, check_config, load_panel, model_quantiles, season_of, window_config
 from .errors import ConfigError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale

@@ -109,29 +109,6 @@ def interval_table(result: RunResult, part: str = "test") -> str:
     return "\n".join(rows)
 
 
-def interval_verdict(result: RunResult, part: str = "test", tolerance: float = 3.0) -> str | None:
-    """One line: how often the model's intervals covered the test values, against each level."""
-    values = result.metrics.get(part, {}).get("model", {})
-    found = [(level, values.get(f"coverage-{level_name(level)}")) for level in check_levels(result.config.level)]
-    found = [(level, coverage) for level, coverage in found if coverage is not None]
-    if not found:
-        return None
-    source = interval_source(result.config.loss)
-    first, *rest = found
-    covered = f"The {level_name(first[0])}% interval covered {first[1]:.1f}% of the {part} values" + "".join(
-        f", the {level_name(level)}% one {coverage:.1f}%" for level, coverage in rest)
-    gaps = [coverage - level for level, coverage in found]
-    if all(abs(gap) <= tolerance for gap in gaps):
-        judgement = f"within {tolerance:g} points of every level: calibrated here"
-    elif all(gap < tolerance for gap in gaps) and any(gap < -tolerance for gap in gaps):
-        judgement = "too narrow for this part (below the level)"
-    elif all(gap > -tolerance for gap in gaps):
-        judgement = "wider than needed here (above the level)"
-    else:
-        judgement = "off the level in both directions"
-    return f"{covered} ({source}, calibrated on the validation part): {judgement}."
-
-
 def write_run(result: RunResult, out: Path, force: bool = False, units: str | None = None) -> dict[str, Path]:
     """Write a complete run directory atomically; returns the written files by role."""
     out = Path(out)

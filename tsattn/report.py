@@ -1,0 +1,341 @@
+"""Reporting of comparisons: records -> results table -> summary over seeds -> figures, Markdown and HTML.
+
+A record is one finished run of a comparison (what :mod:`tsattn.compare` stores in runs/*.json); everything
+here reads records and writes nothing but report files, so a new experiment (a tuner, a benchmark) can
+report through the same tables and the one verdict (:func:`tsattn.verdicts.comparison_verdict`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .io import atomic_file
+from .metrics import interval_metric_names, is_interval_metric
+from .verdicts import BASELINE_ROWS, comparison_verdict
+
+METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
+
+
+def results_table(records: list[dict]) -> pd.DataFrame:
+    """One row per run, plus one row per dataset for each baseline (same targets, no seed)."""
+    rows = []
+    baselines_done = set()
+    for record in records:
+        row = {"dataset": record["dataset"], "model": record["model"], "seed": record["seed"],
+               "series": record.get("series", 1), "parameters": record["parameters"], "epochs_run": record["epochs_run"],
+               "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4)}
+        for part in ("validation", "test"):
+            block = record["metrics"].get(part)
+            for metric in METRICS:
+                row[f"{part}_{metric}"] = block["model"][metric] if block else None
+            for metric in ("mse", "rmse"):
+                row[f"{part}_scaled_{metric}"] = block["scaled"][metric] if block else None
+        for metric in interval_metrics(record):
+            row[f"test_{metric}"] = (record["metrics"].get("test") or {}).get("model", {}).get(metric)
+        rows.append(row)
+        if record["dataset"] not in baselines_done:
+            baselines_done.add(record["dataset"])
+            for key, label in BASELINE_ROWS.items():
+                if key not in (record["metrics"].get("test") or {}):
+                    continue  # a statistical baseline this comparison did not ask for
+                base = {"dataset": record["dataset"], "model": label, "seed": None,
+                        "series": record.get("series", 1), "parameters": 0,
+                        "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0}
+                for part in ("validation", "test"):
+                    block = record["metrics"].get(part)
+                    for metric in METRICS:
+                        base[f"{part}_{metric}"] = block.get(key, {}).get(metric) if block else None
+                    for metric in ("mse", "rmse"):
+                        base[f"{part}_scaled_{metric}"] = None
+                for metric in interval_metrics(record):
+                    base[f"test_{metric}"] = (record["metrics"].get("test") or {}).get(key, {}).get(metric)
+                rows.append(base)
+    return pd.DataFrame(rows)
+
+def interval_metrics(record: dict) -> list[str]:
+    """The interval metrics a run scored (coverage, width and MSIS per level, scaled CRPS), or none."""
+    return interval_metric_names(record["config"].get("level"))
+
+def headline(series: int) -> str:
+    """The metric a dataset is ranked on: test RMSE for one series (its own units), test sMAPE (mean over
+    series, scale-free) for a panel, where RMSE would add up series of different scales."""
+    return "test_rmse" if series <= 1 else "test_smape"
+
+def summarise(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds per (dataset, model); rank on the headline metric (mean test
+    RMSE for one series, mean test sMAPE over series for a panel) and on test RMSE; ratio to naive."""
+    rows = []
+    for (dataset, model), group in results.groupby(["dataset", "model"], sort=False):
+        series = int(group["series"].max()) if "series" in group else 1
+        row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
+               "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
+        intervals = [c for c in group.columns if c.startswith("test_") and is_interval_metric(c[len("test_"):])]
+        for column in ["test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
+                       "epochs_run"] + intervals:
+            values = pd.to_numeric(group[column], errors="coerce")
+            row[f"{column}_mean"] = float(values.mean())
+            row[f"{column}_std"] = float(values.std(ddof=1)) if len(values.dropna()) > 1 else 0.0
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min").astype(int)
+    summary["headline_mean"] = [row[f"{row['headline']}_mean"] for _, row in summary.iterrows()]
+    summary["rank"] = summary.groupby("dataset")["headline_mean"].rank(method="min").astype(int)
+    naive = summary[summary["model"] == "naive"].set_index("dataset")["test_rmse_mean"]
+    summary["ratio_to_naive"] = summary["test_rmse_mean"] / summary["dataset"].map(naive)
+    naive_headline = summary[summary["model"] == "naive"].set_index("dataset")["headline_mean"]
+    summary["headline_ratio_to_naive"] = summary["headline_mean"] / summary["dataset"].map(naive_headline)
+    return summary.sort_values(["dataset", "rank"], kind="stable").reset_index(drop=True)
+
+def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame) -> list[tuple[str, Path]]:
+    from . import plots
+
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in dataset)
+    figures_dir = out / "figures"
+    figures_dir.mkdir(exist_ok=True)
+    mine = [r for r in records if r["dataset"] == dataset]
+    first_seed = mine[0]["seed"]
+    table = summary[summary["dataset"] == dataset]
+    naive = float(table.loc[table["model"] == "naive", "test_rmse_mean"].iloc[0])
+    linear = float(table.loc[table["model"] == "linear", "test_rmse_mean"].iloc[0])
+    neural = table[~table["model"].isin(BASELINE_ROWS.values())]
+    metric = table["headline"].iloc[0]
+    units = f"{mine[0]['series_name']} (series units)"
+    if metric == "test_rmse":
+        figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines)", plots.plot_bars(
+            list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"],
+            figures_dir / f"{safe}_rmse.png", f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)",
+            f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
+    else:
+        reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
+                     for label in ("naive", "seasonal-naive", "linear")}
+        figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines)",
+                    plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
+                                    figures_dir / f"{safe}_smape.png",
+                                    f"{dataset}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
+                                    "test sMAPE (%), mean over series", reference))]
+    if mine[0].get("test"):
+        index = _parse_index(mine[0]["test"]["index"])
+        actual = pd.Series(mine[0]["test"]["actual"], index=index)
+        overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index) for r in mine
+                   if r["seed"] == first_seed}
+        overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)
+        figures.append((f"Test-part one-step forecasts of every model (seed {first_seed})", plots.plot_overlay(
+            actual, overlay, figures_dir / f"{safe}_forecasts.png", f"{dataset}: test part, actual and forecasts "
+            f"(seed {first_seed})", units)))
+    else:
+        first = [r for r in mine if r["seed"] == first_seed]
+        distributions = {r["model"]: [v for v in r["by_series"]["smape"]["model"] if v is not None] for r in first}
+        for key, label in BASELINE_ROWS.items():
+            if key in first[0]["by_series"]["smape"]:
+                distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
+        figures.append((f"Per-series test sMAPE of every model and baseline (seed {first_seed})",
+                        plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
+                                                f"{dataset}: per-series test sMAPE (seed {first_seed}, "
+                                                f"{mine[0]['series']} series)", "sMAPE (%)")))
+    calibration = calibration_points(table)
+    if calibration:
+        figures.append(("Calibration: nominal against empirical coverage of the test part (mean over seeds)",
+                        plots.plot_calibration(calibration, figures_dir / f"{safe}_calibration.png",
+                                               f"{dataset}: interval calibration (test part)")))
+        fanned = [r for r in mine if r["seed"] == first_seed and (r.get("test") or {}).get("intervals")]
+        if fanned:
+            best = table[~table["model"].isin(BASELINE_ROWS.values())].sort_values("rank").iloc[0]["model"]
+            record = next((r for r in fanned if r["model"] == best), fanned[0])
+            index = _parse_index(record["test"]["index"])
+            shown = slice(-min(len(index), plots.ZOOM), None)
+            actual = pd.Series(record["test"]["actual"], index=index)[shown]
+            fans = {float(level): (np.asarray(low)[shown], np.asarray(high)[shown])
+                    for level, (low, high) in record["test"]["intervals"].items()}
+            figures.append((f"{record['model']}: last test forecasts with their intervals (seed {first_seed})",
+                            plots.plot_series_forecasts([actual], [pd.Series(np.asarray(record['test']['predicted'])
+                                                                             [shown], index=index[shown])],
+                                                        figures_dir / f"{safe}_{record['model']}_fan.png",
+                                                        f"{dataset}, {record['model']}: one-step test forecasts and "
+                                                        "intervals", [fans], history_label="actual")))
+    histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
+                 for r in mine if r["seed"] == first_seed}
+    figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
+        histories, figures_dir / f"{safe}_loss.png", f"{dataset}: loss per epoch (seed {first_seed})")))
+    for record in mine:
+        if record["seed"] != first_seed or not record["attention"]:
+            continue
+        attention = record["attention"]
+        if attention["kind"] == "rnn":
+            figures.append((f"{record['model']}: attention weights over the test windows (seed {first_seed})",
+                            plots.plot_attention_rnn(np.asarray(attention["weights"]),
+                                                     attention.get("labels") or record["test"]["index"],
+                                                     figures_dir / f"{safe}_{record['model']}_attention.png",
+                                                     f"{dataset}, {record['model']}: attention (test part)")))
+        else:
+            figures.append((f"{record['model']}: attention of each head for the last test window (seed {first_seed})",
+                            plots.plot_transformer_heads([np.asarray(b) for b in attention["blocks"]],
+                                                         figures_dir / f"{safe}_{record['model']}_heads.png",
+                                                         f"{dataset}, {record['model']}: head maps, window "
+                                                         f"forecasting {attention['window_label'][:10]}")))
+    return figures
+
+def _parse_index(labels: list[str]) -> pd.Index:
+    try:
+        return pd.Index([int(x) for x in labels])
+    except ValueError:
+        return pd.DatetimeIndex(pd.to_datetime(labels))
+
+SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "parameters"),
+                   ("test_rmse", "test RMSE"), ("test_mae", "test MAE"), ("test_mase", "test MASE"),
+                   ("test_smape", "test sMAPE"), ("validation_rmse", "validation RMSE"),
+                   ("headline_ratio_to_naive", "ratio to naive"), ("fit_seconds", "fit s"), ("rank", "rank")]
+
+def _interval_columns(table: pd.DataFrame) -> list[str]:
+    return [c[len("test_"):-len("_mean")] for c in table.columns
+            if c.startswith("test_") and c.endswith("_mean") and is_interval_metric(c[len("test_"):-len("_mean")])
+            and table[c].notna().any()]
+
+def interval_table(table: pd.DataFrame) -> list[list[str]]:
+    """Header and rows (text) of a dataset's interval metrics, means over seeds; empty without levels."""
+    columns = _interval_columns(table)
+    if not columns:
+        return []
+    names = {"coverage": "coverage {}%", "width": "width {}%", "msis": "MSIS {}%"}
+    rows = [["model"] + ["scaled CRPS" if c == "scaled_crps" else names[c.split("-")[0]].format(c.split("-", 1)[1])
+                         for c in columns]]
+    for _, row in table.iterrows():
+        cells = [row["model"]]
+        for column in columns:
+            mean, std = row[f"test_{column}_mean"], row[f"test_{column}_std"]
+            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
+                                                                   else ""))
+        rows.append(cells)
+    return rows
+
+def calibration_points(table: pd.DataFrame) -> dict:
+    """{model: {level: mean empirical coverage}} of a dataset's summary rows."""
+    points = {}
+    for _, row in table.iterrows():
+        found = {float(c[len("coverage-"):]): row[f"test_{c}_mean"] for c in _interval_columns(table)
+                 if c.startswith("coverage-") and row[f"test_{c}_mean"] == row[f"test_{c}_mean"]}
+        if found:
+            points[row["model"]] = found
+    return points
+
+TRAINED_ONLY = ("seeds", "parameters", "fit_seconds")  # blank on baseline rows (no seeds, no training)
+
+def _cells(row) -> list[str]:
+    """One summary row as text: 4 significant digits, ± the seed spread at 2, blanks where nothing applies."""
+    cells = []
+    baseline = row["model"] in BASELINE_ROWS.values()
+    for key, _ in SUMMARY_COLUMNS:
+        if baseline and key in TRAINED_ONLY:
+            cells.append("")
+        elif f"{key}_mean" in row:
+            mean, std = row[f"{key}_mean"], row[f"{key}_std"]
+            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
+                                                                   else ""))
+        elif key == "headline_ratio_to_naive":
+            cells.append(f"{row[key]:.3f}" if row[key] == row[key] else "")
+        else:
+            cells.append(str(row[key]))
+    return cells
+
+def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
+                 summary: pd.DataFrame, failures: list[dict] = ()) -> tuple[Path, Path]:
+    """report.md (images in figures/) and a self-contained report.html (images inlined)."""
+    from .io import versions
+
+    md = ["# tsattn comparison report", "",
+          f"Models: {', '.join(spec.models)}. Seeds: {', '.join(map(str, spec.seeds))}. "
+          f"Settings: {json.dumps(spec.settings) if spec.settings else 'defaults'}. "
+          f"Versions: {json.dumps(versions())}.", "",
+          "Every model trains through the same harness on the same chronological split; the scaler is fit on "
+          "the training part only. Baselines are scored on the same test targets: naive (last value), seasonal "
+          "naive (value one season earlier) and linear (least-squares autoregression on the same window). "
+          "Metrics are in the series' units; ± is the standard deviation over seeds.", ""]
+    body = [f"<h1>tsattn comparison report</h1><p>{html.escape(md[2])}</p><p>{html.escape(md[4])}</p>"]
+    for source in spec.sources:
+        dataset = source.name
+        table = summary[summary["dataset"] == dataset]
+        if table.empty:  # every run on it failed: listed under "Failed runs"
+            continue
+        best_value = table[~table["model"].isin(BASELINE_ROWS.values())]["headline_mean"].min()
+        ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
+        md += [f"## {dataset}", "", f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
+               "on the same metric.", "", "| " + " | ".join(label for _, label in SUMMARY_COLUMNS) + " |",
+               "|" + "---|" * len(SUMMARY_COLUMNS)]
+        rows_html = []
+        for _, row in table.iterrows():
+            cells = _cells(row)
+            is_best = row["headline_mean"] == best_value and row["model"] not in BASELINE_ROWS.values()
+            md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
+            rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "",
+                                                "".join(f"<td>{html.escape(c)}</td>" for c in cells)))
+        lines = comparison_verdict(results, summary, dataset, records)
+        md += ["", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
+        body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
+                    f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
+                    + "".join(f"<th>{html.escape(label)}</th>" for _, label in SUMMARY_COLUMNS)
+                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
+                    + "<div class='verdict'><b>Verdict.</b><ul>"
+                    + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
+        interval_rows = interval_table(table)
+        if interval_rows:
+            from .intervals import interval_source
+
+            source = f"{interval_source(spec.settings.get('loss'))}, calibrated on each model's validation forecasts"
+            md += [f"**Prediction intervals** (test part; networks: {source}; baselines: conformal). Coverage is "
+                   "the share of test targets inside the interval (nominal: the level); MSIS is M4's scaled "
+                   "interval score and scaled CRPS is approximated from the interval bounds and the forecast "
+                   "(lower is better).", ""]
+            md += ["| " + " | ".join(interval_rows[0]) + " |", "|" + "---|" * len(interval_rows[0])]
+            md += ["| " + " | ".join(row) + " |" for row in interval_rows[1:]] + [""]
+            body.append("<p><b>Prediction intervals</b> (test part; networks: " + html.escape(source) +
+                        "; baselines: conformal).</p><div class='scroll'><table><thead><tr>"
+                        + "".join(f"<th>{html.escape(c)}</th>" for c in interval_rows[0]) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                                  for row in interval_rows[1:]) + "</tbody></table></div>")
+        for caption, path in _figures(out, dataset, records, summary):
+            md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
+            encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+            body.append(f"<h3>{html.escape(caption)}</h3><img alt='{html.escape(caption)}' "
+                        f"src='data:image/png;base64,{encoded}'>")
+    if failures:
+        md += ["## Failed runs", "", f"{len(failures)} run(s) failed and are left out of every table above; "
+               "rerunning the comparison with the same --out runs them again.", ""]
+        md += [f"- {f['dataset']} {f['model']} seed {f['seed']}: {f['error']}" for f in failures] + [""]
+        body.append(f"<h2>Failed runs</h2><p>{len(failures)} run(s) failed and are left out of every table above; "
+                    "rerunning the comparison with the same --out runs them again.</p><ul>"
+                    + "".join(
+                        f"<li>{html.escape(str(f['dataset']))} {html.escape(str(f['model']))} seed {f['seed']}: "
+                        f"{html.escape(str(f['error']))}</li>" for f in failures) + "</ul>")
+    md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
+           "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>tsattn comparison</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+            ".scroll{overflow-x:auto;max-width:100%}.verdict ul{margin:.3em 0;padding-left:1.2em}"
+            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+            "th{background:#f2f2f2}tr.best td{background:#e6f4ea;font-weight:bold}img{max-width:100%}"
+            ".verdict{background:#f8f8f8;padding:.8em;border-left:4px solid #4a8}</style></head><body>"
+            + "".join(body) + "</body></html>")
+    with atomic_file(out / "report.md") as temporary:
+        temporary.write_text("\n".join(md))
+    with atomic_file(out / "report.html") as temporary:
+        temporary.write_text(page)
+    return out / "report.md", out / "report.html"
+
+
+
+RECORD_KEYS = {"dataset": str, "model": str, "seed": int, "config": dict, "parameters": int, "epochs_run": int,
+               "fit_seconds": (int, float), "predict_seconds": (int, float), "metrics": dict, "history": dict}
+
+
+def is_complete_record(record: dict) -> bool:
+    """A run record of the right shape (a valid JSON file of another shape is run again, not trusted)."""
+    if not all(isinstance(record.get(key), kind) for key, kind in RECORD_KEYS.items()):
+        return False
+    test = record["metrics"].get("test")
+    return isinstance(test, dict) and isinstance(test.get("model"), dict) and isinstance(test.get("naive"), dict)

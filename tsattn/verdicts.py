@@ -1,0 +1,170 @@
+"""Every verdict tsattn prints, in one place: plain-language conclusions that read the figures and never
+overstate them.
+
+- :func:`run_verdict`: one run (`tsattn fit`): the model against naive and the linear AR (one series), or mean
+  sMAPE and series won against each baseline (a panel).
+- :func:`interval_verdict`: how often a run's intervals covered the test values, against each level.
+- :func:`comparison_verdict`: a comparison's conclusions for one dataset, with the seed-to-seed spread and,
+  for a panel, paired per-series tests against the runner-up and the baselines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .baselines import STATISTICAL_LABELS, baseline_labels
+from .intervals import check_levels, interval_source, level_name
+from .metrics import paired_comparison
+
+BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
+
+
+def run_verdict(result) -> str | None:
+    """The closing line of `tsattn fit` for a run (:class:`tsattn.harness.RunResult`), or None without a test part."""
+    test = result.metrics.get("test")
+    if result.panel.n_series > 1 and test:
+        return panel_verdict(result)
+    if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
+        return single_verdict(test, result.data.window)
+    return None
+
+
+def single_verdict(test: dict, window: int) -> str:
+    """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
+    model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
+    linear = test["linear"]["rmse"]
+    linear_text = f"{linear:.4g}" if linear is not None else "n/a"
+    if naive_rmse == 0:
+        head = (f"Test RMSE {model_rmse:.4g}; the naive last-value forecast is exact on the test part (RMSE 0: "
+                "the series does not change there), so no model can beat it")
+    else:
+        change = (model_rmse / naive_rmse - 1) * 100
+        verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
+        head = f"Test RMSE {model_rmse:.4g} {verdict} the naive last-value forecast ({naive_rmse:.4g}, {change:+.1f}%)"
+    return (f"{head}; linear AR({window}) {linear_text}. One seed: compare several before concluding "
+            "(tsattn compare).")
+
+
+def panel_verdict(result) -> str:
+    """One line for a panel run: mean test sMAPE beside the baselines, and the share of series won."""
+    frame = result.metrics_frame
+    smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
+        index="series", columns="model", values="value")
+    test = result.metrics["test"]
+    parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
+    labels = baseline_labels()
+    for key in (model.key for model in result.baselines):
+        wins = int((smape["model"] < smape[key]).sum())
+        parts.append(f"{labels[key]} {test[key]['smape']:.4g} (model better on {wins} of "
+                     f"{int(smape[key].notna().sum())} series)")
+    return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
+
+
+def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str | None:
+    """One line: how often the model's intervals covered the test values, against each level."""
+    values = result.metrics.get(part, {}).get("model", {})
+    found = [(level, values.get(f"coverage-{level_name(level)}")) for level in check_levels(result.config.level)]
+    found = [(level, coverage) for level, coverage in found if coverage is not None]
+    if not found:
+        return None
+    source = interval_source(result.config.loss)
+    first, *rest = found
+    covered = f"The {level_name(first[0])}% interval covered {first[1]:.1f}% of the {part} values" + "".join(
+        f", the {level_name(level)}% one {coverage:.1f}%" for level, coverage in rest)
+    gaps = [coverage - level for level, coverage in found]
+    if all(abs(gap) <= tolerance for gap in gaps):
+        judgement = f"within {tolerance:g} points of every level: calibrated here"
+    elif all(gap < tolerance for gap in gaps) and any(gap < -tolerance for gap in gaps):
+        judgement = "too narrow for this part (below the level)"
+    elif all(gap > -tolerance for gap in gaps):
+        judgement = "wider than needed here (above the level)"
+    else:
+        judgement = "off the level in both directions"
+    return f"{covered} ({source}, calibrated on the validation part): {judgement}."
+
+
+def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
+    """A per-series test metric of ``key`` ("model" or a baseline key) in the runs of ``model``, mean over seeds."""
+    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model and r.get("by_series")]
+    if not runs:
+        return None
+    values = pd.DataFrame([[np.nan if v is None else v for v in r["by_series"][metric][key]] for r in runs],
+                          dtype=np.float64)
+    return pd.Series(values.mean(axis=0).to_numpy(), index=runs[0]["by_series"]["ids"])
+
+def _paired_over_series(records: list[dict], dataset: str, model: str, other: str, metric: str = "smape"):
+    """``model`` against ``other`` (another model, or a baseline key) series by series, each averaged over
+    seeds: (wins, series compared, p-value of the Wilcoxon signed-rank test or None)."""
+    mine = _series_values(records, dataset, model, "model", metric)
+    theirs = (_series_values(records, dataset, model, other, metric) if other in BASELINE_ROWS
+              else _series_values(records, dataset, other, "model", metric))
+    if mine is None or theirs is None:
+        return None
+    return paired_comparison(mine, theirs)
+
+def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
+    """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account and, for a
+    panel, each model compared with the runner-up and the baselines series by series (paired)."""
+    table = summary[summary["dataset"] == dataset]
+    metric = table["headline"].iloc[0]
+    name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)"}[metric]
+    panel = metric == "test_smape"
+    neural = table[~table["model"].isin(BASELINE_ROWS.values())]
+    runs = results[(results["dataset"] == dataset) & results["seed"].notna()]
+    naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
+    linear = float(table.loc[table["model"] == "linear", f"{metric}_mean"].iloc[0])
+    lines = []
+    best = neural.iloc[0]
+    seeds = int(best["seeds"])
+    lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
+                 f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
+    if len(neural) > 1:
+        runner_up = neural.iloc[1]
+        mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
+        theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
+        wins = int((mine < theirs.reindex(mine.index)).sum())
+        low = best[f"{metric}_mean"] + best[f"{metric}_std"]
+        high = runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]
+        overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
+            else "the mean ± std intervals do not overlap"
+        lines.append(f"It beats the runner-up, {runner_up['model']} ({runner_up[f'{metric}_mean']:.4g} ± "
+                     f"{runner_up[f'{metric}_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
+        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"]) if panel else None
+        if paired:
+            won, total, p_value = paired
+            test = f"Wilcoxon signed-rank p = {p_value:.2g}" if p_value is not None else "too few series for a test"
+            lines.append(f"Series by series (sMAPE averaged over seeds) it is better on {won} of {total} series "
+                         f"({test}).")
+        if seeds < 3:
+            lines.append("With fewer than 3 seeds this ranking is not reliable.")
+    for _, row in neural.iterrows():
+        model_runs = runs[runs["model"] == row["model"]][metric]
+        beats = int((model_runs < naive).sum())
+        beats_linear = int((model_runs < linear).sum())
+        ratio = row["headline_ratio_to_naive"]
+        line = (f"{row['model']}: beats the naive last-value forecast ({naive:.4g}) on {beats} of "
+                f"{len(model_runs)} seeds (ratio {ratio:.3f}) and the linear autoregression "
+                f"({linear:.4g}) on {beats_linear} of {len(model_runs)}")
+        if panel:
+            for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal naive")):
+                paired = _paired_over_series(records or [], dataset, row["model"], key)
+                if paired:
+                    line += f"; better than {label} on {paired[0]} of {paired[1]} series"
+        lines.append(line + ".")
+    if not (neural[f"{metric}_mean"] < naive).any():
+        lines.append("No neural model beats the naive baseline on average here.")
+    statistical = table[table["model"].isin(list(STATISTICAL_LABELS))]
+    for _, row in statistical.iterrows():  # the strong baselines asked for with --baselines
+        value = float(row[f"{metric}_mean"])
+        better = neural[neural[f"{metric}_mean"] < value]
+        verdict = (f"beaten on average by {', '.join(better['model'])}" if len(better) else
+                   f"better on average than every neural model here (best {best['model']} {best[f'{metric}_mean']:.4g})")
+        line = f"{row['model']} ({value:.4g}): {verdict}"
+        if panel:
+            key = STATISTICAL_LABELS[row["model"]]
+            paired = _paired_over_series(records or [], dataset, best["model"], key)
+            if paired:
+                line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series"
+        lines.append(line + ".")
+    return lines
