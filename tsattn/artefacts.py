@@ -61,6 +61,7 @@ def metadata(state) -> dict:
         "estimator": state.estimator.state(),
         "window": int(state.window),
         "horizon": int(state.horizon),
+        "features": int(getattr(state.estimator, "features", 1)),
         "season": int(state.season),
         "scaler": state.scaler.to_dict(),
         "mase_scale": _finite_or_none(state.mase_scale),
@@ -319,7 +320,8 @@ def load(path: Path):
             quantiles = check_quantiles(quantiles)
         if model is not None:
             outputs = (horizon,) if quantiles is None else (horizon, len(quantiles))
-            if tuple(model.input_shape[1:]) != (window, 1) or tuple(model.output_shape[1:]) != outputs:
+            features = int(state.get("features", 1))  # the target and any covariates, per step
+            if tuple(model.input_shape[1:]) != (window, features) or tuple(model.output_shape[1:]) != outputs:
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
                                  f"to {outputs}")
             estimator = NetworkModel(model, name, window, horizon, quantiles)

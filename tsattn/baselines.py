@@ -13,11 +13,14 @@ call only these two methods, so a baseline and a network go through exactly the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import metrics as M
 from .checks import choice
 from .errors import ConfigError
+from .windows import gather_batch
 
 LINEAR_FITS = ("pooled", "per-series")
 LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
@@ -29,6 +32,28 @@ def gather_windows(values: np.ndarray, origins: np.ndarray, window: int) -> np.n
     return values[origins[:, None] - window + 1 + np.arange(window)]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a forecaster can do: callers ask these (as scikit-learn reads an estimator's tags), never its name.
+
+    Attributes:
+        scope: "global" (one model for every series, fitted once) or "local" (fitted on each history it forecasts).
+        intervals: "conformal" (split-conformal around its point forecast) or "quantiles" (its own quantiles,
+            conformalized; conformal ones around its point forecast are available too).
+        covariates: the covariate kinds it uses ("hist", "futr", "stat"); none yet.
+        trained: trained by gradient descent (a Keras model and a training history).
+        attention: exposes attention weights over its input window.
+        scored_on: the parts the harness scores it on (a local method refitted per origin: the test part only).
+    """
+
+    scope: str = "global"
+    intervals: str = "conformal"
+    covariates: tuple = ()
+    trained: bool = False
+    attention: bool = False
+    scored_on: tuple = ("train", "validation", "test")
+
+
 class WindowModel:
     """The interface shared by baselines and networks (see the module docstring)."""
 
@@ -36,7 +61,7 @@ class WindowModel:
     label = "model"        # the name users read
     lookback = 1           # values needed before an origin
     horizon = 1
-    parts = ("train", "validation", "test")  # the parts the harness scores it on
+    capabilities = Capabilities()
 
     def fit(self, data, config=None) -> "WindowModel":
         return self
@@ -93,8 +118,8 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False) -> np.
     on the window minus its last value."""
     if len(starts) > LINEAR_FIT_MAX_WINDOWS:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
-    X = data.scaled[starts[:, None] + np.arange(data.window)][:, :, None]
-    y = data.scaled[starts[:, None] + data.window + np.arange(data.horizon)]
+    batch = data.batch("train", starts=starts)
+    X, y = batch.insample_y, batch.target  # (windows, window, 1), (windows, horizon)
     if relative:
         last = X[:, -1:, 0]
         X, y = X - last[:, :, None], y - last
@@ -165,7 +190,7 @@ class StatisticalModel(WindowModel):
     naive forecast, and a warning says how often.
     """
 
-    parts = ("test",)
+    capabilities = Capabilities(scope="local", intervals="quantiles", scored_on=("test",))
 
     def __init__(self, key: str, horizon: int = 1, season: int = 1):
         if key not in STATISTICAL:
@@ -277,6 +302,12 @@ class NetworkModel(WindowModel):
 
     def __init__(self, keras_model, name: str, window: int, horizon: int, quantiles=None):
         self.model, self.label, self.window, self.horizon = keras_model, name, window, horizon
+        self.features = int(keras_model.input_shape[-1])  # the target and any covariates, per step
+        from .specs import MODELS
+
+        spec = MODELS.get(name)
+        self.capabilities = Capabilities(intervals="conformal" if quantiles is None else "quantiles", trained=True,
+                                         attention=bool(spec and spec.attention))
         self.lookback = window
         self.quantiles = None if quantiles is None else tuple(round(float(q), 6) for q in quantiles)
 
@@ -289,7 +320,7 @@ class NetworkModel(WindowModel):
 
             model = self.model
             self._forward = tf.function(lambda x: model(x, training=False),
-                                        input_signature=[tf.TensorSpec((None, self.window, 1), tf.float32)])
+                                        input_signature=[tf.TensorSpec((None, self.window, self.features), tf.float32)])
         return self._forward
 
     def _outputs(self, values, origins, series, scaler, batch: int = 4096) -> np.ndarray:
@@ -297,8 +328,9 @@ class NetworkModel(WindowModel):
         forward = self._compiled()
         for low in range(0, len(origins), batch):
             chunk, numbers = origins[low:low + batch], np.asarray(series)[low:low + batch]
-            X = scaler.transform(gather_windows(values, chunk, self.window), numbers).astype(np.float32)[:, :, None]
-            scaled = np.asarray(forward(X), dtype=np.float64)
+            batch = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
+                                 with_target=False)
+            scaled = np.asarray(forward(batch.network_input()), dtype=np.float64)
             outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
         if outputs:
             return np.concatenate(outputs)

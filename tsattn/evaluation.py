@@ -128,7 +128,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         for model in [network] + list(baselines):
-            wanted = model.parts + (("validation",) if levels and calibrated and model is not network else ())
+            wanted = model.capabilities.scored_on + (("validation",) if levels and calibrated and model is not network else ())
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()

@@ -29,6 +29,7 @@ from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError, TrainingError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel
+from .windows import gather_batch
 
 
 def _model_names() -> list[str]:
@@ -381,11 +382,11 @@ class Forecaster:
         transformer: the last encoder block's attention of the last step, averaged over heads (what the
         last-step pooling reads).
         """
-        from .models import MODELS, attention_model
+        from .models import attention_model
 
         state = self._state()
         window = state.window
-        if state.keras_model is None or MODELS[self.model].attention is None:
+        if not state.estimator.capabilities.attention:
             raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn or transformer")
         panel = state.panel_of(series)
         if series is None:  # the window after each fitted series
@@ -395,8 +396,8 @@ class Forecaster:
                                       for i in range(panel.n_series)])
         numbers = panel.series_of(origins)
         scaler = state.scaler_for(panel)
-        scaled = scaler.transform(gather_windows(panel.values, origins, window), numbers).astype(np.float32)[:, :, None]
-        weights = attention_model(state.keras_model).predict(scaled, verbose=0, batch_size=1024)
+        batch = gather_batch(panel.values, origins - window + 1, window, series=numbers, scaler=scaler, with_target=False)
+        weights = attention_model(state.keras_model).predict(batch.network_input(), verbose=0, batch_size=1024)
         weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
         if weights.ndim == 4:  # (windows, heads, query, key): last query, mean over heads
             weights = weights[:, :, -1, :].mean(axis=1)
@@ -441,7 +442,7 @@ class Forecaster:
             return plots.plot_attention_rnn(values, list(weights.index), path,
                                             f"{self.model}: attention over the window")
         if kind == "loss":
-            if self.history_.empty:
+            if not self._state().estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")
             return plots.plot_loss(self.history_, path)
         raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")

@@ -37,7 +37,7 @@ from .losses import get_loss
 from .models import get_model, get_spec
 from .panel import Panel, as_panel
 from .state import FittedState, seen_until, tails_of
-from .windows import WindowedPanel
+from .windows import WindowedPanel, gather_batch
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -98,20 +98,25 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     windows (a start never lets a window cross into the next series), so 10,000 series never become a
     (samples, window) array. With ``shuffle_seed`` batches mix windows of every series in a seeded order.
     """
-    series = tf.constant(scaled.astype(np.float32))
-    offsets = tf.range(window + horizon, dtype=tf.int64)
+    columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
     if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
         # a shuffle buffer holds ~190 bytes per window; above SHUFFLE_BUFFER windows a seeded permutation
         # first mixes every series, then the bounded buffer reshuffles each epoch (memory stays bounded)
         starts = starts[np.random.default_rng(shuffle_seed).permutation(len(starts))]
+    gather_once = len(starts) * (window + horizon) * columns.shape[1] * 4 <= GATHER_ONCE_BYTES
+    if gather_once:  # the one gather of windows (tsattn.windows.gather_batch), done up front
+        batch = gather_batch(columns[:, 0], starts, window, horizon)
+        dataset = tf.data.Dataset.from_tensor_slices((batch.network_input(), batch.target.astype(np.float32)))
+    else:  # the same layout gathered per batch inside the graph: inputs (batch, window, columns), target column 0
+        flat = tf.constant(columns)
+        offsets = tf.range(window + horizon, dtype=tf.int64)
 
-    def gather(batch_starts):
-        windows = tf.gather(series, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon)
-        return windows[:, :window, None], windows[:, window:]
+        def gather(batch_starts):
+            windows = tf.gather(flat, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon, columns)
+            return windows[:, :window, :], windows[:, window:, 0]
 
-    gather_once = len(starts) * (window + horizon) * 4 <= GATHER_ONCE_BYTES
-    dataset = tf.data.Dataset.from_tensor_slices(gather(starts) if gather_once else starts)
+        dataset = tf.data.Dataset.from_tensor_slices(starts)
     if shuffle_seed is not None:
         dataset = dataset.shuffle(min(len(starts), SHUFFLE_BUFFER), seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size)
@@ -299,7 +304,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
             trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(config.ensemble)]
         members = [keras.Model(member.input, member.output, name=f"member_{i}")
                    for i, (member, *_) in enumerate(trained)]
-        inputs = keras.Input(shape=(data.window, 1), name="window")
+        inputs = keras.Input(shape=(data.window, data.features), name="window")
         combined = EnsembleCombine(config.ensemble_method, name="ensemble")([m(inputs) for m in members])
         model = keras.Model(inputs, combined, name=f"{config.model.replace('-', '_')}_ensemble")
         _, history, epochs_run, best = trained[0]
@@ -307,7 +312,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
         return model, history, epochs_run, best
     keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
     quantiles = model_quantiles(config)
-    model = get_model(config.model, window=data.window, features=1, horizon=data.horizon, quantiles=quantiles,
+    model = get_model(config.model, window=data.window, features=data.features, horizon=data.horizon, quantiles=quantiles,
                       **config.model_params)
     if config.skip_init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))

@@ -147,6 +147,70 @@ class Scaler:
 
 
 # ----------------------------------------------------------------------------------------------------
+# Batches: one gather of windows for training, evaluation and prediction
+# ----------------------------------------------------------------------------------------------------
+@dataclass
+class Batch:
+    """Windows gathered from a panel's flat array, in the slots every model, loss and metric reads
+    (NeuralForecast's insample_y / hist_exog / futr_exog / stat_exog). Covariate slots are empty (zero
+    columns) until covariates are given; their widths come from the data, never from a constant.
+
+    Attributes:
+        insample_y: (batch, window, 1) the target's history (scaled when the batch is).
+        hist_exog: (batch, window, n_hist) past-observed covariates.
+        futr_exog: (batch, window + horizon, n_futr) future-known covariates (inputs and forecast steps).
+        stat_exog: (batch, n_stat) static features of each window's series.
+        target: (batch, horizon) the values to forecast, or None when forecasting.
+        series: (batch,) the series number of each window.
+        scale: (batch,) the per-series scale of each window's series (what a scale-aware loss divides by).
+    """
+
+    insample_y: np.ndarray
+    hist_exog: np.ndarray
+    futr_exog: np.ndarray
+    stat_exog: np.ndarray
+    target: np.ndarray | None
+    series: np.ndarray
+    scale: np.ndarray
+
+    @property
+    def window(self) -> int:
+        return self.insample_y.shape[1]
+
+    @property
+    def features(self) -> int:
+        """Per-step inputs of a network: the target, the past covariates and the future-known ones."""
+        return self.insample_y.shape[-1] + self.hist_exog.shape[-1] + self.futr_exog.shape[-1]
+
+    def network_input(self) -> np.ndarray:
+        """(batch, window, features) float32: what a network's input layer takes."""
+        parts = [self.insample_y, self.hist_exog, self.futr_exog[:, :self.window]]
+        return np.concatenate([p for p in parts if p.shape[-1]] or [self.insample_y], axis=-1).astype(np.float32)
+
+
+def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: int = 0, series=None,
+                 scaler: "Scaler | None" = None, with_target: bool = True) -> Batch:
+    """The windows starting at ``starts`` (flat positions of each window's first input) of a panel's flat
+    array ``source``: already scaled (a WindowedPanel's ``scaled``), or series units scaled here with
+    ``scaler`` and ``series`` (the series number of each window). ``horizon`` values after each window are
+    its target (``with_target=False``, or horizon 0: none, for forecasting)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    count = len(starts)
+    series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
+    span = window + (horizon if with_target else 0)
+    values = np.asarray(source)[starts[:, None] + np.arange(span)]  # (batch, window [+ horizon])
+    if scaler is not None:
+        values = scaler.transform(values, series)
+        scale = scaler.scale[series] if len(scaler.scale) > 1 else np.full(count, scaler.scale[0])
+    else:
+        scale = np.ones(count)
+    empty = np.zeros((count, window, 0), dtype=np.float32)
+    return Batch(insample_y=values[:, :window, None], hist_exog=empty,
+                 futr_exog=np.zeros((count, span, 0), dtype=np.float32), stat_exog=np.zeros((count, 0), dtype=np.float32),
+                 target=values[:, window:] if with_target and horizon else None, series=series, scale=scale)
+
+
+# ----------------------------------------------------------------------------------------------------
 # Splits
 # ----------------------------------------------------------------------------------------------------
 @dataclass
@@ -233,10 +297,23 @@ class WindowedPanel:
         """(samples, horizon) integer positions of the targets."""
         return self.starts[part][:, None] + self.window + np.arange(self.horizon)
 
+    @property
+    def features(self) -> int:
+        """Per-step inputs of a network on this data (the target; covariates add theirs)."""
+        return 1
+
+    def batch(self, part: str, scaled: bool = True, starts: np.ndarray | None = None) -> Batch:
+        """The windows of a part (or those starting at ``starts``) as one :class:`Batch`."""
+        starts = self.starts[part] if starts is None else starts
+        series = self.panel.series_of(starts)
+        batch = gather_batch(self.scaled if scaled else self.panel.values, starts, self.window, self.horizon, series)
+        batch.scale = self.scaler.scale[series]
+        return batch
+
     def X(self, part: str, scaled: bool = True) -> np.ndarray:
-        """Inputs of a part: (samples, window, 1), float32 when scaled, series units otherwise."""
-        source = self.scaled if scaled else self.panel.values
-        return source[self.input_positions(part)][:, :, None]
+        """Inputs of a part: (samples, window, features), float32 when scaled, series units otherwise."""
+        batch = self.batch(part, scaled)
+        return batch.network_input() if scaled else np.concatenate([batch.insample_y, batch.hist_exog], axis=-1)
 
     def y(self, part: str, scaled: bool = True) -> np.ndarray:
         """Targets of a part: (samples, horizon)."""
