@@ -180,3 +180,18 @@ def test_artefact_module_reads_a_state_without_the_facade(tmp_path):
     assert state.name == "naive" and state.window == 12
     np.testing.assert_allclose(state.forecast(state.contexts(state.tails), 3, state.scaler, np.zeros(1, int)),
                                f.predict(3).to_numpy()[None])
+
+
+def test_the_m3_line_of_the_issue_fits_with_the_cli_defaults():
+    """`Forecaster(model, horizon=18).fit(m3_monthly_frame)` fits (24 of its series here, one epoch), with the window
+    and the 18-value validation that `tsattn fit --dataset m3-monthly --horizon 18` uses."""
+    m3 = tsattn.load_dataset("m3-monthly")
+    ids = m3["unique_id"].unique()[::60]
+    frame = m3[m3["unique_id"].isin(ids)]
+    f = Forecaster("simple-rnn", horizon=18, epochs=1, units=4).fit(frame)
+    cli = window_config(frame, check_config(RunConfig(model="simple-rnn", dataset=None, horizon=18)))
+    assert f.window_ == cli.window == 24
+    assert cli.split.method == "holdout" and cli.split.holdout == 18
+    assert f.conformal_.counts == [len(ids)] * 18  # one validation window of 18 steps per series
+    forecast = f.predict(level=80)
+    assert len(forecast) == 18 * len(ids) and forecast["lo-80"].notna().all()

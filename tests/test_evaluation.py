@@ -1,0 +1,96 @@
+"""Evaluation and the shared model interface, on data small enough to check by hand: baselines' forecasts,
+scoring of every part, conformal calibration, the typed batch, and a baseline's state round trip."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsattn.baselines import Capabilities, LinearAR, Naive, SeasonalNaive, StatisticalModel, from_state
+from tsattn.evaluation import calibrate, origins_of, score_windows
+from tsattn.intervals import series_scale
+from tsattn.panel import as_panel
+from tsattn.windows import Scaler, SplitSpec, gather_batch, window_panel
+
+
+def two_series():
+    """a: 0, 1, ..., 23 (a line); b: 100 + a season of 4 repeated (100, 101, 102, 103, 100, ...)."""
+    stamps = pd.date_range("2000-01-01", periods=24, freq="MS")
+    return pd.DataFrame({"unique_id": ["a"] * 24 + ["b"] * 24, "ds": list(stamps) * 2,
+                         "y": list(np.arange(24.0)) + [100.0 + i % 4 for i in range(24)]})
+
+
+def windowed(window=4, horizon=2):
+    return window_panel(two_series(), window, horizon, split=SplitSpec("holdout", holdout=4), scaling="minmax")
+
+
+def test_naive_and_seasonal_naive_read_only_their_own_series():
+    data = windowed()
+    values = data.panel.values
+    origins, first, series = origins_of(data, "test")
+    naive = Naive(2).forecast(values, origins, first, series, data.scaler)
+    np.testing.assert_array_equal(naive, np.repeat(values[origins][:, None], 2, axis=1))
+    seasonal = SeasonalNaive(2, season=4).forecast(values, origins, first, series, data.scaler)
+    b = series == 1
+    np.testing.assert_array_equal(seasonal[b], data.y("test", scaled=False)[b])  # series b repeats every 4 steps
+
+
+def test_linear_ar_is_exact_on_a_line_and_round_trips_through_its_state():
+    data = windowed()
+    model = LinearAR(window=4, horizon=2, fit="per-series").fit(data)  # pooled would mix in series b
+    origins, first, series = origins_of(data, "test")
+    a = series == 0
+    forecast = model.forecast(data.panel.values, origins, first, series, data.scaler)
+    np.testing.assert_allclose(forecast[a], data.y("test", scaled=False)[a], atol=1e-6)
+    again = from_state(model.state())
+    np.testing.assert_allclose(again.forecast(data.panel.values, origins, first, series, data.scaler), forecast)
+
+
+def test_score_windows_scores_every_model_on_the_same_targets():
+    data = windowed()
+
+    class LastValue(Naive):  # the model under evaluation (the key "model"), here a naive forecast
+        key = "model"
+
+    evaluation = score_windows(LastValue(2), [SeasonalNaive(2, 4)], data, season=4)
+    test = evaluation.forecasts["test"]
+    np.testing.assert_array_equal(test.actual, data.y("test", scaled=False))
+    frame = evaluation.frame
+    smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].set_index(["series", "model"])["value"]
+    assert smape[("b", "seasonal_naive")] == 0.0                        # b is exactly seasonal
+    mean = evaluation.metrics["test"]["seasonal_naive"]["smape"]
+    assert mean == pytest.approx(smape.xs("seasonal_naive", level="model").mean())
+    # the MASE denominator: in-sample seasonal-naive MAE over the 20 values before the test part
+    assert evaluation.mase_scale[0] == pytest.approx(4.0)               # a line: |y_t - y_{t-4}| = 4
+    # b is exactly seasonal (MAE 0), so the lag-1 MAE stands in: 19 steps of 1, 1, 1, 3, ... sum to 27
+    assert evaluation.mase_scale[1] == pytest.approx(27 / 19)
+
+
+def test_calibration_scores_validation_errors_in_the_series_scale():
+    data = windowed()
+    scale = series_scale(np.array([4.0, 1.0]), data.scaler.scale)
+    conformal, quantile = calibrate(Naive(2), data, scale)
+    assert quantile is None
+    origins, first, series = origins_of(data, "validation")
+    errors = np.abs(data.y("validation", scaled=False) - data.panel.values[origins][:, None]) / scale[series][:, None]
+    for step, scores in enumerate(conformal.state()["scores"]):  # per step ahead: every score, sorted
+        np.testing.assert_allclose(scores, np.sort(errors[:, step]))
+
+
+def test_gather_batch_scales_per_series_and_has_empty_covariate_slots():
+    values = np.arange(10.0)
+    scaler = Scaler("minmax", offset=np.array([0.0, 5.0]), scale=np.array([2.0, 5.0]))
+    batch = gather_batch(values, np.array([0, 5]), window=3, horizon=2, series=np.array([0, 1]), scaler=scaler)
+    np.testing.assert_allclose(batch.insample_y[:, :, 0], [[0, 0.5, 1.0], [0, 0.2, 0.4]])
+    np.testing.assert_allclose(batch.target, [[1.5, 2.0], [0.6, 0.8]])
+    assert batch.hist_exog.shape == (2, 3, 0) and batch.futr_exog.shape == (2, 5, 0) and batch.stat_exog.shape == (2, 0)
+    assert batch.features == 1 and batch.network_input().shape == (2, 3, 1)
+    np.testing.assert_array_equal(batch.scale, [2.0, 5.0])
+    forecast_only = gather_batch(values, np.array([0]), window=3, with_target=False)
+    assert forecast_only.target is None
+
+
+def test_capabilities_say_what_each_model_does():
+    assert Naive(1).capabilities == Capabilities()
+    assert StatisticalModel("theta", 1, 1).capabilities.scope == "local"
+    assert StatisticalModel("theta", 1, 1).capabilities.scored_on == ("test",)
+    assert all(not model.capabilities.covariates for model in (Naive(1), SeasonalNaive(1, 4), LinearAR(4)))

@@ -1,0 +1,79 @@
+"""Reporting from records alone (no training): the results table, the summary over seeds, the verdict and
+the report files, on hand-made records whose figures are known."""
+
+import pandas as pd
+import pytest
+
+from tsattn.report import is_complete_record, results_table, summarise, write_report
+from tsattn.verdicts import comparison_verdict
+
+METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
+
+
+def block(model_rmse, naive=20.0, seasonal=40.0, linear=18.2):
+    def metrics(rmse):
+        return {"rmse": rmse, "mae": rmse * 0.8, "mse": rmse ** 2, "mape": 10.0, "smape": rmse, "mase": rmse / 20}
+    return {"model": metrics(model_rmse), "naive": metrics(naive), "seasonal_naive": metrics(seasonal),
+            "linear": metrics(linear), "scaled": {"mse": 0.01, "rmse": 0.1}}
+
+
+def record(model, seed, rmse):
+    return {"dataset": "sun", "model": model, "seed": seed, "config": {"level": []}, "parameters": 100,
+            "epochs_run": 10, "fit_seconds": 1.0, "predict_seconds": 0.1, "series": 1, "by_series": None,
+            "metrics": {"validation": block(rmse + 1), "test": block(rmse)}, "history": {"loss": [1.0]},
+            "test": {"index": ["2000-01-01", "2000-02-01"], "actual": [1.0, 2.0], "predicted": [1.1, 2.1],
+                     "baselines": {"naive": [1.0, 1.0]}, "intervals": {}},
+            "series_name": "sun", "attention": None}
+
+
+RECORDS = [record("simple-rnn", 0, 18.0), record("simple-rnn", 1, 18.2), record("simple-rnn", 2, 18.1),
+           record("transformer", 0, 19.0), record("transformer", 1, 19.4), record("transformer", 2, 19.2)]
+
+
+def test_results_table_has_a_row_per_run_and_per_baseline():
+    table = results_table(RECORDS)
+    assert len(table) == 6 + 3  # runs, then naive, seasonal naive and linear once for the dataset
+    assert table.loc[table["model"] == "naive", "test_rmse"].tolist() == [20.0]
+    assert table.loc[table["model"] == "simple-rnn", "test_rmse"].tolist() == [18.0, 18.2, 18.1]
+
+
+def test_summary_means_spreads_and_ranks():
+    summary = summarise(results_table(RECORDS))
+    rnn = summary.set_index("model").loc["simple-rnn"]
+    assert rnn["test_rmse_mean"] == pytest.approx(18.1)
+    assert rnn["test_rmse_std"] == pytest.approx(0.1)
+    assert rnn["ratio_to_naive"] == pytest.approx(18.1 / 20)
+    ranks = summary.set_index("model")["rank"].to_dict()
+    assert ranks["simple-rnn"] == 1 and ranks["linear"] == 2 and ranks["transformer"] == 3 and ranks["naive"] == 4
+
+
+def test_verdict_weighs_the_lead_against_the_seed_spread():
+    results = results_table(RECORDS)
+    lines = comparison_verdict(results, summarise(results), "sun", RECORDS)
+    assert "**simple-rnn**" in lines[0]
+    assert "on 3 of 3 seeds; the mean ± std intervals do not overlap" in lines[1]
+    close = [record("simple-rnn", s, v) for s, v in ((0, 18.0), (1, 18.6), (2, 18.3))] + \
+            [record("transformer", s, v) for s, v in ((0, 18.4), (1, 18.2), (2, 18.5))]
+    results = results_table(close)
+    lines = comparison_verdict(results, summarise(results), "sun", close)
+    assert "the lead is within the seed-to-seed spread" in lines[1]
+
+
+def test_report_files_from_records(tmp_path):
+    class Spec:  # what write_report reads of a comparison
+        models, seeds, settings = ["simple-rnn", "transformer"], [0, 1, 2], {}
+        sources = [type("Source", (), {"name": "sun"})()]
+
+    results = results_table(RECORDS)
+    md, page = write_report(tmp_path, Spec, RECORDS, results, summarise(results))
+    text = md.read_text()
+    assert "## sun" in text and "**Verdict.**" in text and "| simple-rnn |" not in text  # best row is bold
+    assert "| **simple-rnn** |" in text
+    assert "<tr class=\"best\">" in page.read_text() or "class=\"best\"" in page.read_text()
+
+
+def test_incomplete_records_are_not_trusted():
+    assert is_complete_record(RECORDS[0])
+    broken = dict(RECORDS[0], metrics={"test": {"model": {}}})
+    assert not is_complete_record(broken)
+    assert not is_complete_record({"dataset": "sun"})
