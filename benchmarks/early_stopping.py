@@ -61,7 +61,7 @@ def main() -> None:
 
                 windowed = window_config(frame if frame is not None else load_panel(config), config)
                 start = time.perf_counter()
-                _, history, epochs, best = train_model(windowed, config)
+                _, history, epochs, best = train_model(windowed, *config.parts())
                 seconds = time.perf_counter() - start
                 loss = history["val_loss"].to_numpy()
                 reference = cut(loss, 20)

@@ -95,7 +95,7 @@ def memory_child(n_series: int, length: int, batch_size: int) -> dict:
     data = window_config(panel, config)
     window_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    train_model(data, config)
+    train_model(data, *config.parts())
     epoch_seconds = time.perf_counter() - start
     return {"series": n_series, "length": length, "points": n_series * length, "train_windows": data.count("train"),
             "batch_size": batch_size, "build_seconds": build_seconds, "panel_seconds": panel_seconds,

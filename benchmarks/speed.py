@@ -129,7 +129,7 @@ def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: 
         network.compile(optimizer="adam", loss="mse")
         network.fit(X, y, batch_size=batch_size, epochs=epochs, verbose=0, callbacks=[Timer()])
     else:
-        train_model(data, config, progress=Timer())
+        train_model(data, *config.parts(), progress=Timer())
     return {"epoch_seconds": times[-1], "first_epoch_seconds": times[0], "train_windows": data.count("train"),
             **_memory()}
 

@@ -8,7 +8,6 @@ import pytest
 from tsattn.baselines import Capabilities, LinearAR, Naive, SeasonalNaive, StatisticalModel, from_state
 from tsattn.evaluation import calibrate, origins_of, score_windows
 from tsattn.intervals import series_scale
-from tsattn.panel import as_panel
 from tsattn.windows import Scaler, SplitSpec, gather_batch, window_panel
 
 
@@ -94,3 +93,17 @@ def test_capabilities_say_what_each_model_does():
     assert StatisticalModel("theta", 1, 1).capabilities.scope == "local"
     assert StatisticalModel("theta", 1, 1).capabilities.scored_on == ("test",)
     assert all(not model.capabilities.covariates for model in (Naive(1), SeasonalNaive(1, 4), LinearAR(4)))
+
+
+def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
+    """Forecasts of many windows go through the traced graph in chunks; chunk edges change nothing."""
+    from tsattn.baselines import NetworkModel
+    from tsattn.models import get_model
+
+    data = windowed()
+    model = NetworkModel(get_model("simple-rnn", window=4, horizon=2, units=3), "simple-rnn", 4, 2)
+    origins, _, series = origins_of(data, "train")
+    whole = model._outputs(data.panel.values, origins, series, data.scaler)
+    for chunk_size in (1, 3, len(origins) - 1):
+        np.testing.assert_allclose(model._outputs(data.panel.values, origins, series, data.scaler, chunk_size), whole,
+                                   rtol=1e-6)

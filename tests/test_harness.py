@@ -160,8 +160,12 @@ def test_xla_auto_turns_on_for_long_epochs_only():
     from tsattn.config import RunConfig, check_config
     from tsattn.harness import XLA_MIN_STEPS, use_xla
 
-    assert not use_xla(RunConfig(), XLA_MIN_STEPS - 1) and use_xla(RunConfig(), XLA_MIN_STEPS)
-    assert not use_xla(RunConfig(model="transformer"), 10**6)  # measured: not worth it there
-    assert use_xla(RunConfig(jit_compile=True), 1) and not use_xla(RunConfig(jit_compile=False), 10**6)
+    def xla(config, steps):
+        network, _, training = config.parts()
+        return use_xla(network, training, steps)
+
+    assert not xla(RunConfig(), XLA_MIN_STEPS - 1) and xla(RunConfig(), XLA_MIN_STEPS)
+    assert not xla(RunConfig(model="transformer"), 10**6)  # measured: not worth it there
+    assert xla(RunConfig(jit_compile=True), 1) and not xla(RunConfig(jit_compile=False), 10**6)
     with pytest.raises(ConfigError, match="jit_compile must be true, false or auto; got 'maybe'"):
         check_config(RunConfig(jit_compile="maybe"))

@@ -1,7 +1,6 @@
 """Reporting from records alone (no training): the results table, the summary over seeds, the verdict and
 the report files, on hand-made records whose figures are known."""
 
-import pandas as pd
 import pytest
 
 from tsattn.report import is_complete_record, results_table, summarise, write_report

@@ -2,7 +2,7 @@
 
 Every model forecasts ``horizon`` values after forecast origins in a panel's flat array of values:
 
-    model.fit(data, config)                                # data: a WindowedPanel
+    model.fit(data)                                        # data: a WindowedPanel
     model.forecast(values, origins, first, series, scaler) # -> (len(origins), horizon), series units
 
 ``origins`` are flat positions of the last observed value, ``first`` the flat position where each origin's
@@ -63,7 +63,7 @@ class WindowModel:
     horizon = 1
     capabilities = Capabilities()
 
-    def fit(self, data, config=None) -> "WindowModel":
+    def fit(self, data) -> "WindowModel":
         return self
 
     def forecast(self, values, origins, first, series, scaler) -> np.ndarray:  # pragma: no cover - interface
@@ -148,7 +148,7 @@ class LinearAR(WindowModel):
         self.coefficients = None         # (window + 1, horizon) pooled
         self.per_series = None           # (n_series, window + 1, horizon) when mode is per-series
 
-    def fit(self, data, config=None) -> "LinearAR":
+    def fit(self, data) -> "LinearAR":
         starts = data.starts["train"]
         self.coefficients = linear_coefficients(data, starts)
         if self.mode == "per-series":
@@ -323,14 +323,15 @@ class NetworkModel(WindowModel):
                                         input_signature=[tf.TensorSpec((None, self.window, self.features), tf.float32)])
         return self._forward
 
-    def _outputs(self, values, origins, series, scaler, batch: int = 4096) -> np.ndarray:
+    def _outputs(self, values, origins, series, scaler, chunk_size: int = 4096) -> np.ndarray:
+        """Network outputs in series units at ``origins``, ``chunk_size`` windows per call of the traced graph."""
         outputs = []
         forward = self._compiled()
-        for low in range(0, len(origins), batch):
-            chunk, numbers = origins[low:low + batch], np.asarray(series)[low:low + batch]
-            batch = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
-                                 with_target=False)
-            scaled = np.asarray(forward(batch.network_input()), dtype=np.float64)
+        for low in range(0, len(origins), chunk_size):
+            chunk, numbers = origins[low:low + chunk_size], np.asarray(series)[low:low + chunk_size]
+            windows = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
+                                   with_target=False)
+            scaled = np.asarray(forward(windows.network_input()), dtype=np.float64)
             outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
         if outputs:
             return np.concatenate(outputs)

@@ -30,6 +30,49 @@ LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
 SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
 
 
+# ----------------------------------------------------------------------------------------------------
+# The narrow parts a checked RunConfig resolves into: each lower layer receives only its own
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NetworkPart:
+    """Which network: a registered model, its checked parameters, and whether its spec allows XLA."""
+
+    model: str
+    params: dict
+    xla: bool
+
+
+@dataclass(frozen=True)
+class LossPart:
+    """The training loss and, for a quantile loss, its quantiles (they size the head)."""
+
+    name: str
+    quantiles: tuple | None
+
+
+@dataclass(frozen=True)
+class TrainingPart:
+    """How a network is trained: optimiser, schedule, early stopping, seed, compilation, start, ensemble."""
+
+    epochs: int
+    batch_size: int
+    learning_rate: float
+    lr_schedule: str
+    warmup_epochs: int
+    early_stopping: bool
+    patience: int
+    seed: int
+    jit_compile: bool | str
+    steps_per_execution: int
+    skip_init: str
+    ensemble: int
+    ensemble_method: str
+
+    def member(self, index: int) -> "TrainingPart":
+        """Ensemble member ``index``: one model, seeded seed + index."""
+        return dataclasses.replace(self, ensemble=1, seed=(self.seed + index) % (C.SEED_MAX + 1))
+
+
 @dataclass
 class RunConfig:
     """Everything that defines one training run (written to config.json, enough to rerun it)."""
@@ -76,6 +119,13 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def parts(self) -> tuple[NetworkPart, LossPart, TrainingPart]:
+        """The network, loss and training parts of these (checked) settings: what training receives."""
+        spec = get_spec(self.model)
+        training = TrainingPart(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingPart)})
+        return (NetworkPart(self.model, spec.resolve(self.model_params), spec.xla),
+                LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level)), training)
 
     @classmethod
     def fields(cls) -> list[str]:

@@ -12,7 +12,6 @@ seasonal-naive and linear-autoregression baselines (:func:`tsattn.evaluation.sco
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import sys
 import time
@@ -27,14 +26,14 @@ import tensorflow as tf
 
 from . import metrics as M
 from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
-from . import checks as C
-from .config import RunConfig, check_config, load_panel, model_quantiles, season_of, window_config
+from .config import (LossPart, NetworkPart, RunConfig, TrainingPart, check_config, load_panel, season_of,
+                     window_config)
 from .errors import ConfigError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale
 from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
-from .models import get_model, get_spec
+from .models import get_model
 from .panel import Panel, as_panel
 from .state import FittedState, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
@@ -197,14 +196,14 @@ class EpochProgress(keras.callbacks.Callback):
 # ----------------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------------
-def _optimizer(config: RunConfig, steps_per_epoch: int):
+def _optimizer(training: TrainingPart, steps_per_epoch: int):
     """Adam with the configured schedule (settings already checked by check_config)."""
-    if config.lr_schedule == "constant":
-        return keras.optimizers.Adam(learning_rate=config.learning_rate)
-    warmup = max(1, config.warmup_epochs * steps_per_epoch)
-    total = max(warmup + 1, config.epochs * steps_per_epoch)
-    decay = "cosine" if config.lr_schedule == "warmup-cosine" else "inverse_sqrt"
-    return keras.optimizers.Adam(learning_rate=WarmupSchedule(config.learning_rate, warmup, decay, total))
+    if training.lr_schedule == "constant":
+        return keras.optimizers.Adam(learning_rate=training.learning_rate)
+    warmup = max(1, training.warmup_epochs * steps_per_epoch)
+    total = max(warmup + 1, training.epochs * steps_per_epoch)
+    decay = "cosine" if training.lr_schedule == "warmup-cosine" else "inverse_sqrt"
+    return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total))
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
@@ -236,17 +235,12 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
 XLA_MIN_STEPS = 500
 
 
-def use_xla(config: RunConfig, steps_per_epoch: int) -> bool:
+def use_xla(network: NetworkPart, training: TrainingPart, steps_per_epoch: int) -> bool:
     """Whether training compiles with XLA: the jit_compile setting, or for "auto" long epochs of models whose
     spec allows it."""
-    if config.jit_compile == "auto":
-        return get_spec(config.model).xla and steps_per_epoch >= XLA_MIN_STEPS
-    return bool(config.jit_compile)
-
-
-def _member_config(config: RunConfig, index: int) -> RunConfig:
-    """The settings of ensemble member ``index``: one model, seeded seed + index."""
-    return dataclasses.replace(config, ensemble=1, seed=(config.seed + index) % (C.SEED_MAX + 1))
+    if training.jit_compile == "auto":
+        return network.xla and steps_per_epoch >= XLA_MIN_STEPS
+    return bool(training.jit_compile)
 
 
 def _train_member(shared: dict, index: int):
@@ -254,7 +248,8 @@ def _train_member(shared: dict, index: int):
     import os
     import tempfile
 
-    model, history, epochs, best = train_model(shared["data"], _member_config(shared["config"], index))
+    model, history, epochs, best = train_model(shared["data"], shared["network"], shared["loss"],
+                                               shared["training"].member(index))
     handle, path = tempfile.mkstemp(suffix=".keras")
     os.close(handle)
     try:
@@ -278,67 +273,69 @@ def _load_member(payload: bytes) -> keras.Model:
         os.unlink(path)
 
 
-def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callbacks.Callback | None = None,
-                engine=None):
-    """Build, compile and train the configured model on ``data``; returns (model, history, epochs, best).
+def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
+                progress: keras.callbacks.Callback | None = None, engine=None):
+    """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
+
+    It receives only its parts of the settings (:meth:`tsattn.config.RunConfig.parts`, checked at the edge):
+    which network, which loss (it sizes the head) and how to train.
 
     With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping) and
     returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
     are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``. The
     members are independent units of work: with an ``engine`` ("ray", or one of :func:`tsattn.engine.get_engine`)
-    they train there, each in its own process, with the same weights as one after another. ``config`` is
-    checked by the caller (:func:`fit_state` receives it checked from the edge).
+    they train there, each in its own process, with the same weights as one after another.
     """
-    if config.ensemble > 1:
+    if training.ensemble > 1:
         if isinstance(engine, str):
             from .engine import get_engine
 
             engine = get_engine(engine)
         if engine is None or engine.in_process:
-            trained = [train_model(data, _member_config(config, i), progress) for i in range(config.ensemble)]
+            trained = [train_model(data, network, loss, training.member(i), progress) for i in range(training.ensemble)]
         else:
-            outcomes = dict(engine.map(_train_member, {"data": data, "config": config}, range(config.ensemble)))
-            failed = [f"member {i}: {outcomes[i].error}" for i in range(config.ensemble) if not outcomes[i].ok]
+            shared = {"data": data, "network": network, "loss": loss, "training": training}
+            outcomes = dict(engine.map(_train_member, shared, range(training.ensemble)))
+            failed = [f"member {i}: {outcomes[i].error}" for i in range(training.ensemble) if not outcomes[i].ok]
             if failed:
                 raise TrainingError(f"ensemble training failed: {'; '.join(failed)}")
-            trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(config.ensemble)]
+            trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(training.ensemble)]
         members = [keras.Model(member.input, member.output, name=f"member_{i}")
                    for i, (member, *_) in enumerate(trained)]
         inputs = keras.Input(shape=(data.window, data.features), name="window")
-        combined = EnsembleCombine(config.ensemble_method, name="ensemble")([m(inputs) for m in members])
-        model = keras.Model(inputs, combined, name=f"{config.model.replace('-', '_')}_ensemble")
+        combined = EnsembleCombine(training.ensemble_method, name="ensemble")([m(inputs) for m in members])
+        model = keras.Model(inputs, combined, name=f"{network.model.replace('-', '_')}_ensemble")
         _, history, epochs_run, best = trained[0]
         history.attrs["member_epochs"] = [epochs for _, _, epochs, _ in trained]
         return model, history, epochs_run, best
-    keras.utils.set_random_seed(config.seed)  # weights, dropout and batch order
-    quantiles = model_quantiles(config)
-    model = get_model(config.model, window=data.window, features=data.features, horizon=data.horizon, quantiles=quantiles,
-                      **config.model_params)
-    if config.skip_init != "zeros":
-        start_from_linear_autoregression(model, data, zero_output=config.skip_init.endswith("zero-output"))
-    batch_size = min(config.batch_size, data.count("train"))
+    keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
+    model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
+                      quantiles=loss.quantiles, **network.params)
+    if training.skip_init != "zeros":
+        start_from_linear_autoregression(model, data, zero_output=training.skip_init.endswith("zero-output"))
+    batch_size = min(training.batch_size, data.count("train"))
     steps_per_epoch = math.ceil(data.count("train") / batch_size)
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    loss = get_loss(config.loss).keras_loss(quantiles)
-    model.compile(optimizer=_optimizer(config, steps_per_epoch), loss=loss, jit_compile=use_xla(config, steps_per_epoch),
-                  steps_per_execution=config.steps_per_execution)
+    model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=get_loss(loss.name).keras_loss(loss.quantiles),
+                  jit_compile=use_xla(network, training, steps_per_epoch),
+                  steps_per_execution=training.steps_per_execution)
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
-                         shuffle_seed=config.seed)
+                         shuffle_seed=training.seed)
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024)
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard, _StopOnRequest()]
-    if config.early_stopping and has_validation:
-        callbacks.append(keras.callbacks.EarlyStopping(monitor="val_loss", patience=config.patience,
+    if training.early_stopping and has_validation:
+        callbacks.append(keras.callbacks.EarlyStopping(monitor="val_loss", patience=training.patience,
                                                        restore_best_weights=True))
     if progress is not None:
         callbacks.append(progress)
     _STOP.update(training=True, requested=False)
     try:
-        history = model.fit(train, validation_data=validation, epochs=config.epochs, callbacks=callbacks, verbose=0,
+        history = model.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks, verbose=0,
                             shuffle=False)  # the dataset is already shuffled with the seed
     finally:
         stopped = _STOP["requested"]
@@ -348,7 +345,7 @@ def train_model(data: WindowedPanel, config: RunConfig, progress: keras.callback
     if guard.failed_epoch is not None:
         raise TrainingError(
             f"training loss became non-finite at epoch {guard.failed_epoch}; lower the learning rate "
-            f"(now {config.learning_rate:g}, e.g. --set learning_rate={config.learning_rate / 10:g}) or check "
+            f"(now {training.learning_rate:g}, e.g. --set learning_rate={training.learning_rate / 10:g}) or check "
             "the data's scale"
         )
     frame = pd.DataFrame(history.history)
@@ -382,8 +379,9 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     season = season_of(config, data.panel)
     start = time.perf_counter()
     if baseline is None:
-        model, history, epochs_run, best = train_model(data, config, progress, engine)
-        estimator = NetworkModel(model, config.model, data.window, data.horizon, model_quantiles(config))
+        network, loss, training = config.parts()
+        model, history, epochs_run, best = train_model(data, network, loss, training, progress, engine)
+        estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles)
     else:
         estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit).fit(data)
         history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
@@ -436,8 +434,8 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         config = config.updated(dataset=None, csv=None)
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
-    baselines = [b.fit(data, config) for b in baseline_models(data.window, data.horizon, state.season,
-                                                              config.linear_fit, config.baselines)]
+    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, state.season, config.linear_fit,
+                                                      config.baselines)]
     evaluation = score_windows(state.estimator, baselines, data, state.season, levels=config.level,
                                calibration=(state.conformal, state.quantile_conformal))
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
