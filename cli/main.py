@@ -322,18 +322,17 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
 def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None,
                          id_column=None):
-    """The data named by --dataset / --csv options (or None when neither is given)."""
-    from tsattn.data import load_dataset
-    from tsattn.panel import read_csv_panel
+    """The data named by --dataset / --csv options (or None when neither is given), loaded as `tsattn fit` loads
+    it (tsattn.config.load_panel); a dataset gets the options the model was fitted with."""
+    from tsattn.config import RunConfig, load_panel
 
     overrides = data_overrides(dataset, csv, column, date_column, fill, id_column)
-    if "csv" in overrides and overrides["csv"] is not None:
-        panel = read_csv_panel(csv, column, date_column, id_column, fill=fill)
-        return panel
-    if dataset is not None:
-        options = (default_config or {}).get("dataset_options", {}) if (default_config or {}).get("dataset") == dataset else {}
-        return load_dataset(dataset, **options)
-    return None
+    if overrides.get("csv") is None and overrides.get("dataset") is None:
+        return None
+    fitted = default_config or {}
+    if dataset is not None and fitted.get("dataset") == dataset:
+        overrides["dataset_options"] = fitted.get("dataset_options", {})
+    return load_panel(RunConfig(**{"dataset": None, **overrides}))
 
 
 @main.command("predict")

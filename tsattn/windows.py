@@ -344,12 +344,6 @@ class WindowedPanel:
             return self.panel.lengths.copy()
         return self.part_bounds[:, 1].copy()
 
-    def train_end(self) -> np.ndarray:
-        """Per series, the local position where the training part ends."""
-        if self.part_bounds is None:
-            return self.panel.lengths.copy()
-        return self.part_bounds[:, 0].copy()
-
     def describe(self) -> dict:
         """A JSON-ready summary of the windowing, split and scaling (for config files)."""
         single = self.panel.n_series == 1
