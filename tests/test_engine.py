@@ -153,7 +153,7 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
     results = compare(out=tmp_path / "ray", engine="ray", address=nodes.address,
                       **options(small_csv, seeds=[0, 1, 2], epochs=40, echo=echo))
     assert killed and not results.attrs["failures"]
-    for _ in range(50):  # the state API reports task attempts with some delay
+    for _ in range(150):  # the state API reports task attempts with some delay (seconds on a loaded machine)
         retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000) if t.attempt_number > 0]
         if retried:
             break

@@ -11,11 +11,13 @@ VARIANTS = [(name, {}) for name in MODELS] + [
     ("attention-rnn", {"attention": "luong-general", "cell": "lstm"}),
     ("transformer", {"positional": "learned", "pooling": "average", "causal": True}),
     ("simple-rnn", {"cell": "lstm", "skip": "none"}),
+    ("nbeats", {"blocks": 1, "layers": 1, "units": 8, "skip": "linear", "center": "none"}),
+    ("nbeats", {"dropout": 0.1, "skip": "none"}),
 ]
 
 
 def test_registry_names():
-    assert list_models() == ["simple-rnn", "attention-rnn", "transformer"]
+    assert list_models() == ["simple-rnn", "attention-rnn", "transformer", "nbeats"]
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -180,3 +182,21 @@ def test_attention_plots_share_one_lag_order(tmp_path):
     rnn_image, head_image = captured[0][0], captured[1][0]
     assert rnn_image[:, 0].tolist() == [1.0, 1.0, 1.0] and rnn_image[:, 1:].sum() == 0
     assert head_image[0, 0] == 1.0 and head_image.sum() == 1.0
+
+
+def test_nbeats_is_doubly_residual():
+    """Each block but the last takes its backcast away from the window the next block reads, and the forecast is
+    one Dense over every block's last hidden layer (the sum of the blocks' forecasts)."""
+    model = get_model("nbeats", window=6, horizon=2, blocks=3, layers=2, units=5, skip="none", center="none")
+    names = [layer.name for layer in model.layers]
+    assert [n for n in names if n.endswith("_residual")] == ["block0_residual", "block1_residual"]
+    assert "block2_backcast" not in names
+    assert model.get_layer("output").input.shape[-1] == 3 * 5
+    # a block whose backcast equals its input leaves the next block a zero window
+    keras.utils.set_random_seed(0)
+    x = np.random.default_rng(0).normal(size=(3, 6, 1)).astype("float32")
+    first = model.get_layer("block0_backcast")
+    kernel, bias = first.get_weights()
+    first.set_weights([np.zeros_like(kernel), np.zeros_like(bias)])
+    residual = keras.Model(model.inputs, model.get_layer("block0_residual").output)
+    np.testing.assert_allclose(residual.predict(x, verbose=0), x.reshape(3, 6), rtol=1e-6)

@@ -44,10 +44,12 @@ class NetworkPart:
 
 @dataclass(frozen=True)
 class LossPart:
-    """The training loss and, for a quantile loss, its quantiles (they size the head)."""
+    """The training loss, for a quantile loss its quantiles (they size the head), and the season of a MASE loss's
+    scale (the fit path sets the data's season)."""
 
     name: str
     quantiles: tuple | None
+    season: int = 1
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class RunConfig:
         spec = get_spec(self.model)
         training = TrainingPart(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingPart)})
         return (NetworkPart(self.model, spec.resolve(self.model_params), spec.xla),
-                LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level)), training)
+                LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level), self.season or 1), training)
 
     @classmethod
     def fields(cls) -> list[str]:

@@ -12,6 +12,7 @@ seasonal-naive and linear-autoregression baselines (:func:`tsattn.evaluation.sco
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -90,12 +91,14 @@ GATHER_ONCE_BYTES = 64 * 2**20
 
 
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
-                 shuffle_seed: int | None = None) -> tf.data.Dataset:
+                 shuffle_seed: int | None = None, extras: np.ndarray | None = None) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
     Only the flat array of all series and the window starts are held in memory; each batch gathers its
     windows (a start never lets a window cross into the next series), so 10,000 series never become a
     (samples, window) array. With ``shuffle_seed`` batches mix windows of every series in a seeded order.
+    ``extras`` (windows, k) are appended to each window's target (a series-units loss reads its series'
+    offset, scale and MASE scale there).
     """
     columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
@@ -104,18 +107,28 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
         # first mixes every series, then the bounded buffer reshuffles each epoch (memory stays bounded)
         starts = starts[np.random.default_rng(shuffle_seed).permutation(len(starts))]
     gather_once = len(starts) * (window + horizon) * columns.shape[1] * 4 <= GATHER_ONCE_BYTES
+    if extras is not None:
+        extras = np.asarray(extras, dtype=np.float32)
+        if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
+            extras = extras[np.random.default_rng(shuffle_seed).permutation(len(extras))]  # as the starts above
     if gather_once:  # the one gather of windows (tsattn.windows.gather_batch), done up front
         batch = gather_batch(columns[:, 0], starts, window, horizon)
-        dataset = tf.data.Dataset.from_tensor_slices((batch.network_input(), batch.target.astype(np.float32)))
+        target = batch.target.astype(np.float32)
+        if extras is not None:
+            target = np.concatenate([target, extras], axis=1)
+        dataset = tf.data.Dataset.from_tensor_slices((batch.network_input(), target))
     else:  # the same layout gathered per batch inside the graph: inputs (batch, window, columns), target column 0
         flat = tf.constant(columns)
         offsets = tf.range(window + horizon, dtype=tf.int64)
 
-        def gather(batch_starts):
+        def gather(batch_starts, batch_extras=None):
             windows = tf.gather(flat, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon, columns)
-            return windows[:, :window, :], windows[:, window:, 0]
+            target = windows[:, window:, 0]
+            if batch_extras is not None:
+                target = tf.concat([target, batch_extras], axis=1)
+            return windows[:, :window, :], target
 
-        dataset = tf.data.Dataset.from_tensor_slices(starts)
+        dataset = tf.data.Dataset.from_tensor_slices(starts if extras is None else (starts, extras))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(min(len(starts), SHUFFLE_BUFFER), seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size)
@@ -273,6 +286,15 @@ def _load_member(payload: bytes) -> keras.Model:
         os.unlink(path)
 
 
+def _series_units(data: WindowedPanel, loss: LossPart) -> np.ndarray:
+    """Per series: (scaler offset, scaler scale, MASE scale) for a loss computed in series units; the MASE scale is
+    the in-sample seasonal-naive MAE of the training part (the scaler's scale where it is zero or undefined)."""
+    panel = data.panel
+    train_end = panel.lengths if data.part_bounds is None else data.part_bounds[:, 0]
+    mase = series_scale(M.insample_scale(panel.values, panel.offsets, train_end, loss.season), data.scaler.scale)
+    return np.stack([data.scaler.offset, data.scaler.scale, mase], axis=1)
+
+
 def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
                 progress: keras.callbacks.Callback | None = None, engine=None):
     """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
@@ -321,10 +343,13 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=get_loss(loss.name).keras_loss(loss.quantiles),
                   jit_compile=use_xla(network, training, steps_per_epoch),
                   steps_per_execution=training.steps_per_execution)
+    extras = _series_units(data, loss) if get_loss(loss.name).needs_scale else None  # (n_series, 3) or None
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
-                         shuffle_seed=training.seed)
+                         shuffle_seed=training.seed,
+                         extras=None if extras is None else extras[data.series_numbers("train")])
     has_validation = data.count("validation") > 0
-    validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024)
+    validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,
+                               extras=None if extras is None else extras[data.series_numbers("validation")])
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard, _StopOnRequest()]
@@ -380,6 +405,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     start = time.perf_counter()
     if baseline is None:
         network, loss, training = config.parts()
+        loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
         model, history, epochs_run, best = train_model(data, network, loss, training, progress, engine)
         estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles)
     else:

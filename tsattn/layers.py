@@ -447,3 +447,39 @@ class PinballLoss(keras.losses.Loss):
 
     def get_config(self):
         return {**super().get_config(), "quantiles": self.quantiles}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class SeriesUnitsLoss(keras.losses.Loss):
+    """sMAPE, MAPE or MASE of scaled forecasts, computed in series units.
+
+    y_true (batch, horizon + 3) packs each window's targets (scaled) with its series' scaler offset and scale and
+    its MASE scale (the in-sample seasonal-naive MAE, series units); y_pred (batch, horizon) is scaled. With
+    y = y_true * scale + offset and f = y_pred * scale + offset, per window:
+    smape = mean 200 |y - f| / (|y| + |f|) (the denominator without gradient, as in N-BEATS),
+    mape = mean 100 |y - f| / |y|, mase = mean |y - f| / mase_scale; a zero denominator counts 0.
+    """
+
+    KINDS = ("smape", "mape", "mase")
+
+    def __init__(self, kind: str = "smape", name: str | None = None, **kwargs):
+        _require(kind in self.KINDS, "kind", kind, f"one of {', '.join(self.KINDS)}")
+        super().__init__(name=name or kind, **kwargs)
+        self.kind = kind
+
+    def call(self, y_true, y_pred):
+        y_true = ops.cast(y_true, y_pred.dtype)
+        horizon = ops.shape(y_pred)[-1]
+        target, offset, scale, mase = (y_true[:, :horizon], y_true[:, horizon:horizon + 1],
+                                       y_true[:, horizon + 1:horizon + 2], y_true[:, horizon + 2:horizon + 3])
+        actual, forecast = target * scale + offset, y_pred * scale + offset  # (batch, horizon), series units
+        error = ops.abs(actual - forecast)
+        if self.kind == "smape":
+            ratio = ops.divide_no_nan(2.0 * error, ops.stop_gradient(ops.abs(actual) + ops.abs(forecast)))
+            return 100.0 * ops.mean(ratio, axis=-1)
+        if self.kind == "mape":
+            return 100.0 * ops.mean(ops.divide_no_nan(error, ops.abs(actual)), axis=-1)
+        return ops.mean(ops.divide_no_nan(error, mase), axis=-1)
+
+    def get_config(self):
+        return {**super().get_config(), "kind": self.kind}

@@ -23,7 +23,8 @@ DEFAULT_QUANTILES = (0.1, 0.5, 0.9)
 @dataclass(frozen=True)
 class LossSpec:
     """A training loss: its name, a one-line description, whether its head outputs quantiles, and whether it
-    divides by a per-series scale (a MASE-style loss would; none of today's does)."""
+    needs each window's series scale (offset, scale and MASE scale packed beside the target: sMAPE, MAPE and
+    MASE are computed in series units)."""
 
     name: str
     description: str
@@ -40,6 +41,10 @@ class LossSpec:
             from .layers import PinballLoss
 
             return PinballLoss(quantiles)
+        if self.needs_scale:
+            from .layers import SeriesUnitsLoss
+
+            return SeriesUnitsLoss(self.name)
         return self.name
 
     def point_index(self, quantiles) -> int | None:
@@ -57,6 +62,11 @@ LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in (
     LossSpec("huber", "Huber loss on scaled values (squared near 0, absolute beyond 1)"),
     LossSpec("quantile", "pinball loss over the quantiles (the head outputs one value per step and quantile)",
              quantile=True),
+    # the metric itself as the loss, in series units (each window's target comes with its series' scaler offset
+    # and scale and its MASE scale): what N-BEATS trains on
+    LossSpec("smape", "M3's sMAPE in series units (denominator without gradient)", needs_scale=True),
+    LossSpec("mape", "MAPE in series units", needs_scale=True),
+    LossSpec("mase", "MASE: absolute error over the series' in-sample seasonal-naive MAE", needs_scale=True),
 )}
 
 

@@ -127,10 +127,36 @@ def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, 
     return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
 
 
+# ----------------------------------------------------------------------------------------------------
+# nbeats
+# ----------------------------------------------------------------------------------------------------
+def _build_nbeats(inputs, units, layers, blocks, dropout):
+    """N-BEATS generic: block k reads the residual window x_k, x_{k+1} = x_k - backcast_k, and adds the
+    forecast W_k h_k. The sum of the blocks' forecasts is one Dense over the concatenated h_k, so the builder
+    returns [h_1, ..., h_K] and the shared head (its Dense, skip path and quantiles) forms the forecast."""
+    from keras import layers as layers_  # the parameter ``layers`` (per block) shadows the module's name here
+
+    residual = layers_.Flatten(name="flatten")(inputs)  # (batch, window * features)
+    size = residual.shape[-1]
+    hidden = []
+    for block in range(blocks):
+        h = residual
+        for layer in range(layers):
+            h = layers_.Dense(units, activation="relu", name=f"block{block}_fc{layer}")(h)  # (batch, units)
+            if dropout:
+                h = layers_.Dropout(dropout, name=f"block{block}_dropout{layer}")(h)
+        hidden.append(h)
+        if block < blocks - 1:  # the last block's backcast would feed nothing
+            backcast = layers_.Dense(size, name=f"block{block}_backcast")(h)  # (batch, window * features)
+            residual = layers_.Subtract(name=f"block{block}_residual")([residual, backcast])
+    return hidden[0] if blocks == 1 else layers_.Concatenate(name="block_outputs")(hidden)  # (batch, blocks * units)
+
+
 BUILDERS = {
     "simple-rnn": _build_simple_rnn,
     "attention-rnn": _build_attention_rnn,
     "transformer": _build_transformer,
+    "nbeats": _build_nbeats,
 }
 
 

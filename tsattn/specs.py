@@ -149,6 +149,19 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         attention="transformer",
         xla=False,  # on M3 monthly XLA changed its numerics and was only ~5% faster per epoch: not by default
     ),
+    ModelSpec(
+        "nbeats",
+        "N-BEATS generic (Oreshkin et al. 2020): blocks of fully connected ReLU layers, each taking away its "
+        "backcast from the window (doubly residual) and adding its forecast; the reference network without "
+        "attention",
+        {
+            "units": Param(256, "an integer in 1..4096", integer(1, 4096), "units of every fully connected layer"),
+            "layers": Param(3, "an integer in 1..16", integer(1, 16), "fully connected layers per block"),
+            "blocks": Param(4, "an integer in 1..64", integer(1, 64), "blocks (each: layers, backcast, forecast)"),
+            "dropout": Param(0.0, "a number in [0, 1)", fraction, "dropout after each fully connected layer"),
+            **_COMMON,
+        },
+    ),
 )}
 
 
