@@ -154,5 +154,5 @@ def test_loss_setting():
     series = make_series(120)
     result = fit(config(horizon=1, loss="mae"), series=series)
     assert np.isfinite(result.history["loss"]).all()
-    with pytest.raises(ConfigError, match="loss must be one of mse, mae, huber, quantile; got .l1."):
+    with pytest.raises(ConfigError, match="loss must be one of mse, mae, huber, quantile, smape, mape, mase; got .l1."):
         fit(config(loss="l1"), series=series)
