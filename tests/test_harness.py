@@ -169,3 +169,24 @@ def test_xla_auto_turns_on_for_long_epochs_only():
     assert xla(RunConfig(jit_compile=True), 1) and not xla(RunConfig(jit_compile=False), 10**6)
     with pytest.raises(ConfigError, match="jit_compile must be true, false or auto; got 'maybe'"):
         check_config(RunConfig(jit_compile="maybe"))
+
+
+def test_sampled_training_draws_batches_with_replacement_in_a_seeded_order():
+    from conftest import make_series
+
+    scaled = np.arange(100, dtype=np.float32)
+    starts = np.arange(0, 80, 4)  # 20 windows
+
+    def draws(seed):
+        dataset = make_dataset(scaled, starts, window=5, horizon=2, batch_size=64, shuffle_seed=seed, sampled=True)
+        return [np.asarray(X)[:, 0, 0] for X, _ in dataset.take(3)]
+
+    first = draws(1)
+    assert all(len(batch) == 64 for batch in first)                      # larger than the 20 windows: replacement
+    assert set(np.concatenate(first)) <= set(starts.astype(np.float32))  # only training windows
+    assert all(np.array_equal(a, b) for a, b in zip(first, draws(1)))    # seeded
+    assert not np.array_equal(first[0], draws(2)[0])
+    X, y = next(iter(make_dataset(scaled, starts, window=5, horizon=2, batch_size=8, shuffle_seed=1, sampled=True)))
+    np.testing.assert_array_equal(np.asarray(y)[:, 0], np.asarray(X)[:, 0, 0] + 5)  # each target after its window
+    result = fit(tiny_config(sampled_steps=7, epochs=3, batch_size=64, early_stopping=False), series=make_series())
+    assert result.epochs_run == 3 and np.isfinite(result.history["loss"]).all()

@@ -109,3 +109,32 @@ def test_split_errors():
         SplitSpec(train=1.5)
     with pytest.raises(ConfigError, match="scaling must be one of"):
         window_series(s, 3, scaling="log")
+
+
+def test_train_history_keeps_only_recent_training_windows():
+    from tsattn.windows import SplitSpec, window_panel
+
+    frame = pd.DataFrame({"unique_id": ["a"] * 40 + ["b"] * 30, "ds": list(range(40)) + list(range(30)),
+                          "y": np.arange(70.0)})
+    split = SplitSpec("holdout", holdout=4)
+    every = window_panel(frame, 5, 2, split=split)
+    recent = window_panel(frame, 5, 2, split=split, train_history=6)
+    assert set(recent.starts["train"]) < set(every.starts["train"])
+    for start in recent.starts["train"]:  # every target inside the last 6 values of the series' training part
+        series = recent.panel.series_of(np.array([start]))[0]
+        train_end = recent.panel.offsets[series] + recent.part_bounds[series, 0]
+        assert train_end - 6 <= start + 5 and start + 5 + 2 <= train_end
+    assert len(recent.starts["train"]) == 2 * (6 - 2 + 1)  # 5 windows of 2 targets in 6 values, per series
+    np.testing.assert_array_equal(recent.starts["validation"], every.starts["validation"])
+
+
+def test_lookback_is_the_window_in_horizons():
+    from tsattn.config import RunConfig, check_config, window_config
+    from tsattn.errors import ConfigError
+
+    series = pd.Series(np.arange(200.0), index=pd.date_range("2000-01-01", periods=200, freq="MS"))
+    assert window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3))).window == 18
+    with pytest.raises(ConfigError, match="window .* or lookback .* not both"):
+        window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3, window=12)))
+    with pytest.raises(ConfigError, match="lookback must be an integer in 1..100"):
+        check_config(RunConfig(lookback=0))

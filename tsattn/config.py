@@ -69,6 +69,7 @@ class TrainingPart:
     skip_init: str
     ensemble: int
     ensemble_method: str
+    sampled_steps: int | None = None
 
     def member(self, index: int) -> "TrainingPart":
         """Ensemble member ``index``: one model, seeded seed + index."""
@@ -89,6 +90,9 @@ class RunConfig:
     id_column: str | None = None
     fill: str | None = None
     window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
+    lookback: int | None = None      # the window in horizons (window = lookback * horizon), as N-BEATS gives it
+    history: int | None = None       # train only on windows whose targets lie in the last `history` horizons of
+                                     # each series' training part (N-BEATS' L_H); None: every training window
     horizon: int = 1
     stride: int = 1
     split: str = "auto"
@@ -115,6 +119,8 @@ class RunConfig:
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
+    sampled_steps: int | None = None  # an epoch = this many batches of windows drawn with replacement (seeded), as
+                                      # N-BEATS trains; None: every training window once per epoch
     loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
     quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
     level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
@@ -199,7 +205,8 @@ INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 
                   "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
                   "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
                   "ensemble": (1, 100)}
-OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000)}
+OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000), "lookback": (1, 100),
+                   "history": (1, 10_000), "sampled_steps": (1, 1_000_000)}
 
 
 def check_config(config: RunConfig) -> RunConfig:
@@ -280,6 +287,11 @@ def auto_window(panel: Panel, horizon: int) -> int:
 
 
 def resolved_window(panel: Panel, config: RunConfig) -> int:
+    """The input window: the setting, else ``lookback`` horizons, else :func:`auto_window`."""
+    if config.window is not None and config.lookback is not None:
+        raise ConfigError(f"give window ({config.window}) or lookback ({config.lookback} horizons), not both")
+    if config.lookback is not None:
+        return max(2, config.lookback * config.horizon)
     return config.window if config.window is not None else auto_window(panel, config.horizon)
 
 
@@ -305,7 +317,8 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     if not with_test:
         split = split_for_fit(split)
     return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split,
-                        config.scaling, config.scaler_fit, require_test=with_test)
+                        config.scaling, config.scaler_fit, require_test=with_test,
+                        train_history=None if config.history is None else config.history * config.horizon)
 
 
 def season_of(config: RunConfig, panel: Panel) -> int:

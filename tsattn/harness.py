@@ -91,15 +91,19 @@ GATHER_ONCE_BYTES = 64 * 2**20
 
 
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
-                 shuffle_seed: int | None = None, extras: np.ndarray | None = None) -> tf.data.Dataset:
+                 shuffle_seed: int | None = None, extras: np.ndarray | None = None,
+                 sampled: bool = False) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
     Only the flat array of all series and the window starts are held in memory; each batch gathers its
     windows (a start never lets a window cross into the next series), so 10,000 series never become a
     (samples, window) array. With ``shuffle_seed`` batches mix windows of every series in a seeded order.
     ``extras`` (windows, k) are appended to each window's target (a series-units loss reads its series'
-    offset, scale and MASE scale there).
+    offset, scale and MASE scale there). ``sampled`` gives an endless stream of batches of windows drawn with
+    replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch).
     """
+    if sampled:
+        return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras)
     columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
     if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
@@ -135,6 +139,20 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     if not gather_once:
         dataset = dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None):
+    """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass."""
+    batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon)
+    inputs = tf.constant(batch.network_input())
+    target = batch.target.astype(np.float32)
+    if extras is not None:
+        target = np.concatenate([target, np.asarray(extras, dtype=np.float32)], axis=1)
+    target = tf.constant(target)
+    count = tf.constant(len(starts), dtype=tf.int64)
+    picks = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).map(
+        lambda r: tf.math.floormod(r, count)).batch(batch_size)
+    return picks.map(lambda i: (tf.gather(inputs, i), tf.gather(target, i))).prefetch(tf.data.AUTOTUNE)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -335,18 +353,20 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
                       quantiles=loss.quantiles, **network.params)
     if training.skip_init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=training.skip_init.endswith("zero-output"))
-    batch_size = min(training.batch_size, data.count("train"))
-    steps_per_epoch = math.ceil(data.count("train") / batch_size)
+    sampled = training.sampled_steps is not None
+    batch_size = training.batch_size if sampled else min(training.batch_size, data.count("train"))
+    steps_per_epoch = training.sampled_steps if sampled else math.ceil(data.count("train") / batch_size)
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
     model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=get_loss(loss.name).keras_loss(loss.quantiles),
                   jit_compile=use_xla(network, training, steps_per_epoch),
-                  steps_per_execution=training.steps_per_execution)
+                  steps_per_execution=min(training.steps_per_execution, steps_per_epoch) if sampled else
+                  training.steps_per_execution)
     extras = _series_units(data, loss) if get_loss(loss.name).needs_scale else None  # (n_series, 3) or None
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=training.seed,
-                         extras=None if extras is None else extras[data.series_numbers("train")])
+                         extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled)
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,
                                extras=None if extras is None else extras[data.series_numbers("validation")])
@@ -361,6 +381,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     _STOP.update(training=True, requested=False)
     try:
         history = model.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks, verbose=0,
+                            steps_per_epoch=steps_per_epoch if sampled else None,
                             shuffle=False)  # the dataset is already shuffled with the seed
     finally:
         stopped = _STOP["requested"]

@@ -399,6 +399,7 @@ def window_panel(
     scaling: str = "minmax",
     scaler_fit: str = "train",
     require_test: bool = True,
+    train_history: int | None = None,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -411,6 +412,9 @@ def window_panel(
             without training windows uses the values before its first validation or test target) or "all"
             (the whole series, as the tutorials do; leaks the test range, so only for reproducing them).
         require_test: refuse splits that leave the test part without windows.
+        train_history: keep only training windows whose targets lie in the last ``train_history`` values of each
+            series' training part (N-BEATS samples its training windows from recent history); the scaler and
+            the linear start are then fitted on those windows too.
 
     Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
@@ -477,6 +481,12 @@ def window_panel(
                 begin = np.maximum(part_low - window, low)
                 begin = low + -(-(begin - low) // stride) * stride
                 starts[part] = _grid(begin, part_high, span, stride)
+    if train_history is not None:
+        positive_int("train_history", train_history)
+        train = starts["train"]
+        numbers = panel.series_of(train)
+        train_end = low + (part_bounds[:, 0] if part_bounds is not None else lengths)  # flat, per series
+        starts["train"] = train[train + window >= train_end[numbers] - train_history]  # every target inside
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
