@@ -42,7 +42,7 @@ class PartForecast:
 
 @dataclass
 class Evaluation:
-    forecasts: dict            # part -> harness.PartForecast
+    forecasts: dict            # part -> PartForecast
     frame: pd.DataFrame        # tidy per-series metrics
     metrics: dict              # nested means (+ "median", "scaled", "per_step")
     predict_seconds: float
