@@ -112,6 +112,71 @@ def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):
         fit(config(ensemble=0), series=series)
 
 
+def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_path):
+    """ensemble_lookbacks x ensemble_losses x ensemble seeds: each member trained alone on its own window, loss
+    and seed gives the same forecasts as inside the ensemble, whose forecast is their median; it saves exactly."""
+    from tsattn.forecaster import Forecaster
+
+    series = make_series(120)
+    base = dict(horizon=2, window=None, epochs=2)
+    ensemble = fit(config(**base, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mase"], ensemble=2),
+                   series=series)
+    assert ensemble.data.window == 8  # the longest lookback; each member reads its own last steps
+    members = ensemble.history.attrs["members"]
+    assert [(m["window"], m["loss"], m["seed"]) for m in members] == [
+        (8, "mae", 0), (8, "mae", 1), (8, "mase", 0), (8, "mase", 1),
+        (6, "mae", 0), (6, "mae", 1), (6, "mase", 0), (6, "mase", 1)]
+    # alone: the same window and split, but a member's scaler is the ensemble's (fitted on the longest windows);
+    # with scaling=none they agree by construction, so compare there
+    ensemble = fit(config(**base, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mase"], ensemble=2,
+                          scaling="none"), series=series)
+    alone = []
+    for m in ensemble.history.attrs["members"]:
+        single = fit(config(**base, lookback=m["window"] // 2, loss=m["loss"], seed=m["seed"], scaling="none"),
+                     series=series)
+        X = ensemble.data.X("test")[:, -m["window"]:]
+        alone.append(single.model.predict(X, verbose=0))
+    np.testing.assert_allclose(ensemble.model.predict(ensemble.data.X("test"), verbose=0), np.median(alone, axis=0),
+                               rtol=1e-4, atol=1e-4)
+    f = Forecaster("simple-rnn", horizon=2, units=3, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mse"])
+    f.fit(series, epochs=1)
+    g = Forecaster.load(f.save(tmp_path / "e.tsattn"))
+    assert g.predict(2).equals(f.predict(2))
+    for bad, message in ((dict(ensemble_lookbacks=[2, 2]), "ensemble_lookbacks must be a list of distinct"),
+                         (dict(ensemble_lookbacks=[2], lookback=2), "give ensemble_lookbacks .* or lookback"),
+                         (dict(ensemble_lookbacks=[0]), "ensemble_lookbacks must be an integer in 1..100"),
+                         (dict(ensemble_losses=["smape", "quantile"]), "ensemble_losses takes point losses"),
+                         (dict(ensemble_losses=["mse"], loss="quantile"), "with loss=quantile drop ensemble_losses")):
+        with pytest.raises(ConfigError, match=message):
+            fit(config(**{"window": None, **bad}), series=series)
+
+
+def test_window_normalisation_makes_a_model_scale_equivariant_and_the_schedule_halves():
+    """normalise=window: a window times c gives the forecast times c, whatever the weights (quantile heads
+    too); lr_schedule=halving halves the rate after each third of the steps; clipnorm reaches the optimiser."""
+    from tsattn.config import RunConfig
+    from tsattn.harness import _optimizer
+    from tsattn.models import get_model
+
+    x = np.random.default_rng(0).uniform(1, 100, size=(5, 12, 1)).astype("float32")
+    for model, quantiles in (("nbeats", None), ("attention-rnn", (0.1, 0.5, 0.9))):
+        network = get_model(model, window=12, horizon=3, quantiles=quantiles, normalise="window", units=8)
+        np.testing.assert_allclose(network.predict(x * 40, verbose=0), 40 * network.predict(x, verbose=0),
+                                   rtol=1e-4, atol=1e-3)
+    zeros = get_model("nbeats", window=12, horizon=3, normalise="window", units=8).predict(np.zeros_like(x), verbose=0)
+    assert np.isfinite(zeros).all()  # an all-zero window is divided by 1, not 0
+    _, _, training = RunConfig(lr_schedule="halving", epochs=3, clipnorm=1.0).parts()
+    optimizer = _optimizer(training, steps_per_epoch=10)
+    assert [float(optimizer._learning_rate(step)) for step in (0, 9, 10, 19, 20, 29)] == \
+        pytest.approx([1e-3, 1e-3, 5e-4, 5e-4, 2.5e-4, 2.5e-4])
+    assert optimizer.clipnorm == 1.0
+    result = fit(config(scaling="none", loss="smape", lr_schedule="halving", clipnorm=1.0).updated(normalise="window"),
+                 series=make_series(120) + 500)
+    assert np.isfinite(result.metrics["test"]["model"]["smape"])
+    with pytest.raises(ConfigError, match=r"clipnorm must be a number in \(0, 1e\+06\]"):
+        fit(config(clipnorm=0), series=make_series(120))
+
+
 def test_relative_skip_is_level_invariant():
     """skip=relative: shifting a window by c shifts every forecast by exactly c, whatever the weights."""
     import keras

@@ -21,12 +21,12 @@ from . import metrics as M
 from .baselines import LINEAR_FITS, statistical_keys
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError
-from .losses import get_loss, loss_quantiles
+from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, read_csv_panel
 from .specs import ENSEMBLE_METHODS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
-LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt")
+LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt", "halving")
 SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
 
 
@@ -70,10 +70,26 @@ class TrainingPart:
     ensemble: int
     ensemble_method: str
     sampled_steps: int | None = None
+    clipnorm: float | None = None
+    ensemble_lookbacks: tuple | None = None
+    ensemble_losses: tuple | None = None
 
     def member(self, index: int) -> "TrainingPart":
-        """Ensemble member ``index``: one model, seeded seed + index."""
-        return dataclasses.replace(self, ensemble=1, seed=(self.seed + index) % (C.SEED_MAX + 1))
+        """Ensemble member ``index`` of one lookback and loss: one model, seeded seed + index."""
+        return dataclasses.replace(self, ensemble=1, ensemble_lookbacks=None, ensemble_losses=None,
+                                   seed=(self.seed + index) % (C.SEED_MAX + 1))
+
+    def members(self, horizon: int, window: int, loss: str) -> list[tuple[int, str, int]]:
+        """Every member of the ensemble as (window, loss, seed offset): lookbacks x losses x seeds, the longest
+        lookback first (its first member is the one whose attention a report shows)."""
+        windows = sorted({max(2, lookback * horizon) for lookback in self.ensemble_lookbacks}, reverse=True) \
+            if self.ensemble_lookbacks else [window]
+        losses = list(self.ensemble_losses) if self.ensemble_losses else [loss]
+        return [(w, name, seed) for w in windows for name in losses for seed in range(self.ensemble)]
+
+    @property
+    def is_ensemble(self) -> bool:
+        return self.ensemble > 1 or bool(self.ensemble_lookbacks) or bool(self.ensemble_losses)
 
 
 @dataclass
@@ -106,7 +122,9 @@ class RunConfig:
     epochs: int = 200
     batch_size: int = 32
     learning_rate: float = 1e-3
-    lr_schedule: str = "constant"
+    lr_schedule: str = "constant"    # constant, warmup-cosine, warmup-inverse-sqrt or halving (N-BEATS: halved
+                                     # after each third of the epochs x steps)
+    clipnorm: float | None = None    # clip each gradient to this norm (N-BEATS clips at 1.0); None: no clipping
     warmup_epochs: int = 5
     early_stopping: bool = True
     patience: int = 20
@@ -119,6 +137,9 @@ class RunConfig:
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
+    ensemble_lookbacks: list | None = None  # members with these lookbacks (in horizons; each x `ensemble` seeds);
+                                            # the window is the longest, each member reads its last steps
+    ensemble_losses: list | None = None     # members trained with each of these point losses (x lookbacks x seeds)
     sampled_steps: int | None = None  # an epoch = this many batches of windows drawn with replacement (seeded), as
                                       # N-BEATS trains; None: every training window once per epoch
     loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
@@ -132,6 +153,8 @@ class RunConfig:
         """The network, loss and training parts of these (checked) settings: what training receives."""
         spec = get_spec(self.model)
         training = TrainingPart(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingPart)})
+        training = dataclasses.replace(training, **{name: tuple(getattr(self, name)) if getattr(self, name) else None
+                                                    for name in ("ensemble_lookbacks", "ensemble_losses")})
         return (NetworkPart(self.model, spec.resolve(self.model_params), spec.xla),
                 LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level), self.season or 1), training)
 
@@ -218,6 +241,8 @@ def check_config(config: RunConfig) -> RunConfig:
     for name, (low, high) in OPTIONAL_RANGES.items():
         C.optional_positive_int(name, getattr(config, name), low, high)
     C.number("learning_rate", config.learning_rate, 0.0, 10.0, low_open=True)
+    if config.clipnorm is not None:
+        C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
     for name in ("early_stopping", "within_parts"):
@@ -234,6 +259,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
     get_loss(config.loss)
+    _check_ensemble(config)
     if model_quantiles(config) is None and config.level and not config.validation_fraction:
         raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
@@ -244,6 +270,32 @@ def check_config(config: RunConfig) -> RunConfig:
         C.text(name, getattr(config, name))
     get_spec(config.model).resolve(config.model_params)
     return config
+
+
+def _check_ensemble(config: RunConfig) -> None:
+    """ensemble_lookbacks: distinct integers in the lookback range, not beside window or lookback;
+    ensemble_losses: distinct point losses (a quantile member's forecast has another shape)."""
+    lookbacks, losses = config.ensemble_lookbacks, config.ensemble_losses
+    if lookbacks is not None:
+        low, high = OPTIONAL_RANGES["lookback"]
+        if not isinstance(lookbacks, (list, tuple)) or not lookbacks or len(set(map(repr, lookbacks))) != len(lookbacks):
+            raise ConfigError(f"ensemble_lookbacks must be a list of distinct lookbacks in horizons (e.g. [2, 3, 4]); "
+                              f"got {lookbacks!r}")
+        for value in lookbacks:
+            C.positive_int("ensemble_lookbacks", value, low, high)
+        for name in ("window", "lookback"):
+            if getattr(config, name) is not None:
+                raise ConfigError(f"give ensemble_lookbacks ({list(lookbacks)}) or {name} ({getattr(config, name)}), "
+                                  "not both: each member's window is its lookback times the horizon")
+    if losses is not None:
+        if not isinstance(losses, (list, tuple)) or not losses or len(set(map(repr, losses))) != len(losses):
+            raise ConfigError(f"ensemble_losses must be a list of distinct losses (e.g. [smape, mase, mape]); got {losses!r}")
+        for name in losses:
+            if not isinstance(name, str) or get_loss(name).quantile:
+                raise ConfigError(f"ensemble_losses takes point losses ({', '.join(n for n in LOSSES if not LOSSES[n].quantile)}); "
+                                  f"got {name!r}")
+        if get_loss(config.loss).quantile:
+            raise ConfigError("ensemble_losses combines point forecasts; with loss=quantile drop ensemble_losses")
 
 
 def model_quantiles(config: RunConfig) -> tuple | None:
@@ -292,6 +344,8 @@ def resolved_window(panel: Panel, config: RunConfig) -> int:
         raise ConfigError(f"give window ({config.window}) or lookback ({config.lookback} horizons), not both")
     if config.lookback is not None:
         return max(2, config.lookback * config.horizon)
+    if config.ensemble_lookbacks:  # the longest member's window; each member reads its own last steps
+        return max(2, max(config.ensemble_lookbacks) * config.horizon)
     return config.window if config.window is not None else auto_window(panel, config.horizon)
 
 

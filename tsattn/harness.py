@@ -24,6 +24,7 @@ import pandas as pd
 from . import _backend  # noqa: F401  (quiet TensorFlow import)
 import keras
 import tensorflow as tf
+from keras import layers
 
 from . import metrics as M
 from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
@@ -229,12 +230,18 @@ class EpochProgress(keras.callbacks.Callback):
 # ----------------------------------------------------------------------------------------------------
 def _optimizer(training: TrainingPart, steps_per_epoch: int):
     """Adam with the configured schedule (settings already checked by check_config)."""
+    clip = {} if training.clipnorm is None else {"clipnorm": training.clipnorm}
     if training.lr_schedule == "constant":
-        return keras.optimizers.Adam(learning_rate=training.learning_rate)
+        return keras.optimizers.Adam(learning_rate=training.learning_rate, **clip)
+    if training.lr_schedule == "halving":  # N-BEATS: the rate halves after each third of the training steps
+        total = max(3, training.epochs * steps_per_epoch)
+        rate = training.learning_rate
+        return keras.optimizers.Adam(learning_rate=keras.optimizers.schedules.PiecewiseConstantDecay(
+            [total // 3 - 1, 2 * total // 3 - 1], [rate, rate / 2, rate / 4]), **clip)  # at step <= boundary
     warmup = max(1, training.warmup_epochs * steps_per_epoch)
     total = max(warmup + 1, training.epochs * steps_per_epoch)
     decay = "cosine" if training.lr_schedule == "warmup-cosine" else "inverse_sqrt"
-    return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total))
+    return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
@@ -251,7 +258,10 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
         return False
     coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names)  # (window + 1, h)
     skip = model.get_layer("linear_skip")
-    skip.set_weights([coefficients[:-1].astype(np.float32), coefficients[-1].astype(np.float32)])
+    intercept = coefficients[-1].astype(np.float32)
+    if "window_scale" in names:  # the skip path sees windows over their largest value: an intercept fit in
+        intercept = np.zeros_like(intercept)  # series units means nothing there (the slopes are scale-free)
+    skip.set_weights([coefficients[:-1].astype(np.float32), intercept])
     if zero_output:
         output = model.get_layer("output")
         output.set_weights([np.zeros_like(w) for w in output.get_weights()])
@@ -274,13 +284,21 @@ def use_xla(network: NetworkPart, training: TrainingPart, steps_per_epoch: int) 
     return bool(training.jit_compile)
 
 
+def _member_parts(data: WindowedPanel, loss: LossPart, training: TrainingPart, member: tuple[int, str, int]):
+    """What ensemble member (window, loss, seed offset) trains on and with: its windows, loss and training part."""
+    window, name, seed = member
+    member_data = data if window == data.window else data.rewindowed(window)
+    return member_data, dataclasses.replace(loss, name=name), training.member(seed)
+
+
 def _train_member(shared: dict, index: int):
     """One ensemble member (a unit of work of any engine): (the model as .keras bytes, history, epochs, best)."""
     import os
     import tempfile
 
-    model, history, epochs, best = train_model(shared["data"], shared["network"], shared["loss"],
-                                               shared["training"].member(index))
+    member_data, loss, training = _member_parts(shared["data"], shared["loss"], shared["training"],
+                                                shared["members"][index])
+    model, history, epochs, best = train_model(member_data, shared["network"], loss, training)
     handle, path = tempfile.mkstemp(suffix=".keras")
     os.close(handle)
     try:
@@ -320,33 +338,47 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     It receives only its parts of the settings (:meth:`tsattn.config.RunConfig.parts`, checked at the edge):
     which network, which loss (it sizes the head) and how to train.
 
-    With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping) and
-    returns one Keras model whose forecast is their median (or mean); the history, epochs and best epoch
-    are the first member's, with the epochs of every member in ``history.attrs["member_epochs"]``. The
+    With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping), for
+    each lookback of ``ensemble_lookbacks`` and each loss of ``ensemble_losses`` (N-BEATS' ensembles), and
+    returns one Keras model whose forecast is their median (or mean): its input is the data's window (the
+    longest lookback) and each member reads its own last steps. The history, epochs and best epoch are the
+    first member's, with every member's epochs in ``history.attrs["member_epochs"]`` and its window, loss and
+    seed in ``history.attrs["members"]``. The
     members are independent units of work: with an ``engine`` ("ray", or one of :func:`tsattn.engine.get_engine`)
     they train there, each in its own process, with the same weights as one after another.
     """
-    if training.ensemble > 1:
+    if training.is_ensemble:
+        members = training.members(data.horizon, data.window, loss.name)
         if isinstance(engine, str):
             from .engine import get_engine
 
             engine = get_engine(engine)
         if engine is None or engine.in_process:
-            trained = [train_model(data, network, loss, training.member(i), progress) for i in range(training.ensemble)]
+            trained = []
+            for member in members:
+                member_data, member_loss, member_training = _member_parts(data, loss, training, member)
+                trained.append(train_model(member_data, network, member_loss, member_training, progress))
         else:
-            shared = {"data": data, "network": network, "loss": loss, "training": training}
-            outcomes = dict(engine.map(_train_member, shared, range(training.ensemble)))
-            failed = [f"member {i}: {outcomes[i].error}" for i in range(training.ensemble) if not outcomes[i].ok]
+            shared = {"data": data, "network": network, "loss": loss, "training": training, "members": members}
+            outcomes = dict(engine.map(_train_member, shared, range(len(members))))
+            failed = [f"member {i}: {outcomes[i].error}" for i in range(len(members)) if not outcomes[i].ok]
             if failed:
                 raise TrainingError(f"ensemble training failed: {'; '.join(failed)}")
-            trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(training.ensemble)]
-        members = [keras.Model(member.input, member.output, name=f"member_{i}")
-                   for i, (member, *_) in enumerate(trained)]
+            trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(len(members))]
         inputs = keras.Input(shape=(data.window, data.features), name="window")
-        combined = EnsembleCombine(training.ensemble_method, name="ensemble")([m(inputs) for m in members])
+        forecasts = []
+        for i, ((member, *_), (window, _, _)) in enumerate(zip(trained, members)):
+            member = keras.Model(member.input, member.output, name=f"member_{i}")
+            # a shorter lookback reads the last `window` steps of the longest one's window
+            member_input = inputs if window == data.window else \
+                layers.Cropping1D((data.window - window, 0), name=f"lookback_{i}")(inputs)
+            forecasts.append(member(member_input))
+        combined = EnsembleCombine(training.ensemble_method, name="ensemble")(forecasts)
         model = keras.Model(inputs, combined, name=f"{network.model.replace('-', '_')}_ensemble")
         _, history, epochs_run, best = trained[0]
         history.attrs["member_epochs"] = [epochs for _, _, epochs, _ in trained]
+        history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed}
+                                    for w, name, seed in members]
         return model, history, epochs_run, best
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,

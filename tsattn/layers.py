@@ -377,6 +377,49 @@ class EnsembleCombine(layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="tsattn")
+class WindowScale(layers.Layer):
+    """(batch, window, features) -> (batch, 1): each window's largest absolute value of the first feature (the
+    target), 1 where the window is all zeros. A model with ``normalise="window"`` divides its input by it and
+    multiplies its forecast by it (N-BEATS-style scale-free inputs: a series' level and units never reach the
+    weights)."""
+
+    def call(self, inputs):
+        largest = ops.max(ops.abs(inputs[:, :, 0]), axis=1, keepdims=True)
+        return ops.where(largest > 0, largest, ops.ones_like(largest))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], 1)
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class ScaleBy(layers.Layer):
+    """[values, scale (batch, 1)] -> values with the target multiplied by the scale (``inverse``: divided by it).
+
+    On a window (batch, window, features) only the first feature (the target) is scaled; on a forecast
+    (batch, horizon) or (batch, horizon, quantiles) every value is."""
+
+    def __init__(self, inverse: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.inverse = bool(inverse)
+
+    def call(self, inputs):
+        values, scale = inputs
+        factor = 1.0 / scale if self.inverse else scale  # (batch, 1)
+        if len(values.shape) == 3 and self.inverse:  # a window: only the target column
+            target = values[:, :, :1] * ops.expand_dims(factor, -1)
+            return ops.concatenate([target, values[:, :, 1:]], axis=-1)
+        if len(values.shape) == 3:
+            return values * ops.expand_dims(factor, -1)
+        return values * factor
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[0])
+
+    def get_config(self):
+        return {**super().get_config(), "inverse": self.inverse}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
 class LastValue(layers.Layer):
     """(batch, window, features) -> (batch, horizon): the window's last value of the first feature, repeated
     for every step ahead (the naive forecast, the level a relative skip path adds back)."""

@@ -15,8 +15,8 @@ import keras
 from keras import layers
 
 from .errors import ConfigError
-from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, QuantileOutput, SubtractLast,
-                     TransformerEncoderBlock)
+from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, QuantileOutput, ScaleBy, SubtractLast,
+                     TransformerEncoderBlock, WindowScale)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
@@ -55,9 +55,13 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         from .intervals import check_quantiles
 
         quantiles = check_quantiles(quantiles)
-    inputs = keras.Input(shape=(window, features), name="window")
+    raw = keras.Input(shape=(window, features), name="window")
+    inputs, window_scale = raw, None
+    if resolved["normalise"] == "window":  # the whole model sees the window over its largest absolute value
+        window_scale = WindowScale(name="window_scale")(raw)
+        inputs = ScaleBy(inverse=True, name="normalised_window")([raw, window_scale])
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    head_params = ("center", "output_activation", "skip")  # read here, by the shared head
+    head_params = ("center", "output_activation", "skip", "normalise")  # read here, by the shared head
     summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
     width = horizon * (len(quantiles) if quantiles else 1)
@@ -82,7 +86,9 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         outputs = layers.Add(name="forecast")([network, linear])
     else:
         outputs = network
-    return keras.Model(inputs, outputs, name=name.replace("-", "_"))
+    if window_scale is not None:
+        outputs = ScaleBy(name="rescaled_forecast")([outputs, window_scale])
+    return keras.Model(raw, outputs, name=name.replace("-", "_"))
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ CELLS = ("rnn", "lstm", "gru")
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
 SKIPS = ("linear", "relative", "none")
 CENTERS = ("last", "none")
+NORMALISATIONS = ("none", "window")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 POSITIONAL = ("sinusoidal", "learned")
@@ -98,6 +99,9 @@ _COMMON = {
                   "relative (last value + Dense on the window minus its last value: level-invariant)"),
     "center": Param("last", one_of(CENTERS), choice(*CENTERS),
                     "feed the network each window minus its last value (the level goes through the skip path)"),
+    "normalise": Param("none", one_of(NORMALISATIONS), choice(*NORMALISATIONS),
+                       "window: divide each input window by its largest absolute value and multiply the forecast "
+                       "by it (scale-free inputs, as N-BEATS; pair it with scaling=none)"),
 }
 
 _RNN = {

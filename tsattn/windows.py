@@ -280,6 +280,18 @@ class WindowedPanel:
     part_bounds: np.ndarray | None
     scaled: np.ndarray = field(repr=False)
     dropped: list[str] = field(default_factory=list)
+    train_history: int | None = None
+
+    def rewindowed(self, window: int) -> "WindowedPanel":
+        """The same series, split and scaler cut into windows of another length (an ensemble member's lookback):
+        a window no longer than this one keeps every series, and the scaler stays this data's, so the member
+        sees its inputs in the units the combined model is given."""
+        if window > self.window:
+            raise ConfigError(f"a member's window ({window}) cannot be longer than the data's ({self.window})")
+        other = window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
+                             self.scaler_fit, require_test=False, train_history=self.train_history)
+        other.scaler, other.scaled = self.scaler, self.scaled
+        return other
 
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
@@ -527,7 +539,7 @@ def window_panel(
     scaled = scaler.transform(values, position_series).astype(np.float32)
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
-                         dropped=dropped)
+                         dropped=dropped, train_history=train_history)
 
 
 window_series = window_panel  # one function for one series and for many
