@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
     ("early_stopping.py", ["## Summary", "val loss p=10 / p=20", "QUICK MODE"]),
     ("profile_fit.py", ["import tsattn.harness", "tracing (first - median) s", "epochs after the best", "QUICK MODE"]),
     ("paths.py", ["tsattn.Forecaster", "tsattn fit", "harness (compare, benchmarks)", "the paths agree", "QUICK MODE"]),
-    ("recipe.py", ["M3 quarterly", "M3 yearly", "recipe, loss mase", "nbeats", "QUICK MODE"]),
+    ("recipe.py", ["M3 monthly", "### Every model: defaults and the recipe", "skip=naive", "members' test sMAPE",
+                   "Theta (statsforecast)", "QUICK MODE"]),
     ("intervals.py", ["## m3-monthly", "## sunspots", "(conformal)", "quantile loss", "AutoETS (its own intervals)",
                       "## Targets", "QUICK MODE"]),
 ])

@@ -138,6 +138,10 @@ def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_p
         alone.append(single.model.predict(X, verbose=0))
     np.testing.assert_allclose(ensemble.model.predict(ensemble.data.X("test"), verbose=0), np.median(alone, axis=0),
                                rtol=1e-4, atol=1e-4)
+    from tsattn.models import ensemble_members
+
+    inside = [member.predict(ensemble.data.X("test"), verbose=0) for member in ensemble_members(ensemble.model)]
+    np.testing.assert_allclose(np.stack(inside), np.stack(alone), rtol=1e-4, atol=1e-4)  # each member, scored alone
     f = Forecaster("simple-rnn", horizon=2, units=3, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mse"])
     f.fit(series, epochs=1)
     g = Forecaster.load(f.save(tmp_path / "e.tsattn"))

@@ -79,6 +79,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
             layers.Flatten(name="flatten_window")(relative))
         level = LastValue(horizon, name="level")(inputs)
         linear = layers.Add(name="linear_forecast")([autoregressive, level])
+    elif resolved["skip"] == "naive":  # the forecast starts from the last value; the network adds the change
+        linear = LastValue(horizon, name="level")(inputs)
     if quantiles:
         head = QuantileOutput(horizon, quantiles, name="forecast")
         outputs = head(network) if linear is None else head([network, linear])
@@ -181,6 +183,23 @@ def first_member(model: keras.Model) -> keras.Model:
     """The first member of a seed ensemble (``ensemble=k``), or the model itself."""
     members = [layer for layer in model.layers if isinstance(layer, keras.Model) and layer.name.startswith("member_")]
     return members[0] if members else model
+
+
+def ensemble_members(model: keras.Model) -> list[keras.Model]:
+    """Each member of an ensemble as a model of the ensemble's input (a shorter lookback reads its last steps),
+    so members can be scored beside the ensemble on the same windows; [model] for a single model."""
+    members = [layer for layer in model.layers if isinstance(layer, keras.Model) and layer.name.startswith("member_")]
+    if not members:
+        return [model]
+    names = {layer.name for layer in model.layers}
+    found = []
+    for member in members:
+        inputs = keras.Input(shape=model.input_shape[1:], name="window")
+        index = member.name[len("member_"):]
+        crop = f"lookback_{index}"
+        x = model.get_layer(crop)(inputs) if crop in names else inputs
+        found.append(keras.Model(inputs, member(x), name=member.name))
+    return found
 
 
 def attention_model(model: keras.Model) -> keras.Model | None:

@@ -13,7 +13,7 @@ from .errors import ConfigError
 
 CELLS = ("rnn", "lstm", "gru")
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
-SKIPS = ("linear", "relative", "none")
+SKIPS = ("linear", "relative", "naive", "none")
 CENTERS = ("last", "none")
 NORMALISATIONS = ("none", "window")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
@@ -95,8 +95,9 @@ _COMMON = {
     "output_activation": Param("linear", one_of(ACTIVATIONS), choice(*ACTIVATIONS),
                                "activation of the output Dense layer (the tutorials use tanh)"),
     "skip": Param("relative", one_of(SKIPS), choice(*SKIPS),
-                  "add a linear autoregressive path to the network's output: linear (Dense on the raw window) or "
-                  "relative (last value + Dense on the window minus its last value: level-invariant)"),
+                  "add a path beside the network's output: linear (a Dense autoregression on the raw window), "
+                  "relative (last value + Dense on the window minus its last value: level-invariant) or naive "
+                  "(the last value only: the network forecasts the change, as N-BEATS' residual form)"),
     "center": Param("last", one_of(CENTERS), choice(*CENTERS),
                     "feed the network each window minus its last value (the level goes through the skip path)"),
     "normalise": Param("none", one_of(NORMALISATIONS), choice(*NORMALISATIONS),
