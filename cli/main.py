@@ -256,7 +256,8 @@ def _model_names() -> list[str]:
 @click.option("--batch-size", type=int, help="batch size (default 32).")
 @click.option("--learning-rate", type=float, help="Adam learning rate (default 0.001).")
 @click.option("--seed", type=int, help="seed for weights, batch order and dropout (default 0).")
-@click.option("--preset", help="tutorial-sunspots or tutorial-fibonacci: the tutorials' exact setups.")
+@click.option("--preset", help="tutorial-sunspots or tutorial-fibonacci (the tutorials' exact setups) or nbeats-recipe "
+                                "(N-BEATS' training recipe for any model; options given beside it win).")
 @click.option("--baselines", "stat_baselines", metavar="NAMES",
               help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets "
                    "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")

@@ -145,6 +145,7 @@ class RunConfig:
     loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
     quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
     level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
+    preset: str | None = None        # the preset these settings started from (PRESETS), recorded
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -164,9 +165,14 @@ class RunConfig:
 
     def updated(self, **changes) -> "RunConfig":
         """A copy with ``changes``; keys that are not run settings but parameters of the model go to
-        ``model_params`` (a ``model.`` prefix forces that). Unknown keys are refused."""
+        ``model_params`` (a ``model.`` prefix forces that). Unknown keys are refused. ``preset=NAME`` first applies
+        that preset's settings (:data:`PRESETS`; its model parameters that the model takes), then the other
+        changes, so ``updated(preset="nbeats-recipe", epochs=20)`` is the recipe with 20 epochs."""
         config = dataclasses.replace(self, model_params=dict(self.model_params),
                                      dataset_options=dict(self.dataset_options))
+        changes = dict(changes)
+        if changes.get("preset") is not None:
+            config = config._with_preset(changes.pop("preset"), changes.get("model"))
         model_keys = set(get_spec(changes.get("model", config.model)).params)
         for key, value in changes.items():
             if key.startswith("model."):
@@ -183,7 +189,24 @@ class RunConfig:
         return config
 
 
-# Presets reproduce the tutorials exactly; every option can still be overridden one by one.
+    def _with_preset(self, name, model: str | None) -> "RunConfig":
+        if not isinstance(name, str) or name not in PRESETS:
+            raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
+        settings = dict(PRESETS[name])
+        model = model or settings.pop("model", None) or self.model
+        settings.pop("model", None)
+        accepted = get_spec(model).params
+        params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items() if k in accepted}}
+        return dataclasses.replace(self, **settings, model=model, model_params=params, preset=name)
+
+
+# Presets: the tutorials' exact setups, and N-BEATS' training recipe for any model (benchmarks/results/recipe.md);
+# every option can still be overridden one by one.
+NBEATS_RECIPE = {
+    "model_params": {"normalise": "window", "skip": "naive", "center": "none"},
+    "scaling": "none", "loss": "smape", "lookback": 2, "history": 20, "sampled_steps": 100, "batch_size": 1024,
+    "epochs": 8, "lr_schedule": "halving", "clipnorm": 1.0, "early_stopping": False,
+}
 PRESETS: dict[str, dict[str, Any]] = {
     "tutorial-sunspots": {
         "model": "simple-rnn",
@@ -201,6 +224,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
         "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
     },
+    # N-BEATS' recipe (Oreshkin et al. 2020; ServiceNow/N-BEATS experiments/m3): the window over its largest value,
+    # the sMAPE loss, a window of 2 horizons, training windows from the last 20 horizons, 800 sampled batches of
+    # 1024 with the rate halved in thirds and gradients clipped, the forecast = last value + network
+    "nbeats-recipe": NBEATS_RECIPE,
 }
 
 
@@ -211,15 +238,7 @@ def preset_config(name: str | None, **overrides) -> RunConfig:
     """
     if name is None:
         return RunConfig().updated(**overrides)
-    if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
-    settings = dict(PRESETS[name])
-    model = overrides.get("model", settings["model"])
-    accepted = get_spec(model).params
-    settings["model_params"] = {k: v for k, v in settings["model_params"].items() if k in accepted}
-    settings["model"] = model
-    base = RunConfig(**settings)
-    return base.updated(**{k: v for k, v in overrides.items() if k != "model"})
+    return RunConfig().updated(preset=name, **overrides)
 
 
 
@@ -260,6 +279,8 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
     get_loss(config.loss)
     _check_ensemble(config)
+    if config.preset is not None and config.preset not in PRESETS:
+        raise ConfigError(f"unknown preset {config.preset!r}; available: {', '.join(PRESETS)}")
     if model_quantiles(config) is None and config.level and not config.validation_fraction:
         raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
