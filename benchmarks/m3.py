@@ -1,10 +1,13 @@
-"""M3 against the statistical methods that won it, in the same run: tsattn's three networks at their defaults
-(several seeds) beside statsforecast's Theta, DynamicOptimizedTheta and AutoETS and the naive methods, on each
+"""M3 against the statistical methods that won it, in the same run: tsattn's networks at their defaults (or a preset;
+several seeds) beside statsforecast's Theta, DynamicOptimizedTheta and AutoETS and the naive methods, on each
 frequency's competition hold-out, through one harness and one set of metrics.
 
     pip install 'tsattn[bench]'                       # statsforecast
     python benchmarks/m3.py                           # -> benchmarks/results/m3.md (all four frequencies)
     python benchmarks/m3.py --frequencies monthly --seeds 0 --ensemble 5
+    python benchmarks/m3.py --preset nbeats-recipe --ensemble 2 --ensemble-models nbeats \
+        --ensemble-settings '{"ensemble_lookbacks": [1, 2], "ensemble_losses": ["smape", "mase", "mape"]}' \
+        --ensemble-frequencies monthly,quarterly,yearly,other --out benchmarks/results/m3_recipe.md
     python benchmarks/m3.py --quick                   # 24 series per frequency, 2 epochs (run by the tests)
 
 Every network is fitted as `tsattn fit --model MODEL --dataset m3-FREQ --horizon H` would: the last H values of
@@ -29,7 +32,7 @@ import _common as C  # noqa: E402
 from tsattn.metrics import paired_comparison  # noqa: E402
 
 FREQUENCIES = ("monthly", "quarterly", "yearly", "other")
-MODELS = ("simple-rnn", "attention-rnn", "transformer")
+MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
 STATISTICAL = ("theta", "dynamic_theta", "ets")
 LABELS = {"naive": "naive", "seasonal_naive": "seasonal naive", "linear": "linear AR (pooled, ours)",
           "theta": "Theta (statsforecast)", "dynamic_theta": "DynamicOptimizedTheta (statsforecast)",
@@ -48,8 +51,10 @@ def load(frequency: str, quick: bool) -> pd.DataFrame:
     return C.quick_subset(frame) if quick else frame
 
 
-def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), ensemble: int = 1) -> dict:
-    """One fit through the harness; per-series test sMAPE and MASE of the model and each baseline."""
+def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), ensemble: int = 1,
+        settings: dict | None = None) -> dict:
+    """One fit through the harness; per-series test sMAPE and MASE of the model and each baseline. ``settings``
+    (e.g. {"preset": "nbeats-recipe"}) are applied as `--set` would."""
     import keras
 
     from tsattn.config import RunConfig
@@ -57,7 +62,9 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
 
     keras.backend.clear_session()
     config = RunConfig(model=model, dataset=None, horizon=int(frame.attrs["horizon"]), seed=seed,
-                       baselines=list(baselines), ensemble=ensemble, **({"epochs": 2} if quick else {}))
+                       baselines=list(baselines), ensemble=ensemble).updated(**(settings or {}))
+    if quick:
+        config = config.updated(epochs=2, **({"sampled_steps": 2} if config.sampled_steps else {}))
     start = time.perf_counter()
     result = fit(config, series=frame)
     total = time.perf_counter() - start
@@ -75,19 +82,21 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
 
 
 def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick: bool, ensemble: int,
-                      echo, ensemble_models=None) -> tuple[list[str], dict]:
+                      echo, ensemble_models=None, settings=None, ensemble_settings=None,
+                      ensemble_frequencies=("monthly",)) -> tuple[list[str], dict]:
     horizon = int(frame.attrs["horizon"])
     runs = []
     for model in models:
         for seed in seeds:
             first = not runs
             echo(f"{frequency}: {model} seed {seed}" + (" + statistical baselines" if first else ""))
-            runs.append(run(frame, model, seed, quick, STATISTICAL if first else ()))
+            runs.append(run(frame, model, seed, quick, STATISTICAL if first else (), settings=settings))
     ensembles = []
-    if ensemble > 1 and frequency == "monthly":
+    if (ensemble > 1 or ensemble_settings) and frequency in ensemble_frequencies:
         for model in ensemble_models or (models[:1] if quick else models):
-            echo(f"{frequency}: {model} ensemble of {ensemble} (seeds {seeds[0]}..{seeds[0] + ensemble - 1})")
-            ensembles.append(run(frame, model, seeds[0], quick, (), ensemble))
+            echo(f"{frequency}: {model} ensemble ({ensemble} seeds, {ensemble_settings or {}})")
+            ensembles.append(run(frame, model, seeds[0], quick, (), ensemble,
+                                 settings={**(settings or {}), **(ensemble_settings or {})}))
     smape_base = runs[0]["per_series"]["smape"]
     mase_base = runs[0]["per_series"]["mase"]
     n_series = runs[0]["series"]
@@ -103,7 +112,7 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
                      f"{np.mean([r['forecast_seconds'] for r in mine]):.1f}",
                      f"{np.mean([r['epochs'] for r in mine]):.0f}", f"{wins}/{compared}"])
     for record in ensembles:
-        label = f"{record['model']} ensemble of {ensemble} (median)"
+        label = ensemble_label(record["model"], ensemble, ensemble_settings)
         per_series[label] = record["per_series"]["smape"]["model"]
         wins, compared, _ = paired_comparison(per_series[label], smape_base["seasonal_naive"])
         rows.append([label, 1, f"{record['per_series']['smape']['model'].mean():.2f}",
@@ -127,20 +136,31 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
              *C.table(["model", "seeds", "test sMAPE (mean ± std over seeds)", "test MASE", "fit s", "forecast s",
                        "epochs", "series better than seasonal naive"], rows), "",
              "Statistical methods: fit + forecast seconds of all series on one core, in the first run's harness."]
-    if frequency == "monthly" or quick:
-        lines += ["", f"### Does attention help? (M3 {frequency}, per-series sMAPE averaged over seeds, paired)", ""]
-        pairs = []
-        for other in ("attention-rnn", "transformer"):
-            if other in per_series and "simple-rnn" in per_series:
-                wins, compared, p_value = paired_comparison(per_series[other], per_series["simple-rnn"])
-                difference = per_series[other].mean() - per_series["simple-rnn"].mean()
-                pairs.append([f"{other} vs simple-rnn", f"{wins}/{compared} ({100 * wins / max(compared, 1):.0f}%)",
-                              f"{difference:+.2f}", "n/a" if p_value is None else f"{p_value:.2g}"])
-        lines += C.table(["comparison", "series where the attention model is better", "mean sMAPE difference",
-                          "Wilcoxon p"], pairs)
+    lines += ["", f"### Does attention help? (M3 {frequency}, per-series sMAPE averaged over seeds, paired)", ""]
+    pairs = []
+    theta = LABELS["theta"]
+    ensemble_labels = [ensemble_label(r["model"], ensemble, ensemble_settings) for r in ensembles]
+    for first, second in [("attention-rnn", "simple-rnn"), ("transformer", "simple-rnn"), ("attention-rnn", "nbeats"),
+                          ("transformer", "nbeats"), ("nbeats", theta), ("attention-rnn", theta),
+                          ("transformer", theta)] + [(label, theta) for label in ensemble_labels]:
+        if first in per_series and second in per_series:
+            wins, compared, p_value = paired_comparison(per_series[first], per_series[second])
+            difference = per_series[first].mean() - per_series[second].mean()
+            pairs.append([f"{first} vs {second}", f"{wins}/{compared} ({100 * wins / max(compared, 1):.0f}%)",
+                          f"{difference:+.2f}", "n/a" if p_value is None else f"{p_value:.2g}"])
+    lines += C.table(["comparison", "series where the first is better", "mean sMAPE difference", "Wilcoxon p"],
+                     pairs)
     fit_seconds = {model: float(np.mean([r["fit_seconds"] for r in runs if r["model"] == model])) for model in models}
-    fit_seconds.update({f"{r['model']} ensemble of {ensemble} (median)": r["fit_seconds"] for r in ensembles})
+    fit_seconds.update({ensemble_label(r["model"], ensemble, ensemble_settings): r["fit_seconds"] for r in ensembles})
     return lines, {"per_series": per_series, "rows": rows, "fit_seconds": fit_seconds}
+
+
+def ensemble_label(model: str, ensemble: int, ensemble_settings: dict | None) -> str:
+    if not ensemble_settings:
+        return f"{model} ensemble of {ensemble} (median)"
+    members = ensemble * len(ensemble_settings.get("ensemble_lookbacks") or [1]) * \
+        len(ensemble_settings.get("ensemble_losses") or [1])
+    return f"{model} ensemble of {members} (median over lookbacks x losses x seeds)"
 
 
 def targets(everything: dict, models) -> list[str]:
@@ -182,7 +202,17 @@ def main() -> None:
     p.add_argument("--ensemble", type=int, default=1,
                    help="also fit a seed ensemble of K members on M3 monthly (seeds first..first+K-1)")
     p.add_argument("--ensemble-models", default=None, help="the models to ensemble (default: every model)")
+    p.add_argument("--preset", default=None, help="a preset for every network run (e.g. nbeats-recipe)")
+    p.add_argument("--set", dest="settings", default="{}", help="JSON settings for every network run")
+    p.add_argument("--ensemble-settings", default=None,
+                   help='JSON settings of the ensemble runs, e.g. {"ensemble_lookbacks": [1, 2], '
+                        '"ensemble_losses": ["smape", "mase", "mape"]}')
+    p.add_argument("--ensemble-frequencies", default="monthly", help="the frequencies with ensemble runs")
     args = p.parse_args()
+    import json
+
+    settings = {**({"preset": args.preset} if args.preset else {}), **json.loads(args.settings)}
+    ensemble_settings = json.loads(args.ensemble_settings) if args.ensemble_settings else None
     try:
         import statsforecast  # noqa: F401
     except ImportError:
@@ -211,7 +241,8 @@ def main() -> None:
     for frequency in frequencies:
         section, found = frequency_section(
             frequency, load(frequency, args.quick), seeds, models, args.quick, 2 if args.quick else args.ensemble,
-            echo, args.ensemble_models.split(",") if args.ensemble_models else None)
+            echo, args.ensemble_models.split(",") if args.ensemble_models else None, settings, ensemble_settings,
+            args.ensemble_frequencies.split(","))
         lines += section + [""]
         everything[frequency] = found
     if len(frequencies) == len(FREQUENCIES):
