@@ -78,7 +78,7 @@ def test_presets_reproduce_tutorial_setups():
     recipe = preset_config("nbeats-recipe", model="attention-rnn", epochs=3, units=16)  # overrides after the preset
     assert (recipe.model, recipe.preset, recipe.loss, recipe.lookback, recipe.epochs) == \
         ("attention-rnn", "nbeats-recipe", "smape", 2, 3)
-    assert recipe.model_params == {"normalise": "window", "skip": "naive", "center": "none", "units": 16}
+    assert recipe.model_params == {"normalise": "window", "units": 16}
     assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").to_dict() == \
         preset_config("nbeats-recipe", model="nbeats").to_dict()  # --preset and --set preset= agree
     with pytest.raises(ConfigError, match="unknown preset 'tutorial'; available: tutorial-sunspots"):

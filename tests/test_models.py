@@ -3,7 +3,7 @@ import pytest
 import keras
 
 from tsattn.errors import ConfigError
-from tsattn.models import MODELS, attention_model, get_model, list_models
+from tsattn.models import MODELS, attention_model, get_model, get_spec, list_models
 
 VARIANTS = [(name, {}) for name in MODELS] + [
     ("attention-rnn", {"attention": "bahdanau"}),
@@ -200,3 +200,15 @@ def test_nbeats_is_doubly_residual():
     first.set_weights([np.zeros_like(kernel), np.zeros_like(bias)])
     residual = keras.Model(model.inputs, model.get_layer("block0_residual").output)
     np.testing.assert_allclose(residual.predict(x, verbose=0), x.reshape(3, 6), rtol=1e-6)
+
+
+@pytest.mark.parametrize("model", ["nbeats", "simple-rnn"])
+def test_naive_skip_forecasts_the_last_value_plus_the_network(model):
+    """skip=naive (nbeats' default): with the output layer at zero the forecast is the window's last value at every
+    step; the network then only adds the change."""
+    network = get_model(model, window=6, horizon=3, units=4, skip="naive", center="none")
+    output = network.get_layer("output")
+    output.set_weights([np.zeros_like(w) for w in output.get_weights()])
+    x = np.random.default_rng(1).normal(size=(4, 6, 1)).astype("float32")
+    np.testing.assert_allclose(network.predict(x, verbose=0), np.repeat(x[:, -1, :1], 3, axis=1), rtol=1e-6)
+    assert get_spec("nbeats").resolve({})["skip"] == "naive" and get_spec("simple-rnn").resolve({})["skip"] == "relative"

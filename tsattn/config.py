@@ -203,7 +203,7 @@ class RunConfig:
 # Presets: the tutorials' exact setups, and N-BEATS' training recipe for any model (benchmarks/results/recipe.md);
 # every option can still be overridden one by one.
 NBEATS_RECIPE = {
-    "model_params": {"normalise": "window", "skip": "naive", "center": "none"},
+    "model_params": {"normalise": "window"},  # each model keeps its own head (nbeats: last value + network)
     "scaling": "none", "loss": "smape", "lookback": 2, "history": 20, "sampled_steps": 100, "batch_size": 1024,
     "epochs": 8, "lr_schedule": "halving", "clipnorm": 1.0, "early_stopping": False,
 }
@@ -226,7 +226,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     # N-BEATS' recipe (Oreshkin et al. 2020; ServiceNow/N-BEATS experiments/m3): the window over its largest value,
     # the sMAPE loss, a window of 2 horizons, training windows from the last 20 horizons, 800 sampled batches of
-    # 1024 with the rate halved in thirds and gradients clipped, the forecast = last value + network
+    # 1024 with the rate halved in thirds and gradients clipped
     "nbeats-recipe": NBEATS_RECIPE,
 }
 
