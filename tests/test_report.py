@@ -76,3 +76,26 @@ def test_incomplete_records_are_not_trusted():
     broken = dict(RECORDS[0], metrics={"test": {"model": {}}})
     assert not is_complete_record(broken)
     assert not is_complete_record({"dataset": "sun"})
+
+
+def test_the_verdict_and_the_highlighted_row_name_rank_one_even_when_it_is_a_baseline(tmp_path):
+    """Issue 24: the linear AR (18.2 here) ranks above every network (19.0-19.4); the verdict must name it, say
+    that no network beats it and give the best network's rank, and the bold row must be the linear one."""
+    behind = [record("simple-rnn", s, v) for s, v in ((0, 19.0), (1, 19.2), (2, 19.1))] + \
+             [record("transformer", s, v) for s, v in ((0, 19.3), (1, 19.4), (2, 19.5))]
+    results = results_table(behind)
+    summary = summarise(results)
+    rank_one = summary.sort_values("rank").iloc[0]["model"]
+    assert rank_one == "linear"
+    lines = comparison_verdict(results, summary, "sun", behind)
+    assert lines[0].startswith("Best model on test RMSE: **linear** (18.2), a baseline: no network beats it here.")
+    assert "Best network: simple-rnn, rank 2 of 5" in lines[0]
+    assert lines[1].startswith("simple-rnn beats the runner-up network, transformer")
+
+    class Spec:
+        models, seeds, settings = ["simple-rnn", "transformer"], [0, 1, 2], {}
+        sources = [type("Source", (), {"name": "sun"})()]
+
+    md, page = write_report(tmp_path, Spec, behind, results, summary)
+    bold = [line for line in md.read_text().splitlines() if line.startswith("| **")]
+    assert len(bold) == 1 and bold[0].startswith("| **linear** |")

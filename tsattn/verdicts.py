@@ -115,12 +115,20 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
     linear = float(table.loc[table["model"] == "linear", f"{metric}_mean"].iloc[0])
     lines = []
-    best = neural.iloc[0]
+    ranked = table.sort_values("rank", kind="stable")
+    winner = ranked.iloc[0]  # rank 1 of the table, network or baseline: the verdict names what the table ranks first
+    best = neural.sort_values("rank", kind="stable").iloc[0]
     seeds = int(best["seeds"])
-    lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
-                 f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
+    if winner["model"] in BASELINE_ROWS.values():
+        lines.append(f"Best model on {name}: **{winner['model']}** ({winner[f'{metric}_mean']:.4g}), a baseline: no "
+                     f"network beats it here. Best network: {best['model']}, rank {int(best['rank'])} of "
+                     f"{len(table)}, {best[f'{metric}_mean']:.4g} ± {best[f'{metric}_std']:.2g} (mean ± standard "
+                     f"deviation over {seeds} seed(s)).")
+    else:
+        lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
+                     f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
     if len(neural) > 1:
-        runner_up = neural.iloc[1]
+        runner_up = neural.sort_values("rank", kind="stable").iloc[1]
         mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
         theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
         wins = int((mine < theirs.reindex(mine.index)).sum())
@@ -128,7 +136,8 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         high = runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]
         overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
             else "the mean ± std intervals do not overlap"
-        lines.append(f"It beats the runner-up, {runner_up['model']} ({runner_up[f'{metric}_mean']:.4g} ± "
+        first = "It" if winner["model"] == best["model"] else f"{best['model']}"
+        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({runner_up[f'{metric}_mean']:.4g} ± "
                      f"{runner_up[f'{metric}_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
         paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"]) if panel else None
         if paired:
