@@ -202,7 +202,7 @@ def test_save_is_atomic(fitted, tmp_path, monkeypatch):
 
     monkeypatch.setattr(fitted.model_, "save", crash)
     with pytest.raises(RuntimeError):
-        fitted.save(target)
+        fitted.save(target, overwrite=True)
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.tsattn"]
 

@@ -114,7 +114,13 @@ def test_save_replaces_only_an_artefact(tmp_path):
         f.save(mine)
     assert mine.read_bytes() == b"not a model"
     path = f.save(tmp_path / "m.tsattn")
-    assert f.save(path) == path  # its own artefact is replaced
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match=r"already exists; choose another name or pass overwrite=True to replace it"):
+        f.save(path)  # never silently, even its own earlier file (issue 24)
+    assert path.read_bytes() == before
+    assert f.save(path, overwrite=True) == path  # its own artefact is replaced when asked
+    with pytest.raises(ConfigError, match="not a file tsattn wrote"):
+        f.save(mine, overwrite=True)  # and a file it did not write never is
 
 
 def test_stale_staging_of_a_dead_process_is_removed(tmp_path):

@@ -92,10 +92,10 @@ def write_directory(directory: Path, state) -> None:
     write_json(directory / METADATA_FILE, metadata(state))
 
 
-def save(state, path: Path, force: bool = True) -> Path:
+def save(state, path: Path, force: bool = False, force_hint: str = "pass overwrite=True") -> Path:
     """Write a single-file artefact (a zip holding model.keras and tsattn.json) atomically; an existing file is
-    replaced only when it is a tsattn artefact (and ``force``)."""
-    path = check_output_file(path, force=force, recognise=is_artefact_file, option="the path")
+    replaced only when it is a tsattn artefact and ``force`` is given (the --out rule)."""
+    path = check_output_file(path, force=force, recognise=is_artefact_file, option="the path", force_hint=force_hint)
     with tempfile.TemporaryDirectory() as scratch:
         write_directory(Path(scratch), state)
         with atomic_file(path) as temporary:

@@ -448,11 +448,12 @@ class Forecaster:
         raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")
 
     # -- persistence ---------------------------------------------------------------------------------
-    def save(self, path) -> Path:
-        """Write one file (a zip of model.keras and tsattn.json) atomically; see :meth:`load`."""
+    def save(self, path, overwrite: bool = False) -> Path:
+        """Write one file (a zip of model.keras and tsattn.json) atomically; see :meth:`load`. An existing file is
+        refused unless ``overwrite=True``, and even then only a tsattn artefact is replaced (the CLI's --out rule)."""
         from . import artefacts
 
-        return artefacts.save(self._state(), Path(path))
+        return artefacts.save(self._state(), Path(path), force=overwrite)
 
     @classmethod
     def load(cls, path) -> "Forecaster":

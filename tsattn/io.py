@@ -144,9 +144,10 @@ def check_output_directory(out, force: bool = False, kind: str = "run", inputs=(
     return resolved
 
 
-def check_output_file(target, force: bool = False, recognise=None, option: str = "--out") -> Path:
+def check_output_file(target, force: bool = False, recognise=None, option: str = "--out",
+                      force_hint: str = "pass --force") -> Path:
     """The resolved output file if it may be written: new, or (with ``force``) a file ``recognise(path)``
-    says tsattn wrote."""
+    says tsattn wrote. ``force_hint`` is how the caller's user forces (the CLI's --force, a keyword in Python)."""
     resolved = resolve_output(target, option)
     if resolved.is_dir():
         raise ConfigError(f"{option} {target} is a directory; name a file")
@@ -155,7 +156,7 @@ def check_output_file(target, force: bool = False, recognise=None, option: str =
             raise ConfigError(f"{option} {target} exists and is not a file tsattn wrote; choose another name "
                               "(tsattn only replaces its own outputs)")
         if not force:
-            raise ConfigError(f"{option} {target} already exists; choose another name or pass --force to replace it")
+            raise ConfigError(f"{option} {target} already exists; choose another name or {force_hint} to replace it")
     _check_parent_writable(resolved)
     clean_stale_staging(resolved)
     return resolved
