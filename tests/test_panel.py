@@ -266,6 +266,18 @@ def test_cli_fit_panel_csv(tmp_path):
                                "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--id-column needs --date-column" in bad.output
     assert not (tmp_path / "bad").exists()
+    # issue 24: a long file without --id-column is refused with the fix, never glued into one series
+    glued = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--out", str(tmp_path / "glued")])
+    assert glued.exit_code == 2 and "Traceback" not in glued.output
+    assert "panel.csv is a long frame of 4 series (its unique_id column); read it as a panel with --id-column " \
+           "unique_id --date-column ds" in glued.output
+    assert not (tmp_path / "glued").exists()
+    # columns beside id, time and value are named, not dropped in silence
+    extra = panel_of()
+    extra["price"] = 1.0
+    extra.to_csv(path, index=False)
+    with pytest.warns(UserWarning, match=r"column\(s\) price are not used \(only y is forecast"):
+        tsattn.config.read_csv_panel(path, "y", "ds", "unique_id")
 
 
 def test_readme_panel_example():

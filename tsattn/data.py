@@ -250,6 +250,12 @@ def read_csv_series(
     path = Path(path)
     frame = read_csv_frame(path)
     columns = list(frame.columns)
+    if "unique_id" in columns and frame["unique_id"].nunique() > 1:
+        # a long frame (Nixtla's unique_id / ds / y) read as one series would glue its series end to end
+        time = date_column or ("ds" if "ds" in columns else "DATE_COLUMN")
+        raise DataError(f"{path.name} is a long frame of {frame['unique_id'].nunique()} series (its unique_id column); "
+                        f"read it as a panel with --id-column unique_id --date-column {time} (Python: pass the frame "
+                        "itself), or keep one series' rows")
     if date_column is not None and date_column not in columns:
         raise DataError(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"

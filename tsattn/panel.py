@@ -325,5 +325,11 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         if len(others) != 1:
             raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
         column = others[0]
+    unused = [c for c in frame.columns if c not in (id_column, date_column, column)]
+    if unused:
+        import warnings
+
+        warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
+                      "forecast; tsattn does not take covariates yet)", UserWarning, stacklevel=2)
     ids, series_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}")
     return _assemble(ids, series_list, column)
