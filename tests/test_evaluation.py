@@ -102,8 +102,8 @@ def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
 
     data = windowed()
     model = NetworkModel(get_model("simple-rnn", window=4, horizon=2, units=3), "simple-rnn", 4, 2)
-    origins, _, series = origins_of(data, "train")
-    whole = model._outputs(data.panel.values, origins, series, data.scaler)
+    origins, first, series = origins_of(data, "train")
+    whole = model._outputs(data.panel.values, origins, first, series, data.scaler)
     for chunk_size in (1, 3, len(origins) - 1):
-        np.testing.assert_allclose(model._outputs(data.panel.values, origins, series, data.scaler, chunk_size), whole,
-                                   rtol=1e-6)
+        np.testing.assert_allclose(model._outputs(data.panel.values, origins, first, series, data.scaler, chunk_size),
+                                   whole, rtol=1e-6)

@@ -138,3 +138,54 @@ def test_lookback_is_the_window_in_horizons():
         window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3, window=12)))
     with pytest.raises(ConfigError, match="lookback must be an integer in 1..100"):
         check_config(RunConfig(lookback=0))
+
+
+def test_padded_windows_start_before_their_series_and_repeat_its_first_value():
+    """pad=True (N-BEATS pads): a series shorter than window + horizon is kept; a window reaching before its series
+    holds the series' first value there, never the previous series' values; the scaler sees real values only."""
+    from tsattn.panel import as_panel
+
+    long_ = pd.Series(np.arange(100.0, 130.0), index=pd.date_range("2000-01-01", periods=30, freq="MS"))
+    short = pd.Series(np.arange(1.0, 9.0), index=pd.date_range("2000-01-01", periods=8, freq="MS"))
+    panel = as_panel({"long": long_, "short": short})
+    split = SplitSpec("holdout", holdout=2)
+    with pytest.warns(UserWarning, match="shorter than window 10"):
+        plain = window_series(panel, 10, 2, split=split, scaling="none")
+    assert plain.panel.ids == ["long"]
+    padded = window_series(panel, 10, 2, split=split, scaling="none", pad=True)
+    assert padded.panel.ids == ["long", "short"]
+    numbers = padded.series_numbers("test")
+    X = padded.X("test", scaled=False)[numbers == 1][0, :, 0]
+    assert X.tolist() == [1.0] * 5 + [2.0, 3.0, 4.0, 5.0, 6.0]  # 4 pads, then the 6 values before the test part
+    assert padded.y("test", scaled=False)[numbers == 1].tolist() == [[7.0, 8.0]]
+    train = padded.X("train", scaled=False)[padded.series_numbers("train") == 1]
+    assert len(train) and train.min() >= 1.0 and train.max() <= 4.0  # its own training values, none of "long"
+    # the first training window of the short series has exactly one real value (the rest is its pad)
+    assert train[0, :, 0].tolist() == [1.0] * 10
+    minmax = window_series(panel, 10, 2, split=split, pad=True)
+    assert minmax.scaler.offset[1] == 1.0 and minmax.scaler.scale[1] == 3.0  # min and range of its 4 training values
+    with pytest.raises(ConfigError, match="pad works with the chronological and hold-out splits"):
+        window_series(panel, 10, 2, split=SplitSpec("shuffled"), pad=True)
+
+
+def test_a_padded_model_forecasts_short_series_through_every_path(tmp_path):
+    """Forecaster(pad=True) on a panel with a series shorter than its window: fit, predict (with intervals),
+    save/load and the harness all forecast it; the same model without pad leaves it out with a warning."""
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    rng = np.random.default_rng(0)
+    frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=n, freq="MS"),
+                                     "y": 100 + np.cumsum(rng.normal(size=n)) + 10 * i})
+                       for i, n in enumerate([12, 20, 40, 60])])
+    f = tsattn.Forecaster("simple-rnn", window=16, horizon=4, pad=True, epochs=1, units=4).fit(frame)
+    forecast = f.predict(4, level=[80])
+    assert forecast.groupby("unique_id").size().to_dict() == {"s0": 4, "s1": 4, "s2": 4, "s3": 4}
+    assert np.isfinite(forecast[["simple-rnn", "lo-80", "hi-80"]].to_numpy()).all()
+    g = tsattn.Forecaster.load(f.save(tmp_path / "pad.tsattn"))
+    assert g.predict(4, level=[80]).equals(forecast)
+    config = RunConfig(model="simple-rnn", dataset=None, window=16, horizon=4, epochs=1).updated(units=4)
+    result = fit(config.updated(pad=True), series=frame)
+    assert result.panel.n_series == 4 and np.isfinite(result.metrics["test"]["model"]["smape"])
+    with pytest.warns(UserWarning, match="1 of 4 series are shorter"):
+        assert fit(config, series=frame).panel.n_series == 3

@@ -27,9 +27,13 @@ LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 M
 CHUNK = 65_536
 
 
-def gather_windows(values: np.ndarray, origins: np.ndarray, window: int) -> np.ndarray:
-    """(len(origins), window) values ending at each origin."""
-    return values[origins[:, None] - window + 1 + np.arange(window)]
+def gather_windows(values: np.ndarray, origins: np.ndarray, window: int, first=None) -> np.ndarray:
+    """(len(origins), window) values ending at each origin; with ``first`` (each origin's series start) a window
+    reaching before its series is padded with the series' first value (``pad=True``)."""
+    positions = origins[:, None] - window + 1 + np.arange(window)
+    if first is not None:
+        positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
+    return values[positions]
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,7 @@ class LinearAR(WindowModel):
         outputs = []
         for low in range(0, len(origins), CHUNK):
             chunk, numbers = origins[low:low + CHUNK], np.asarray(series)[low:low + CHUNK]
-            X = scaler.transform(gather_windows(values, chunk, self.window), numbers)
+            X = scaler.transform(gather_windows(values, chunk, self.window, np.asarray(first)[low:low + CHUNK]), numbers)
             design = np.hstack([X, np.ones((len(X), 1))])
             if self.per_series is not None:
                 scaled = np.einsum("nw,nwh->nh", design, self.per_series[numbers])
@@ -323,14 +327,16 @@ class NetworkModel(WindowModel):
                                         input_signature=[tf.TensorSpec((None, self.window, self.features), tf.float32)])
         return self._forward
 
-    def _outputs(self, values, origins, series, scaler, chunk_size: int = 4096) -> np.ndarray:
-        """Network outputs in series units at ``origins``, ``chunk_size`` windows per call of the traced graph."""
+    def _outputs(self, values, origins, first, series, scaler, chunk_size: int = 4096) -> np.ndarray:
+        """Network outputs in series units at ``origins``, ``chunk_size`` windows per call of the traced graph
+        (a window reaching before its series' ``first`` position is padded with the series' first value)."""
         outputs = []
         forward = self._compiled()
+        first = np.asarray(first, dtype=np.int64)
         for low in range(0, len(origins), chunk_size):
             chunk, numbers = origins[low:low + chunk_size], np.asarray(series)[low:low + chunk_size]
             windows = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
-                                   with_target=False)
+                                   with_target=False, first=first[low:low + chunk_size])
             scaled = np.asarray(forward(windows.network_input()), dtype=np.float64)
             outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
         if outputs:
@@ -343,7 +349,7 @@ class NetworkModel(WindowModel):
     def forecast_distribution(self, values, origins, first, series, scaler, levels=()):
         from .intervals import point_quantile
 
-        outputs = self._outputs(values, origins, series, scaler)
+        outputs = self._outputs(values, origins, first, series, scaler)
         if self.quantiles is None:
             return outputs, None
         point = outputs[:, :, point_quantile(self.quantiles)]

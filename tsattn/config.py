@@ -107,6 +107,8 @@ class RunConfig:
     fill: str | None = None
     window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
     lookback: int | None = None      # the window in horizons (window = lookback * horizon), as N-BEATS gives it
+    pad: bool = False                # windows may start before their series (at least one real value), padded with
+                                     # its first value: short series train and are forecast (N-BEATS pads)
     history: int | None = None       # train only on windows whose targets lie in the last `history` horizons of
                                      # each series' training part (N-BEATS' L_H); None: every training window
     horizon: int = 1
@@ -264,7 +266,7 @@ def check_config(config: RunConfig) -> RunConfig:
         C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts"):
+    for name in ("early_stopping", "within_parts", "pad"):
         C.boolean(name, getattr(config, name))
     if config.jit_compile != "auto":
         if not isinstance(config.jit_compile, bool):
@@ -393,7 +395,8 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
         split = split_for_fit(split)
     return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split,
                         config.scaling, config.scaler_fit, require_test=with_test,
-                        train_history=None if config.history is None else config.history * config.horizon)
+                        train_history=None if config.history is None else config.history * config.horizon,
+                        pad=config.pad)
 
 
 def season_of(config: RunConfig, panel: Panel) -> int:

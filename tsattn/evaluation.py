@@ -56,7 +56,7 @@ class Evaluation:
 def origins_of(data, part: str):
     """Forecast origins (flat position of the last input), series start and series number of a part's windows."""
     starts = data.starts[part]
-    series = data.panel.series_of(starts)
+    series = data.series_numbers(part)  # read at the first target: a padded window starts before its series
     return starts + data.window - 1, data.panel.offsets[series], series
 
 
@@ -219,10 +219,11 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     series = panel.series_of(origins)
     first = panel.offsets[series]
     scaler = state.scaler_for(panel)
-    if (origins - state.lookback + 1 < first).any():
+    if not state.padded and (origins - state.lookback + 1 < first).any():
         raise DataError(f"every origin needs {state.lookback} values before it in its own series")
     if predicted is None:
-        predicted = state.forecast(gather_windows(panel.values, origins, state.lookback), horizon, scaler, series)
+        predicted = state.forecast(gather_windows(panel.values, origins, state.lookback, first), horizon, scaler,
+                                   series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
                  for model in (Naive(horizon), SeasonalNaive(horizon, state.season))}

@@ -483,6 +483,6 @@ def _refit_block(shared: dict, block_start: int):
                                    epochs=shared["epochs"], seed=shared["seed"])
     state = refit.state_
     block = origins[block_start:block_start + every]
-    contexts = gather_windows(shared["values"], block, state.lookback)
+    contexts = gather_windows(shared["values"], block, state.lookback, np.zeros(len(block), dtype=np.int64))
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, np.zeros(len(block), dtype=np.int64))
     return forecasts, state.trained_until

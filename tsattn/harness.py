@@ -93,7 +93,7 @@ GATHER_ONCE_BYTES = 64 * 2**20
 
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
                  shuffle_seed: int | None = None, extras: np.ndarray | None = None,
-                 sampled: bool = False) -> tf.data.Dataset:
+                 sampled: bool = False, first: np.ndarray | None = None) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
     Only the flat array of all series and the window starts are held in memory; each batch gathers its
@@ -101,23 +101,28 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     (samples, window) array. With ``shuffle_seed`` batches mix windows of every series in a seeded order.
     ``extras`` (windows, k) are appended to each window's target (a series-units loss reads its series'
     offset, scale and MASE scale there). ``sampled`` gives an endless stream of batches of windows drawn with
-    replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch).
+    replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch). ``first`` (each
+    window's series start) pads a window that starts before its series with the series' first value.
     """
+    if first is None:
+        first = starts  # no window reaches before its series: clipping at its own start changes nothing
     if sampled:
-        return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras)
+        return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras, first)
     columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
+    first = np.asarray(first, dtype=np.int64)
     if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
         # a shuffle buffer holds ~190 bytes per window; above SHUFFLE_BUFFER windows a seeded permutation
         # first mixes every series, then the bounded buffer reshuffles each epoch (memory stays bounded)
-        starts = starts[np.random.default_rng(shuffle_seed).permutation(len(starts))]
+        order = np.random.default_rng(shuffle_seed).permutation(len(starts))
+        starts, first = starts[order], first[order]
     gather_once = len(starts) * (window + horizon) * columns.shape[1] * 4 <= GATHER_ONCE_BYTES
     if extras is not None:
         extras = np.asarray(extras, dtype=np.float32)
         if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
             extras = extras[np.random.default_rng(shuffle_seed).permutation(len(extras))]  # as the starts above
     if gather_once:  # the one gather of windows (tsattn.windows.gather_batch), done up front
-        batch = gather_batch(columns[:, 0], starts, window, horizon)
+        batch = gather_batch(columns[:, 0], starts, window, horizon, first=first)
         target = batch.target.astype(np.float32)
         if extras is not None:
             target = np.concatenate([target, extras], axis=1)
@@ -126,14 +131,15 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
         flat = tf.constant(columns)
         offsets = tf.range(window + horizon, dtype=tf.int64)
 
-        def gather(batch_starts, batch_extras=None):
-            windows = tf.gather(flat, batch_starts[:, None] + offsets[None, :])  # (batch, window + horizon, columns)
+        def gather(batch_starts, batch_first, batch_extras=None):
+            positions = tf.maximum(batch_starts[:, None] + offsets[None, :], batch_first[:, None])  # padded inputs
+            windows = tf.gather(flat, positions)  # (batch, window + horizon, columns)
             target = windows[:, window:, 0]
             if batch_extras is not None:
                 target = tf.concat([target, batch_extras], axis=1)
             return windows[:, :window, :], target
 
-        dataset = tf.data.Dataset.from_tensor_slices(starts if extras is None else (starts, extras))
+        dataset = tf.data.Dataset.from_tensor_slices((starts, first) if extras is None else (starts, first, extras))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(min(len(starts), SHUFFLE_BUFFER), seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size)
@@ -142,9 +148,9 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None):
+def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None, first=None):
     """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass."""
-    batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon)
+    batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon, first=first)
     inputs = tf.constant(batch.network_input())
     target = batch.target.astype(np.float32)
     if extras is not None:
@@ -398,10 +404,12 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     extras = _series_units(data, loss) if get_loss(loss.name).needs_scale else None  # (n_series, 3) or None
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=training.seed,
-                         extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled)
+                         extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled,
+                         first=data.first_positions("train"))
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,
-                               extras=None if extras is None else extras[data.series_numbers("validation")])
+                               extras=None if extras is None else extras[data.series_numbers("validation")],
+                               first=data.first_positions("validation"))
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard, _StopOnRequest()]

@@ -155,9 +155,18 @@ class FittedState:
         return series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
 
     # -- forecasting -------------------------------------------------------------------------------------
+    @property
+    def padded(self) -> bool:
+        """Whether the model was fitted on padded windows (``pad=True``): a series shorter than its window is then
+        forecast from its values padded with its first one."""
+        return bool(getattr(self.config, "pad", False))
+
     def contexts(self, panel: Panel) -> np.ndarray:
-        """(n_series, lookback) the last values of each series; a series too short is named."""
+        """(n_series, lookback) the last values of each series (padded with its first value for a padded model);
+        a series too short is named."""
         needed = max(self.lookback, 1)
+        if self.padded:
+            return gather_windows(panel.values, panel.offsets[1:] - 1, needed, panel.offsets[:-1])
         short = np.flatnonzero(panel.lengths < needed)
         if len(short):
             what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"

@@ -189,16 +189,20 @@ class Batch:
 
 
 def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: int = 0, series=None,
-                 scaler: "Scaler | None" = None, with_target: bool = True) -> Batch:
+                 scaler: "Scaler | None" = None, with_target: bool = True, first=None) -> Batch:
     """The windows starting at ``starts`` (flat positions of each window's first input) of a panel's flat
     array ``source``: already scaled (a WindowedPanel's ``scaled``), or series units scaled here with
     ``scaler`` and ``series`` (the series number of each window). ``horizon`` values after each window are
-    its target (``with_target=False``, or horizon 0: none, for forecasting)."""
+    its target (``with_target=False``, or horizon 0: none, for forecasting). With ``first`` (each window's series
+    start) inputs before it are the series' first value: a padded window (``pad=True``)."""
     starts = np.asarray(starts, dtype=np.int64)
     count = len(starts)
     series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
     span = window + (horizon if with_target else 0)
-    values = np.asarray(source)[starts[:, None] + np.arange(span)]  # (batch, window [+ horizon])
+    positions = starts[:, None] + np.arange(span)
+    if first is not None:
+        positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
+    values = np.asarray(source)[positions]  # (batch, window [+ horizon])
     if scaler is not None:
         values = scaler.transform(values, series)
         scale = scaler.scale[series] if len(scaler.scale) > 1 else np.full(count, scaler.scale[0])
@@ -281,6 +285,7 @@ class WindowedPanel:
     scaled: np.ndarray = field(repr=False)
     dropped: list[str] = field(default_factory=list)
     train_history: int | None = None
+    pad: bool = False
 
     def rewindowed(self, window: int) -> "WindowedPanel":
         """The same series, split and scaler cut into windows of another length (an ensemble member's lookback):
@@ -289,7 +294,7 @@ class WindowedPanel:
         if window > self.window:
             raise ConfigError(f"a member's window ({window}) cannot be longer than the data's ({self.window})")
         other = window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
-                             self.scaler_fit, require_test=False, train_history=self.train_history)
+                             self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad)
         other.scaler, other.scaled = self.scaler, self.scaled
         return other
 
@@ -298,12 +303,17 @@ class WindowedPanel:
         return len(self.starts[part])
 
     def series_numbers(self, part: str) -> np.ndarray:
-        """The series number of each window of a part."""
-        return self.panel.series_of(self.starts[part])
+        """The series number of each window of a part (read at its first target: a padded window's first input
+        lies before its series)."""
+        return self.panel.series_of(self.starts[part] + self.window)
+
+    def first_positions(self, part: str) -> np.ndarray:
+        """The flat position of each window's series start (inputs before it are padding)."""
+        return self.panel.offsets[self.series_numbers(part)]
 
     def input_positions(self, part: str) -> np.ndarray:
-        """(samples, window) integer positions of the inputs."""
-        return self.starts[part][:, None] + np.arange(self.window)
+        """(samples, window) integer positions of the inputs (a padded input repeats its series' first value)."""
+        return np.maximum(self.starts[part][:, None] + np.arange(self.window), self.first_positions(part)[:, None])
 
     def target_positions(self, part: str) -> np.ndarray:
         """(samples, horizon) integer positions of the targets."""
@@ -317,8 +327,9 @@ class WindowedPanel:
     def batch(self, part: str, scaled: bool = True, starts: np.ndarray | None = None) -> Batch:
         """The windows of a part (or those starting at ``starts``) as one :class:`Batch`."""
         starts = self.starts[part] if starts is None else starts
-        series = self.panel.series_of(starts)
-        batch = gather_batch(self.scaled if scaled else self.panel.values, starts, self.window, self.horizon, series)
+        series = self.panel.series_of(starts + self.window)
+        batch = gather_batch(self.scaled if scaled else self.panel.values, starts, self.window, self.horizon, series,
+                             first=self.panel.offsets[series])
         batch.scale = self.scaler.scale[series]
         return batch
 
@@ -412,6 +423,7 @@ def window_panel(
     scaler_fit: str = "train",
     require_test: bool = True,
     train_history: int | None = None,
+    pad: bool = False,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -427,6 +439,9 @@ def window_panel(
         train_history: keep only training windows whose targets lie in the last ``train_history`` values of each
             series' training part (N-BEATS samples its training windows from recent history); the scaler and
             the linear start are then fitted on those windows too.
+        pad: let a window start before its series (at least one real input): the missing inputs repeat the
+            series' first value, so series shorter than window + horizon are forecast and train too (N-BEATS pads
+            its windows). Chronological and hold-out splits without ``within_parts`` only.
 
     Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
@@ -450,8 +465,12 @@ def window_panel(
         )
     panel = as_panel(data)
     span = window + horizon
+    if pad and (split.method == "shuffled" or split.within_parts):
+        raise ConfigError("pad works with the chronological and hold-out splits without within_parts; drop pad or "
+                          "change the split")
+    reach = window - 1 if pad else 0  # how far before its series a window may start
     lengths = panel.lengths
-    short = lengths < span
+    short = lengths < span - reach
     dropped = []
     if short.all():
         if panel.n_series == 1:
@@ -490,13 +509,13 @@ def window_panel(
             # start + window + horizon <= its end); a window whose targets straddle a boundary is dropped,
             # so no target value appears in two parts. Starts stay on each series' lattice low + k * stride.
             for part, (part_low, part_high) in bounds.items():
-                begin = np.maximum(part_low - window, low)
+                begin = np.maximum(part_low - window, low - reach)
                 begin = low + -(-(begin - low) // stride) * stride
                 starts[part] = _grid(begin, part_high, span, stride)
     if train_history is not None:
         positive_int("train_history", train_history)
         train = starts["train"]
-        numbers = panel.series_of(train)
+        numbers = panel.series_of(train + window)
         train_end = low + (part_bounds[:, 0] if part_bounds is not None else lengths)  # flat, per series
         starts["train"] = train[train + window >= train_end[numbers] - train_history]  # every target inside
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
@@ -519,7 +538,8 @@ def window_panel(
     else:
         # fit only on values that training windows contain (inputs and targets), never later ones
         covered = np.zeros(len(values) + 1, dtype=np.int64)
-        np.add.at(covered, starts["train"], 1)
+        train_first = low[panel.series_of(starts["train"] + window)] if len(starts["train"]) else starts["train"]
+        np.add.at(covered, np.maximum(starts["train"], train_first), 1)  # a padded window covers from its series' start
         np.add.at(covered, starts["train"] + span, -1)
         mask = np.cumsum(covered[:len(values)]) > 0
         # a series without training windows (too short for one) falls back to the values before its first
@@ -531,7 +551,7 @@ def window_panel(
             later = np.concatenate(later) if later else np.zeros(0, dtype=np.int64)
             first_target = np.full(panel.n_series, np.iinfo(np.int64).max)
             if len(later):
-                np.minimum.at(first_target, panel.series_of(later), later + window)
+                np.minimum.at(first_target, panel.series_of(later + window), later + window)
             local = np.arange(len(values)) - low[position_series]
             limit = np.where(first_target < np.iinfo(np.int64).max, first_target - low, lengths)
             mask |= without[position_series] & (local < limit[position_series])
@@ -539,7 +559,7 @@ def window_panel(
     scaled = scaler.transform(values, position_series).astype(np.float32)
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
-                         dropped=dropped, train_history=train_history)
+                         dropped=dropped, train_history=train_history, pad=bool(pad))
 
 
 window_series = window_panel  # one function for one series and for many
