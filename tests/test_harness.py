@@ -79,6 +79,8 @@ def test_presets_reproduce_tutorial_setups():
     assert (recipe.model, recipe.preset, recipe.loss, recipe.lookback, recipe.epochs) == \
         ("attention-rnn", "nbeats-recipe", "smape", 2, 3)
     assert recipe.model_params == {"normalise": "window", "units": 16}
+    ensemble = preset_config("nbeats-recipe", ensemble_lookbacks=[2, 3])  # the members' lookbacks replace the preset's
+    assert (ensemble.lookback, ensemble.ensemble_lookbacks) == (None, [2, 3])
     assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").to_dict() == \
         preset_config("nbeats-recipe", model="nbeats").to_dict()  # --preset and --set preset= agree
     with pytest.raises(ConfigError, match="unknown preset 'tutorial'; available: tutorial-sunspots"):

@@ -175,6 +175,8 @@ class RunConfig:
         changes = dict(changes)
         if changes.get("preset") is not None:
             config = config._with_preset(changes.pop("preset"), changes.get("model"))
+        if changes.get("ensemble_lookbacks") and "lookback" not in changes:
+            config.lookback = None  # the members' lookbacks replace a lookback set before (e.g. by a preset)
         model_keys = set(get_spec(changes.get("model", config.model)).params)
         for key, value in changes.items():
             if key.startswith("model."):
