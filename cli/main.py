@@ -105,7 +105,7 @@ def level_option(command):
     """--level, repeatable: interval levels in percent (checked by the library, one line when bad)."""
     return click.option("--level", "levels", multiple=True, metavar="L",
                         help="prediction interval level in percent, repeatable (e.g. --level 80 --level 95): adds "
-                             "lo-L / hi-L columns (conformal intervals, or the model's own with loss=quantile)."
+                             "<model>-lo-L / <model>-hi-L columns (conformal intervals, or the model's own with loss=quantile)."
                         )(command)
 
 
@@ -365,8 +365,10 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     forecast = forecaster.predict(steps, series=series, level=levels or None)
     if getattr(forecast, "ndim", 2) == 1:  # one series: timestamp, forecast
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
-    elif forecaster.columns_[0] not in forecast.columns:  # one series with intervals: timestamp, forecast, lo-80, ...
-        frame = forecast.rename(columns={forecast.columns[0]: "forecast"}).rename_axis("timestamp").reset_index()
+    elif forecaster.columns_[0] not in forecast.columns:  # one series with intervals: timestamp, forecast, forecast-lo-80
+        name = forecast.columns[0]
+        frame = forecast.rename(columns=lambda c: "forecast" + c[len(name):] if c.startswith(name) else c)
+        frame = frame.rename_axis("timestamp").reset_index()
     else:  # a panel: the long frame unique_id, ds, <model> (+ intervals)
         frame = forecast
     output.document(_records(frame))

@@ -116,8 +116,8 @@ def test_every_model_gains_a_quantile_head_and_its_quantiles_never_cross(model):
                             **TINY_PARAMS[model]).fit(series, validation=0.2)
     assert forecaster.model_.output_shape == (None, 3, 5)
     frame = forecaster.predict(3, level=[50, 80])
-    assert list(frame.columns) == ["demand", "lo-50", "hi-50", "lo-80", "hi-80"]
-    values = frame[["lo-80", "lo-50", "demand", "hi-50", "hi-80"]].to_numpy()
+    assert list(frame.columns) == ["demand", "demand-lo-50", "demand-hi-50", "demand-lo-80", "demand-hi-80"]
+    values = frame[["demand-lo-80", "demand-lo-50", "demand", "demand-hi-50", "demand-hi-80"]].to_numpy()
     assert (np.diff(values, axis=1) >= 0).all()
     # the linear skip path still starts at the least-squares autoregression
     assert np.abs(forecaster.model_.get_layer("linear_skip").get_weights()[0]).sum() > 0
@@ -175,10 +175,11 @@ def test_intervals_survive_save_and_load(tmp_path):
         forecaster = Forecaster("simple-rnn", window=8, horizon=2, epochs=2, units=4, **params).fit(series,
                                                                                                    validation=0.2)
         before = forecaster.predict(2, level=[80, 95])
-        forecaster.save(tmp_path / "model.tsattn")
+        forecaster.save(tmp_path / "model.tsattn", overwrite=True)  # the second pass replaces the first's file
         after = Forecaster.load(tmp_path / "model.tsattn").predict(2, level=[80, 95])
         pd.testing.assert_frame_equal(before, after)
-        assert (before["lo-95"] <= before["lo-80"]).all() and (before["hi-80"] <= before["hi-95"]).all()
+        assert (before["demand-lo-95"] <= before["demand-lo-80"]).all()
+        assert (before["demand-hi-80"] <= before["demand-hi-95"]).all()
 
 
 def test_baseline_forecasters_and_panels_get_intervals_too():
@@ -187,9 +188,9 @@ def test_baseline_forecasters_and_panels_get_intervals_too():
     frame = pd.concat(frames, ignore_index=True)
     naive = Forecaster("naive", window=8, horizon=4).fit(frame, validation=8)
     out = naive.predict(4, level=80)
-    assert list(out.columns) == ["unique_id", "ds", "naive", "lo-80", "hi-80"] and len(out) == 12
+    assert list(out.columns) == ["unique_id", "ds", "naive", "naive-lo-80", "naive-hi-80"] and len(out) == 12
     # scaled scores: a series three times as large gets an interval about three times as wide (same shape)
-    widths = (out["hi-80"] - out["lo-80"]).groupby(out["unique_id"]).mean()
+    widths = (out["naive-hi-80"] - out["naive-lo-80"]).groupby(out["unique_id"]).mean()
     assert widths["s2"] > widths["s0"]
     with pytest.raises(ConfigError, match="intervals reach the model's horizon"):
         naive.predict(5, level=80)
@@ -236,7 +237,7 @@ def test_cli_fit_and_predict_write_interval_columns(tmp_path, small_csv):
     result = runner.invoke(main, ["predict", "--model-dir", str(run), "--level", "80", "--out", str(out), "-q"])
     assert result.exit_code == 0, result.output
     forecast = pd.read_csv(out / "forecast.csv")
-    assert list(forecast.columns) == ["timestamp", "forecast", "lo-80", "hi-80"]
+    assert list(forecast.columns) == ["timestamp", "forecast", "forecast-lo-80", "forecast-hi-80"]
     assert json.loads((out / "forecast.json").read_text())["level"] == [80]
 
 
@@ -270,3 +271,29 @@ def test_quantile_head_with_every_skip_path_reloads(tmp_path, skip):
     assert out.shape == (5, 2, 3) and (np.diff(out, axis=-1) >= 0).all()
     model.save(tmp_path / "q.keras")
     np.testing.assert_allclose(np.asarray(keras.saving.load_model(tmp_path / "q.keras")(X)), out, rtol=1e-6)
+
+
+def test_forecast_frames_are_nixtla_frames_that_utilsforecast_evaluates():
+    """Issue 24: predict's long frame (unique_id, ds, <model>, <model>-lo-80, ...) merged with the actuals is what
+    utilsforecast.evaluate takes, and its coverage and MAE agree with tsattn's own figures on the same forecasts."""
+    pytest.importorskip("utilsforecast")  # a test dependency (tsattn[test])
+    from utilsforecast.evaluation import evaluate
+    from utilsforecast.losses import coverage, mae
+
+    frames = [pd.DataFrame({"unique_id": f"q{i}", "ds": pd.date_range("2000-01-01", periods=40, freq="QS"),
+                            "y": (make_series(40, seed=i) * (i + 1)).to_numpy()}) for i in range(4)]
+    frame = pd.concat(frames, ignore_index=True)
+    train = frame.groupby("unique_id").head(36)
+    test = frame.groupby("unique_id").tail(4)
+    f = Forecaster("naive", window=8, horizon=4).fit(train, validation=4)
+    forecast = f.predict(4, level=[80, 95])
+    assert list(forecast.columns) == ["unique_id", "ds", "naive", "naive-lo-80", "naive-hi-80", "naive-lo-95",
+                                      "naive-hi-95"]
+    scored = evaluate(forecast.merge(test, on=["unique_id", "ds"]), metrics=[mae, coverage], level=[80, 95])
+    by_metric = scored.set_index(["unique_id", "metric"])["naive"]
+    merged = forecast.merge(test, on=["unique_id", "ds"])
+    inside = (merged["y"] >= merged["naive-lo-80"]) & (merged["y"] <= merged["naive-hi-80"])
+    np.testing.assert_allclose(by_metric.xs("coverage_level80", level="metric").to_numpy(),
+                               inside.groupby(merged["unique_id"]).mean().to_numpy())
+    np.testing.assert_allclose(by_metric.xs("mae", level="metric").to_numpy(),
+                               (merged["y"] - merged["naive"]).abs().groupby(merged["unique_id"]).mean().to_numpy())

@@ -65,8 +65,8 @@ def test_forecaster_cli_and_harness_give_the_same_forecasts_and_intervals(three_
     cli = pd.read_csv(run / "predictions.csv")
     cli = cli[cli["part"] == "test"].sort_values(["unique_id", "ds", "step"])
     np.testing.assert_allclose(predicted["simple-rnn"], cli["predicted"], rtol=1e-6)
-    np.testing.assert_allclose(predicted["lo-80"], cli["lo-80"], rtol=1e-6)
-    np.testing.assert_allclose(predicted["hi-80"], cli["hi-80"], rtol=1e-6)
+    np.testing.assert_allclose(predicted["simple-rnn-lo-80"], cli["lo-80"], rtol=1e-6)
+    np.testing.assert_allclose(predicted["simple-rnn-hi-80"], cli["hi-80"], rtol=1e-6)
     test = harness.forecasts["test"]
     np.testing.assert_allclose(predicted["simple-rnn"].to_numpy().reshape(-1, HORIZON), test.predicted, rtol=1e-6)
     # the same training, the same calibration
@@ -127,8 +127,8 @@ def test_baselines_are_forecasters_through_the_same_fit_path(model, tmp_path):
     frame = panel(n_series=3)
     f = Forecaster(model, window=12, horizon=HORIZON).fit(frame, validation=HORIZON)
     forecast = f.predict(level=80)
-    assert list(forecast.columns) == ["unique_id", "ds", model, "lo-80", "hi-80"]
-    assert (forecast["lo-80"] <= forecast[model]).all() and (forecast[model] <= forecast["hi-80"]).all()
+    assert list(forecast.columns) == ["unique_id", "ds", model, f"{model}-lo-80", f"{model}-hi-80"]
+    assert (forecast[f"{model}-lo-80"] <= forecast[model]).all() and (forecast[model] <= forecast[f"{model}-hi-80"]).all()
     path = f.save(tmp_path / "b.tsattn")
     pd.testing.assert_frame_equal(Forecaster.load(path).predict(level=80), forecast)
 
@@ -168,9 +168,10 @@ def test_artefacts_of_release_0_1_0_load_and_forecast_the_same(name):
         forecast = f.predict(level=80)
         values = forecast["simple-rnn"]
         assert forecast["unique_id"].tolist() == expected["ids"]
+    point = forecast.columns[0] if name == "single" else "simple-rnn"  # 0.1.0 wrote lo-80; now <model>-lo-80
     np.testing.assert_allclose(values, expected["forecast"], rtol=1e-5)
-    np.testing.assert_allclose(forecast["lo-80"], expected["lo-80"], rtol=1e-5)
-    np.testing.assert_allclose(forecast["hi-80"], expected["hi-80"], rtol=1e-5)
+    np.testing.assert_allclose(forecast[f"{point}-lo-80"], expected["lo-80"], rtol=1e-5)
+    np.testing.assert_allclose(forecast[f"{point}-hi-80"], expected["hi-80"], rtol=1e-5)
 
 
 def test_artefact_module_reads_a_state_without_the_facade(tmp_path):
@@ -194,4 +195,4 @@ def test_the_m3_line_of_the_issue_fits_with_the_cli_defaults():
     assert cli.split.method == "holdout" and cli.split.holdout == 18
     assert f.conformal_.counts == [len(ids)] * 18  # one validation window of 18 steps per series
     forecast = f.predict(level=80)
-    assert len(forecast) == 18 * len(ids) and forecast["lo-80"].notna().all()
+    assert len(forecast) == 18 * len(ids) and forecast["simple-rnn-lo-80"].notna().all()

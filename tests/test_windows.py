@@ -181,7 +181,7 @@ def test_a_padded_model_forecasts_short_series_through_every_path(tmp_path):
     f = tsattn.Forecaster("simple-rnn", window=16, horizon=4, pad=True, epochs=1, units=4).fit(frame)
     forecast = f.predict(4, level=[80])
     assert forecast.groupby("unique_id").size().to_dict() == {"s0": 4, "s1": 4, "s2": 4, "s3": 4}
-    assert np.isfinite(forecast[["simple-rnn", "lo-80", "hi-80"]].to_numpy()).all()
+    assert np.isfinite(forecast[["simple-rnn", "simple-rnn-lo-80", "simple-rnn-hi-80"]].to_numpy()).all()
     g = tsattn.Forecaster.load(f.save(tmp_path / "pad.tsattn"))
     assert g.predict(4, level=[80]).equals(forecast)
     config = RunConfig(model="simple-rnn", dataset=None, window=16, horizon=4, epochs=1).updated(units=4)

@@ -200,7 +200,8 @@ class Forecaster:
             series: data to forecast after instead of the fitted series: one series or a panel; series
                 ids never seen in fit are forecast from their own history (scaled on it).
             ids: forecast only these fitted series.
-            level: interval levels in percent, e.g. ``(80, 95)``: adds ``lo-80, hi-80, lo-95, hi-95`` columns.
+            level: interval levels in percent, e.g. ``(80, 95)``: adds ``<model>-lo-80, <model>-hi-80, ...`` columns
+                (NeuralForecast's names; ``<name>-lo-80`` after the series' name for one series).
                 A model trained with ``loss="quantile"`` gives its own quantiles (they must include each
                 level's bounds), conformalized on its validation part; any other model split-conformal
                 intervals around its forecast, calibrated on its validation part (see :mod:`tsattn.intervals`).
@@ -226,7 +227,8 @@ class Forecaster:
             name = panel.name if panel.name is not None else "forecast"
             if not levels:
                 return pd.Series(values[0], index=labels, name=name)
-            return pd.DataFrame({name: values[0], **{column: bounds[column][0] for column in interval_columns(levels)}},
+            return pd.DataFrame({name: values[0], **{named: bounds[column][0] for column, named in
+                                                     zip(interval_columns(levels), interval_columns(levels, name))}},
                                 index=labels)
         id_column, time_column, _ = state.columns
         labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
@@ -234,7 +236,8 @@ class Forecaster:
         return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), steps),
                              time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps,
                              self.model: values.ravel(),
-                             **{column: bounds[column].ravel() for column in interval_columns(levels)}})
+                             **{named: bounds[column].ravel() for column, named in
+                                zip(interval_columns(levels), interval_columns(levels, self.model))}})
 
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, series, steps: int | None = None) -> dict:

@@ -103,9 +103,11 @@ def level_name(level: float) -> str:
     return f"{level:g}"
 
 
-def interval_columns(levels) -> list[str]:
-    """``lo-80, hi-80, lo-95, hi-95`` for levels (80, 95)."""
-    return [f"{side}-{level_name(level)}" for level in check_levels(levels) for side in ("lo", "hi")]
+def interval_columns(levels, model: str | None = None) -> list[str]:
+    """``lo-80, hi-80, lo-95, hi-95`` for levels (80, 95); with ``model`` NeuralForecast's and statsforecast's
+    ``<model>-lo-80, <model>-hi-80, ...`` (what a forecast frame carries)."""
+    prefix = f"{model}-" if model else ""
+    return [f"{prefix}{side}-{level_name(level)}" for level in check_levels(levels) for side in ("lo", "hi")]
 
 
 def point_quantile(quantiles) -> int:
