@@ -293,6 +293,10 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     from tsattn.verdicts import interval_verdict, run_verdict
 
     config = preset_config(preset, **overrides)
+    if config.csv is None and config.dataset is not None:
+        from tsattn.data import check_dataset_name
+
+        check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
     window = "auto" if config.window is None else config.window
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "

@@ -71,7 +71,7 @@ def test_python_m_tsattn_runs_the_cli():
 
 @pytest.mark.parametrize("args, pattern", [
     (["--model", "lstm", "--dataset", "sunspots"], "'lstm' is not one of 'simple-rnn', 'attention-rnn', 'transformer'"),
-    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; available: fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, sunspots"),
+    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, sunspots"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),
     (["--dataset", "sunspots", "--set", "units"], "--set expects KEY=VALUE"),
@@ -124,3 +124,9 @@ def test_non_finite_loss_error(runner, tmp_path):
                              "--out", str(out)])
     assert_clean_error(result, "non-finite at epoch 1; lower the learning rate")
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["huge.csv"]
+
+
+def test_a_mistyped_dataset_is_named_before_any_training_line(runner, tmp_path):
+    result = invoke(runner, ["fit", "--dataset", "m3-monthy", "--out", str(tmp_path / "out")])
+    assert_clean_error(result, "unknown dataset 'm3-monthy'; did you mean 'm3-monthly'\\?")
+    assert "Training" not in result.output and not (tmp_path / "out").exists()

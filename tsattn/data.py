@@ -433,6 +433,17 @@ def list_datasets() -> list[str]:
     return sorted(DATASETS)
 
 
+def check_dataset_name(name) -> str:
+    """``name`` if it is a registered dataset, else a one-line error with the closest name and every name."""
+    if name not in DATASETS:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list_datasets(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown dataset {name!r}; {hint}available: {', '.join(list_datasets())}")
+    return name
+
+
 def load_dataset(name: str, **options):
     """Load a registered dataset: a validated float Series, or a long frame for a panel (M3, M1).
 
@@ -444,8 +455,7 @@ def load_dataset(name: str, **options):
         >>> m3["unique_id"].nunique(), m3.attrs["horizon"]
         (1428, 18)
     """
-    if name not in DATASETS:
-        raise ConfigError(f"unknown dataset {name!r}; available: {', '.join(list_datasets())}")
+    check_dataset_name(name)
     info = DATASETS[name]
     accepted = list(inspect.signature(info.loader).parameters)
     unknown = sorted(set(options) - set(accepted))
