@@ -551,7 +551,14 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     failures = results.attrs.get("failures", [])
     output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict"),
                      "failures": failures})
-    output.say(summary[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    table = summary[columns].copy()
+    baseline = table["seeds"].isna() | (table["seeds"] == 0)  # a baseline row has no seeds: say so, not "0"
+    table["seeds"] = table["seeds"].astype(object).where(~baseline, "-")
+    output.say(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for dataset, lines in (results.attrs.get("verdict") or {}).items():  # the report's verdict, on the terminal too
+        output.say(f"Verdict on {dataset}:")
+        for line in lines:
+            output.say(f"  - {line.replace('**', '')}")
     output.say(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
     if failures:
         click.echo(f"tsattn: {len(failures)} run(s) failed (listed in {Path(out) / 'report.md'}; rerun to retry "

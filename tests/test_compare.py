@@ -122,6 +122,10 @@ def test_cli_compare(tmp_path, small_csv):
                                   "--date-column", "date", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "simple-rnn" in result.output and (out / "report.html").exists()
+    verdict = (out / "report.md").read_text().split("**Verdict.**")[1].strip().splitlines()[0].lstrip("- ")
+    assert "Verdict on " in result.output and verdict.replace("**", "") in result.output  # the report's, on screen
+    naive_row = next(line for line in result.output.splitlines() if " naive " in f" {line} ")
+    assert " - " in naive_row and " 0 " not in naive_row  # a baseline has no seeds: "-", not 0
     for args, message in [(["--models", ""], "--models is empty"), (["--seeds", "0,0"], "duplicate seeds"),
                           (["--seeds", "a"], "comma-separated integers"), (["--models", "foo"], "unknown model")]:
         failed = runner.invoke(main, ["compare", *args, "--out", str(tmp_path / "x")])
