@@ -5,7 +5,8 @@
     python3 dev.py test            # the whole test suite (extra arguments go to pytest)
 
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
-in editable mode with its test extra, and reinstalled whenever pyproject.toml changes.
+in editable mode with what the command needs (`tsattn`: the core dependencies only; `test`: the test extra
+too: pytest, hypothesis, statsforecast, Ray, utilsforecast), and reinstalled whenever pyproject.toml changes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 
 
-def ensure_environment() -> Path:
+def ensure_environment(extra: str | None = None) -> Path:
     if sys.version_info < (3, 10):
         sys.exit(f"tsattn needs Python 3.10 or newer; this is {sys.version.split()[0]}")
     env_dir = Path(os.environ.get("TSATTN_VENV", ROOT / ".venv"))
@@ -30,12 +31,16 @@ def ensure_environment() -> Path:
         venv.EnvBuilder(with_pip=True, clear=env_dir.exists()).create(env_dir)
     stamp = env_dir / ".tsattn-install-stamp"
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + str(ROOT).encode()).hexdigest()
-    if not stamp.exists() or stamp.read_text().strip() != wanted:
-        print("[dev] installing tsattn and its dependencies (first run takes a minute or two)", file=sys.stderr)
+    recorded = stamp.read_text().split() if stamp.exists() else []
+    installed = set(recorded[1:]) if recorded[:1] == [wanted] else None  # the extras installed for this pyproject
+    if installed is None or (extra is not None and extra not in installed):
+        what = "tsattn" + (f" and its {extra} extra" if extra else "")
+        print(f"[dev] installing {what} (first run takes a minute or two)", file=sys.stderr)
         quiet = ["--quiet", "--disable-pip-version-check"]
         subprocess.run([str(python), "-m", "pip", "install", *quiet, "--upgrade", "pip"], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", *quiet, "-e", f"{ROOT}[test]"], check=True)
-        stamp.write_text(wanted)
+        target = f"{ROOT}[{extra}]" if extra else str(ROOT)
+        subprocess.run([str(python), "-m", "pip", "install", *quiet, "-e", target], check=True)
+        stamp.write_text(" ".join([wanted, *sorted((installed or set()) | ({extra} if extra else set()))]))
     return python
 
 
@@ -43,7 +48,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("tsattn", "test"):
         print(__doc__, file=sys.stderr)
         return 2
-    python = ensure_environment()
+    python = ensure_environment("test" if argv[0] == "test" else None)
     if argv[0] == "test":
         command = [str(python), "-m", "pytest", *argv[1:]]
     else:
