@@ -297,3 +297,34 @@ def test_forecast_frames_are_nixtla_frames_that_utilsforecast_evaluates():
                                inside.groupby(merged["unique_id"]).mean().to_numpy())
     np.testing.assert_allclose(by_metric.xs("mae", level="metric").to_numpy(),
                                (merged["y"] - merged["naive"]).abs().groupby(merged["unique_id"]).mean().to_numpy())
+
+
+def test_cross_validation_returns_the_nixtla_frame_with_honest_cutoffs():
+    """Issue 24: cross_validation(df, h, n_windows, step_size) -> unique_id, ds, cutoff, y, <model> (+ intervals).
+    The naive model makes every figure checkable: each window's forecast is the value at its cutoff, y the
+    actual values after it; utilsforecast evaluates the frame per cutoff; a network runs the same path."""
+    pytest.importorskip("utilsforecast")
+    from utilsforecast.evaluation import evaluate
+    from utilsforecast.losses import mae
+
+    frames = [pd.DataFrame({"unique_id": f"q{i}", "ds": pd.date_range("2000-01-01", periods=40 + 4 * i, freq="QS"),
+                            "y": (make_series(40 + 4 * i, seed=i) * (i + 1)).to_numpy()}) for i in range(3)]
+    frame = pd.concat(frames, ignore_index=True)
+    cv = Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=2, step_size=2, level=[80])
+    assert list(cv.columns) == ["unique_id", "ds", "cutoff", "y", "naive", "naive-lo-80", "naive-hi-80"]
+    assert len(cv) == 3 * 2 * 4
+    actual = frame.set_index(["unique_id", "ds"])["y"]
+    np.testing.assert_allclose(cv["y"], actual.loc[list(zip(cv["unique_id"], cv["ds"]))].to_numpy())
+    np.testing.assert_allclose(cv["naive"], actual.loc[list(zip(cv["unique_id"], cv["cutoff"]))].to_numpy())
+    assert (cv["ds"] > cv["cutoff"]).all()
+    last = cv.groupby("unique_id")["ds"].max()
+    assert (last == frame.groupby("unique_id")["ds"].max()).all()  # the last window ends at each series' end
+    assert cv.groupby("unique_id")["cutoff"].nunique().eq(2).all()
+    scored = evaluate(cv.drop(columns=["naive-lo-80", "naive-hi-80"]), metrics=[mae])
+    assert set(scored["cutoff"]) == set(cv["cutoff"]) and np.isfinite(scored["naive"]).all()
+    network = Forecaster("simple-rnn", window=8, horizon=4, units=3, epochs=1)
+    once = network.cross_validation(frame, n_windows=2, step_size=4, refit=False)
+    assert list(once.columns) == ["unique_id", "ds", "cutoff", "y", "simple-rnn"] and len(once) == 24
+    assert not hasattr(network, "state_") or network.__dict__.get("state_") is None  # never fits itself
+    with pytest.raises(ConfigError, match="need more than 41 values per series; the shortest series has 40"):
+        Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10)

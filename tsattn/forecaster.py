@@ -260,6 +260,57 @@ class Forecaster:
         origins = origins_in(panel, state.lookback, horizon)
         return summarise(panel, score_origins(state, panel, origins, horizon), horizon)
 
+    def cross_validation(self, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
+                         refit: bool = True, level=None, validation: float | int | str = "auto",
+                         epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
+                         time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN) -> pd.DataFrame:
+        """NeuralForecast's and statsforecast's cross-validation: ``n_windows`` forecasts of ``h`` steps at the end
+        of every series, ``step_size`` apart, each made by a model that saw only the values before its window.
+
+        Args:
+            df: one series or a panel (a long frame ``unique_id, ds, y`` or a dict of Series).
+            h: steps per window (default: the model's horizon).
+            n_windows, step_size: how many windows and how far apart (default step: ``h``); the last window
+                ends at each series' last value.
+            refit: True fits a fresh copy of this Forecaster (same parameters) before every window on the values
+                before it; False fits once, before the first window, and forecasts the later windows from
+                their histories with that model. This Forecaster itself is never changed.
+            level: interval levels in percent (``<model>-lo-80`` columns), as in :meth:`predict`.
+            validation, epochs, seed: as in :meth:`fit`, for every fit.
+
+        Returns:
+            A long frame ``unique_id, ds, cutoff, y, <model>`` (+ interval columns), ``cutoff`` being the last
+            timestamp each window's model saw: what ``utilsforecast.evaluation.evaluate`` takes.
+        """
+        from sklearn.base import clone
+
+        panel = as_panel(df, id_column, time_column, value_column)
+        h = positive_int("h", self.horizon if h is None else h, 1, MAX_STEPS)
+        n_windows = positive_int("n_windows", n_windows, 1, 10_000)
+        step_size = positive_int("step_size", h if step_size is None else step_size, 1, 100_000)
+        span = h + (n_windows - 1) * step_size
+        shortest = int(panel.lengths.min())
+        if shortest - span < 2:
+            raise ConfigError(f"{n_windows} window(s) of {h} steps, {step_size} apart, need more than {span + 1} values "
+                              f"per series; the shortest series has {shortest}: use fewer or shorter windows")
+        frames, model = [], None
+        for k in range(n_windows):
+            cut = panel.lengths - span + k * step_size  # values before window k, per series
+            history = _heads(panel, cut)
+            if refit or model is None:
+                model = clone(self).fit(history.to_frame(id_column, time_column, value_column), validation=validation,
+                                        epochs=epochs, seed=seed, id_column=id_column, time_column=time_column,
+                                        value_column=value_column)
+            forecast = model.predict(h, series=history.to_frame(id_column, time_column, value_column), level=level)
+            positions = panel.offsets[:-1] + cut  # each window's first target
+            targets = (positions[:, None] + np.arange(h)).ravel()
+            forecast.insert(2, "cutoff", np.repeat(np.asarray(panel.index[positions - 1]), h))
+            forecast.insert(3, value_column, panel.values[targets])
+            frames.append(forecast)
+        out = pd.concat(frames, ignore_index=True)
+        out[id_column] = out[id_column].astype(object)
+        return out.sort_values([id_column, "cutoff", time_column], kind="stable").reset_index(drop=True)
+
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
                  address: str | None = None, cpus_per_run: int = 1) -> pd.DataFrame:
@@ -464,6 +515,16 @@ class Forecaster:
         from . import artefacts
 
         return cls.from_state(artefacts.load(Path(path)))
+
+
+def _heads(panel, counts) -> "Panel":
+    """The first ``counts[i]`` values of each series of ``panel``, as a Panel."""
+    from .panel import Panel
+
+    counts = np.asarray(counts, dtype=np.int64)
+    positions = np.concatenate([np.arange(a, a + n) for a, n in zip(panel.offsets[:-1], counts)])
+    return Panel(list(panel.ids), panel.values[positions], np.concatenate([[0], np.cumsum(counts)]),
+                 panel.index[positions], panel.freq, panel.name, panel.horizon, False)
 
 
 def _validation_of(config):
