@@ -236,7 +236,7 @@ def main() -> None:
 
     import statsforecast
 
-    lines = C.header("M3: tsattn's networks beside the statistical methods that won it", C.command_line(),
+    lines = C.header(f"{args.collection.upper()}: tsattn's networks beside the statistical methods", C.command_line(),
                      args.quick)
     lines.insert(-1, f"- statsforecast {statsforecast.__version__}; published figures: Makridakis & Hibon (2000), "
                      "The M3-Competition: results, conclusions and implications, IJF 16(4) 451-476 (sMAPE "
