@@ -47,7 +47,7 @@ def forecaster_figures(frame, model: str, seed: int, quick: bool) -> dict:
     figures = {"smape": float(smape.reshape(-1, HORIZON).mean(axis=1).mean()), "seconds": seconds,
                "values": len(merged)}
     for level in LEVELS:
-        inside = (merged[f"lo-{level}"] <= actual) & (actual <= merged[f"hi-{level}"])
+        inside = (merged[f"{model}-lo-{level}"] <= actual) & (actual <= merged[f"{model}-hi-{level}"])
         figures[f"coverage-{level}"] = float(inside.mean() * 100)
     return figures
 
