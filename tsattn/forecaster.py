@@ -296,12 +296,11 @@ class Forecaster:
         frames, model = [], None
         for k in range(n_windows):
             cut = panel.lengths - span + k * step_size  # values before window k, per series
-            history = _heads(panel, cut)
+            history = _heads(panel, cut).to_frame(id_column, time_column, value_column)
             if refit or model is None:
-                model = clone(self).fit(history.to_frame(id_column, time_column, value_column), validation=validation,
-                                        epochs=epochs, seed=seed, id_column=id_column, time_column=time_column,
-                                        value_column=value_column)
-            forecast = model.predict(h, series=history.to_frame(id_column, time_column, value_column), level=level)
+                model = clone(self).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
+                                        time_column=time_column, value_column=value_column)
+            forecast = model.predict(h, series=history, level=level)
             positions = panel.offsets[:-1] + cut  # each window's first target
             targets = (positions[:, None] + np.arange(h)).ravel()
             forecast.insert(2, "cutoff", np.repeat(np.asarray(panel.index[positions - 1]), h))

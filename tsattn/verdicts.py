@@ -115,9 +115,9 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
     linear = float(table.loc[table["model"] == "linear", f"{metric}_mean"].iloc[0])
     lines = []
-    ranked = table.sort_values("rank", kind="stable")
-    winner = ranked.iloc[0]  # rank 1 of the table, network or baseline: the verdict names what the table ranks first
-    best = neural.sort_values("rank", kind="stable").iloc[0]
+    winner = table.sort_values("rank", kind="stable").iloc[0]  # rank 1, network or baseline: what the verdict names
+    neural = neural.sort_values("rank", kind="stable")
+    best = neural.iloc[0]
     seeds = int(best["seeds"])
     if winner["model"] in BASELINE_ROWS.values():
         lines.append(f"Best model on {name}: **{winner['model']}** ({winner[f'{metric}_mean']:.4g}), a baseline: no "
@@ -128,7 +128,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
                      f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
     if len(neural) > 1:
-        runner_up = neural.sort_values("rank", kind="stable").iloc[1]
+        runner_up = neural.iloc[1]
         mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
         theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
         wins = int((mine < theirs.reindex(mine.index)).sum())
