@@ -6,7 +6,8 @@
 
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
 in editable mode with what the command needs (`tsattn`: the core dependencies only; `test`: the test extra
-too: pytest, hypothesis, statsforecast, Ray, utilsforecast), and reinstalled whenever pyproject.toml changes.
+too: pytest, hypothesis, statsforecast, Ray, utilsforecast, Playwright), and reinstalled whenever pyproject.toml
+changes. pip's output is shown only when an install fails.
 """
 
 from __future__ import annotations
@@ -36,12 +37,21 @@ def ensure_environment(extra: str | None = None) -> Path:
     if installed is None or (extra is not None and extra not in installed):
         what = "tsattn" + (f" and its {extra} extra" if extra else "")
         print(f"[dev] installing {what} (first run takes a minute or two)", file=sys.stderr)
-        quiet = ["--quiet", "--disable-pip-version-check"]
-        subprocess.run([str(python), "-m", "pip", "install", *quiet, "--upgrade", "pip"], check=True)
         target = f"{ROOT}[{extra}]" if extra else str(ROOT)
-        subprocess.run([str(python), "-m", "pip", "install", *quiet, "-e", target], check=True)
+        pip(python, "--upgrade", "pip")
+        pip(python, "-e", target)
         stamp.write_text(" ".join([wanted, *sorted((installed or set()) | ({extra} if extra else set()))]))
     return python
+
+
+def pip(python: Path, *arguments: str) -> None:
+    """pip install, quiet: its output (and the build backend's warnings, e.g. setuptools' editable-install notice)
+    is shown only when the install fails."""
+    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        sys.exit(f"[dev] pip install {' '.join(arguments)} failed (exit code {done.returncode}); see above")
 
 
 def main(argv: list[str]) -> int:

@@ -4,6 +4,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 from click.testing import CliRunner
 from sklearn.base import clone
 
@@ -148,8 +149,8 @@ def test_save_load_identity_and_plots(fitted, tmp_path):
     assert loaded.get_params() == fitted.get_params()
     assert loaded.evaluate(other)["model"] == fitted.evaluate(other)["model"]
     for kind in ("forecast", "attention", "loss"):
-        png = fitted.plot(tmp_path / f"{kind}.png", kind=kind, steps=6)
-        assert png.stat().st_size > 5000
+        figure = fitted.plot(tmp_path / f"{kind}.png", kind=kind, steps=6)
+        assert isinstance(figure, Figure) and (tmp_path / f"{kind}.png").stat().st_size > 5000
     baseline = Forecaster("seasonal-naive").fit(make_series())
     again = Forecaster.load(baseline.save(tmp_path / "baseline.tsattn"))
     assert again.predict(13).equals(baseline.predict(13))
@@ -241,3 +242,31 @@ def test_readme_example_shape():
     forecast = f.predict(12)
     assert forecast.index[0] == pd.Timestamp("1974-01-01") and forecast.index[-1] == pd.Timestamp("1974-12-01")
     assert f.evaluate(s[-144:])["count"] == 120
+
+
+def test_plot_returns_figures_with_chosen_series_actuals_and_fans(tmp_path):
+    """Issue 24: plots are Figures (no PNG needed), for the series asked for, with the actuals after the cut, the
+    forecast and a fan per level, and titles that do not overlap (constrained layout); tsattn.plot_series draws
+    NeuralForecast-style frames, cross-validation windows included."""
+    import tsattn
+
+    frame = pd.concat([pd.DataFrame({"unique_id": sid, "ds": pd.date_range("2001-01-01", periods=40, freq="MS"),
+                                     "y": make_series(seed=k, n=40).to_numpy()}) for k, sid in enumerate("abcde")])
+    history = frame.groupby("unique_id").head(34)
+    forecaster = Forecaster("seasonal-naive", horizon=6).fit(history)
+    figure = forecaster.plot(ids=["b", "d", "e"], level=[80, 95], actuals=frame)
+    axes = [ax for ax in figure.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["b", "d", "e"]
+    assert figure.get_layout_engine() is not None  # constrained: titles and labels never overlap
+    lines = {line.get_label(): line for line in axes[0].get_lines()}
+    assert set(lines) == {"actual", "seasonal-naive"}
+    assert len(lines["actual"].get_xdata()) == 40  # history and the 6 actuals after the cut
+    assert len(lines["seasonal-naive"].get_xdata()) == 6
+    assert len(axes[0].collections) == 2  # one fan per level
+    assert {text.get_text() for text in figure.legends[0].get_texts()} >= {"seasonal-naive 80% interval", "actual"}
+    cv = forecaster.cross_validation(frame, h=6, n_windows=2)
+    drawn = tsattn.plot_series(frame, cv, ids=["a"])
+    assert sum(line.get_label() == "cutoff" for line in drawn.axes[0].get_lines()) == 2
+    assert len(tsattn.plot_series(frame).axes) == 4  # max_ids series by default
+    drawn.savefig(tmp_path / "cv.png")
+    assert (tmp_path / "cv.png").stat().st_size > 5000

@@ -198,3 +198,20 @@ def test_sampled_training_draws_batches_with_replacement_in_a_seeded_order():
     np.testing.assert_array_equal(np.asarray(y)[:, 0], np.asarray(X)[:, 0, 0] + 5)  # each target after its window
     result = fit(tiny_config(sampled_steps=7, epochs=3, batch_size=64, early_stopping=False), series=make_series())
     assert result.epochs_run == 3 and np.isfinite(result.history["loss"]).all()
+
+
+def test_epoch_progress_eta_uses_the_pace_after_the_compiling_first_epoch(monkeypatch):
+    """Issue 24: the first ETA said "<= 476 s" for an 11 s fit: the first epoch (tracing, compiling) set the pace."""
+    import io
+
+    from tsattn import harness
+
+    clock = iter([0.0, 30.0, 31.0, 32.0])  # start; the first epoch takes 30 s, the next ones 1 s each
+    monkeypatch.setattr(harness.time, "perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    progress = harness.EpochProgress(10, stream=stream, every=1)
+    for epoch in range(3):
+        progress.on_epoch_end(epoch, {"loss": 0.5})
+    lines = stream.getvalue().splitlines()
+    assert "ETA <=" not in lines[0] and "ETA after epoch 2" in lines[0]
+    assert lines[1].endswith("ETA <= 8s") and lines[2].endswith("ETA <= 7s")

@@ -40,3 +40,23 @@ def test_regular_install_loads_sunspots_from_anywhere(tmp_path):
     module = subprocess.run([str(python), "-m", "tsattn", "--version"], cwd=elsewhere, capture_output=True,
                             text=True, env=env)
     assert module.returncode == 0 and "tsattn, version" in module.stdout
+
+
+def test_dev_installs_quietly_and_shows_pip_output_only_when_it_fails(monkeypatch, capsys):
+    """Issue 24: `python3 dev.py tsattn fit --quiet` printed setuptools' editable-install warning block."""
+    import importlib.util
+    import types
+
+    spec = importlib.util.spec_from_file_location("dev_script", ROOT / "dev.py")
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    noisy = "BuildBackendWarning: Editable installation.\n!!\n****\n"
+    monkeypatch.setattr(dev.subprocess, "run", lambda *a, **k: types.SimpleNamespace(returncode=0, stdout="",
+                                                                                     stderr=noisy))
+    dev.pip(Path("python"), "-e", ".")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(dev.subprocess, "run", lambda *a, **k: types.SimpleNamespace(returncode=1, stdout="",
+                                                                                     stderr="No matching dist\n"))
+    with pytest.raises(SystemExit, match=r"pip install -e \. failed \(exit code 1\)"):
+        dev.pip(Path("python"), "-e", ".")
+    assert "No matching dist" in capsys.readouterr().err

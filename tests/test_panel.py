@@ -310,3 +310,42 @@ def test_compare_on_a_panel_pairs_models_over_series(tmp_path):
     assert "Series by series (sMAPE averaged over seeds) it is better on" in report
     assert "better than seasonal naive on" in report and "Wilcoxon signed-rank p = " in report
     assert "Per-series test sMAPE of every model and baseline" in report
+
+
+def test_stated_freq_puts_series_on_its_grid_or_names_the_fix():
+    """Issue 24: freq= states a frequency the user knows (NeuralForecast's freq): series too short to infer it
+    get it, missing steps are filled or refused, timestamps off the grid and mismatched kinds are refused."""
+    import pytest
+
+    from tsattn import Forecaster
+    from tsattn.errors import ConfigError, DataError
+    from tsattn.panel import as_panel
+
+    stamps = pd.date_range("2000-01-01", periods=10, freq="MS")
+    frame = pd.DataFrame({"unique_id": ["a"] * 10 + ["b"] * 2, "ds": list(stamps) + list(stamps[:2]),
+                          "y": np.arange(12.0)})
+    two = frame[frame["unique_id"] == "b"]  # two values: no frequency can be inferred
+    assert as_panel(two).freq is None and as_panel(two, freq="MS").freq == "MS"
+    holed = frame.drop(index=3)
+    with pytest.raises(DataError, match="series 'a' misses 1 step\\(s\\) of freq=MS, first 2000-04-01.*fill="):
+        as_panel(holed, freq="MS")
+    filled = as_panel(holed, freq="MS", fill="interpolate")
+    assert filled.lengths.tolist() == [10, 2] and filled.values[3] == 3.0
+    with pytest.raises(DataError, match="off the grid of freq=QS"):
+        as_panel(frame, freq="QS")
+    with pytest.raises(DataError, match="not on the grid of freq=ME"):
+        as_panel(frame, freq="ME")
+    with pytest.raises(DataError, match="integer step but series 'a' has dates"):
+        as_panel(frame, freq=1)
+    with pytest.raises(ConfigError, match="'xx' is not a pandas frequency"):
+        as_panel(frame, freq="xx")
+    steps = pd.Series(np.arange(5.0), index=[0, 2, 4, 6, 8])
+    assert as_panel(steps, freq=2).lengths.tolist() == [5]
+    with pytest.raises(DataError, match="misses 4 step"):
+        as_panel(steps, freq=1)
+    # through the Forecaster: the stated freq is recorded, applied to the data and labels the forecasts
+    forecaster = Forecaster("naive", freq="MS", fill="ffill").fit(holed, validation=0)
+    assert forecaster.config_.freq == "MS"
+    assert list(forecaster.predict(2)["ds"][:2]) == list(pd.date_range("2000-11-01", periods=2, freq="MS"))
+    with pytest.raises(ConfigError, match="not a pandas frequency"):
+        Forecaster("naive", freq="monthly").fit(frame)

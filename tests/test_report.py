@@ -99,3 +99,30 @@ def test_the_verdict_and_the_highlighted_row_name_rank_one_even_when_it_is_a_bas
     md, page = write_report(tmp_path, Spec, behind, results, summary)
     bold = [line for line in md.read_text().splitlines() if line.startswith("| **")]
     assert len(bold) == 1 and bold[0].startswith("| **linear** |")
+
+
+def test_numbers_read_as_people_write_them():
+    from tsattn.io import number_text
+
+    assert [number_text(v) for v in (10_020.4, 1.0024e6, 13.456, 18.2, 0.0001234, -2.5, 0.0)] == \
+        ["10,020", "1,002,400", "13.46", "18.2", "0.0001234", "-2.5", "0"]
+    assert number_text(float("nan")) == "" and number_text(None) == "" and number_text(0.35, 2) == "0.35"
+
+
+def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_when_training_never_improved():
+    """Issue 24: the seed spread (range) and the best epoch sit beside the ranking; a network whose best validation
+    epoch was the first is named in the verdict."""
+    from tsattn.report import SUMMARY_COLUMNS, _cells
+
+    runs = [dict(record("simple-rnn", s, v), best_epoch=1) for s, v in ((0, 18.0), (1, 18.6), (2, 18.3))] + \
+        [dict(record("transformer", s, v), best_epoch=12) for s, v in ((0, 19.0), (1, 19.4), (2, 19.2))]
+    results = results_table(runs)
+    summary = summarise(results)
+    row = summary[summary["model"] == "simple-rnn"].iloc[0]
+    cells = dict(zip([key for key, _ in SUMMARY_COLUMNS], _cells(row)))
+    assert cells["headline_range"] == "18–18.6" and cells["best_epoch"] == "1" and cells["model"] == "simple-rnn"
+    assert _cells(summary[summary["model"] == "naive"].iloc[0])[2] == ""  # baselines: no seeds, no range
+    lines = comparison_verdict(results, summary, "sun", runs)
+    simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
+    assert "ranged 18–18.6" in simple and "first epoch in 3 of 3 seed(s): training never improved" in simple
+    assert "never improved" not in next(line for line in lines if line.startswith("transformer: beats"))

@@ -225,3 +225,55 @@ def test_loss_setting():
     assert np.isfinite(result.history["loss"]).all()
     with pytest.raises(ConfigError, match="loss must be one of mse, mae, huber, quantile, smape, mape, mase; got .l1."):
         fit(config(loss="l1"), series=series)
+
+
+def quarterly_panel(n=3):
+    rng = np.random.default_rng(0)
+    frames = []
+    for i in range(n):
+        length = 30 + 5 * i  # different lengths: a local method reads each series' whole history
+        steps = np.arange(length)
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=length, freq="QS"),
+                                    "y": 100 + 10 * i + 0.5 * steps + 5 * np.sin(steps * np.pi / 2)
+                                    + rng.normal(0, 1, length)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("name, method", [("theta", "Theta"), ("ets", "AutoETS"),
+                                          ("dynamic-theta", "DynamicOptimizedTheta")])
+def test_statistical_forecasters_through_the_forecaster_equal_statsforecast(name, method, tmp_path):
+    """Issue 24: Forecaster("theta") etc. through the networks' interface: predict equals StatsForecast.forecast on
+    every series' whole history (series of different lengths), cross_validation equals statsforecast's
+    cross_validation, intervals come as <model>-lo-80 columns, and save/load keeps the forecasts."""
+    from statsforecast import StatsForecast
+    from statsforecast import models as sf_models
+
+    from tsattn import Forecaster
+
+    frame = quarterly_panel()
+    method_model = getattr(sf_models, method)(season_length=4)
+    forecaster = Forecaster(name, horizon=4).fit(frame)
+    assert forecaster.season_ == 4 and forecaster.estimator_.capabilities.scope == "local"
+    ours = forecaster.predict(level=[80])
+    assert list(ours.columns) == ["unique_id", "ds", name, f"{name}-lo-80", f"{name}-hi-80"]
+    theirs = StatsForecast(models=[method_model], freq="QS").forecast(df=frame, h=4)
+    np.testing.assert_allclose(ours[name].to_numpy(), theirs[method].to_numpy(), rtol=1e-8)
+    assert (ours[f"{name}-lo-80"] <= ours[name]).all() and (ours[name] <= ours[f"{name}-hi-80"]).all()
+
+    cv = forecaster.cross_validation(frame, h=4, n_windows=2, step_size=4)
+    reference = StatsForecast(models=[method_model], freq="QS").cross_validation(df=frame, h=4, n_windows=2,
+                                                                                 step_size=4)
+    reference = reference.sort_values(["unique_id", "cutoff", "ds"]).reset_index(drop=True)
+    np.testing.assert_array_equal(cv["cutoff"].to_numpy(), reference["cutoff"].to_numpy())
+    np.testing.assert_allclose(cv[name].to_numpy(), reference[method].to_numpy(), rtol=1e-8)
+
+    path = forecaster.save(tmp_path / "stat.tsattn")
+    np.testing.assert_allclose(Forecaster.load(path).predict()[name].to_numpy(), ours[name].to_numpy())
+
+
+def test_statistical_forecaster_needs_statsforecast_and_says_how_to_install(monkeypatch):
+    from tsattn import Forecaster
+
+    monkeypatch.setitem(sys.modules, "statsforecast", None)
+    with pytest.raises(ConfigError, match=r"need statsforecast, which is not installed: pip install 'tsattn\[bench\]'"):
+        Forecaster("theta", horizon=4).fit(quarterly_panel())

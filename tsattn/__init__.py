@@ -23,6 +23,7 @@ _LAZY = {
     "list_models": ("tsattn.specs", "list_models"),
     "fit": ("tsattn.harness", "fit"),
     "RunConfig": ("tsattn.config", "RunConfig"),
+    "plot_series": ("tsattn.plots", "plot_series"),
 }
 
 

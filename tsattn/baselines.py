@@ -27,13 +27,18 @@ LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 M
 CHUNK = 65_536
 
 
-def gather_windows(values: np.ndarray, origins: np.ndarray, window: int, first=None) -> np.ndarray:
+def gather_windows(values: np.ndarray, origins: np.ndarray, window: int, first=None, missing: str = "first") -> np.ndarray:
     """(len(origins), window) values ending at each origin; with ``first`` (each origin's series start) a window
-    reaching before its series is padded with the series' first value (``pad=True``)."""
+    reaching before its series is padded with the series' first value (``pad=True``), or with NaN for
+    ``missing="nan"`` (what a local method reads: it fits on the values after the NaNs)."""
     positions = origins[:, None] - window + 1 + np.arange(window)
-    if first is not None:
-        positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
-    return values[positions]
+    if first is None:
+        return values[positions]
+    first = np.asarray(first, dtype=np.int64)[:, None]
+    out = values[np.maximum(positions, first)]
+    if missing == "nan":
+        out = np.where(positions < first, np.nan, out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,7 @@ class StatisticalModel(WindowModel):
             warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
             for i, (start, origin) in enumerate(zip(first, origins)):
                 history = np.asarray(values[start:origin + 1], dtype=np.float64)
+                history = history[int(np.argmax(np.isfinite(history))):]  # a context NaN-padded before its series
                 try:
                     result = method.forecast(y=history, h=self.horizon, **arguments)
                     found = {"mean": np.asarray(result["mean"], dtype=np.float64)}
@@ -356,8 +362,10 @@ class NetworkModel(WindowModel):
         return point, {q: outputs[:, :, i] for i, q in enumerate(self.quantiles)}
 
 
-BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive, "linear": LinearAR}  # what a Forecaster can be besides
-# the networks; each is fitted on the same windows and scored on the same targets as a network of that window
+BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive, "linear": LinearAR,
+             **{label: StatisticalModel for label in STATISTICAL_LABELS}}  # what a Forecaster can be besides the
+# networks; each is fitted on the same windows and scored on the same targets as a network of that window (the
+# statistical methods need statsforecast: tsattn[bench])
 
 
 def forecaster_baseline(name: str, window: int, horizon: int, season: int, linear_fit: str = "pooled") -> WindowModel:
@@ -368,6 +376,9 @@ def forecaster_baseline(name: str, window: int, horizon: int, season: int, linea
         return SeasonalNaive(horizon, season)
     if name == "linear":
         return LinearAR(window, horizon, linear_fit)
+    if name in STATISTICAL_LABELS:
+        statsforecast_models()  # one line saying how to install it, before any work
+        return StatisticalModel(STATISTICAL_LABELS[name], horizon, season)
     raise ConfigError(f"unknown baseline {name!r}; available: {', '.join(BASELINES)}")
 
 

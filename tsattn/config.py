@@ -16,13 +16,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from . import checks as C
 from . import metrics as M
 from .baselines import LINEAR_FITS, statistical_keys
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError
 from .losses import LOSSES, get_loss, loss_quantiles
-from .panel import Panel, as_panel, read_csv_panel
+from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
@@ -105,6 +107,8 @@ class RunConfig:
     date_column: str | None = None
     id_column: str | None = None
     fill: str | None = None
+    freq: str | int | None = None    # the frequency the data follows ("MS", "QS", ...; an integer step), when known;
+                                     # None: inferred from the timestamps
     window: int | None = None        # None: DEFAULT_WINDOW, shortened so every series can be forecast
     lookback: int | None = None      # the window in horizons (window = lookback * horizon), as N-BEATS gives it
     pad: bool = False                # windows may start before their series (at least one real value), padded with
@@ -274,6 +278,9 @@ def check_config(config: RunConfig) -> RunConfig:
         if not isinstance(config.jit_compile, bool):
             raise ConfigError(f"jit_compile must be true, false or auto; got {config.jit_compile!r}")
     C.optional_choice("fill", config.fill, FILL_METHODS)
+    freq = check_freq(config.freq)
+    if freq is not None and not isinstance(freq, int):
+        config.freq = freq.freqstr  # recorded as text (run.json, artefacts)
     C.choice("scaling", config.scaling, SCALINGS)
     C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
     C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
@@ -334,18 +341,21 @@ def load_panel(config: RunConfig) -> Panel:
     if config.csv is not None and config.dataset is not None:
         raise ConfigError("give either a dataset or a CSV file, not both")
     if config.csv is not None:
-        return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill)
+        return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill,
+                              freq=config.freq)
     if config.dataset is None:
         raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
-    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill)
+    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill, freq=config.freq)
 
 
 def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
     """The split a config asks for; "auto" is the competitions' hold-out for data that defines one
-    (M3, M1: the last h values of each series), chronological fractions otherwise."""
+    (M3, M1: the last h values of each series), chronological fractions otherwise (:func:`window_config` turns
+    fractions too small to hold one forecast into the hold-out of one horizon)."""
     method = config.split
     if method == "auto":
         method = "holdout" if panel.horizon or config.holdout else "chronological"
+
     holdout = None
     if method == "holdout":
         holdout = config.holdout or panel.horizon or config.horizon
@@ -390,12 +400,30 @@ def split_for_fit(split: SplitSpec) -> SplitSpec:
 def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPanel:
     """Window, split and scale ``data`` as ``config`` says: the one place where the CLI, compare, benchmarks and
     ``Forecaster.fit`` turn settings into windows. ``with_test=False`` keeps no test part (a Forecaster is fitted
-    on everything it is given; the split's validation part stays at the end of each series)."""
-    panel = as_panel(data, fill=config.fill)
+    on everything it is given; the split's validation part stays at the end of each series). With ``split="auto"``,
+    when the validation fraction of the longest series holds fewer values than one forecast (``horizon``), the
+    last ``horizon`` values of every series are the validation part instead (short series work, as in
+    statsforecast)."""
+    panel = as_panel(data, fill=config.fill, freq=config.freq)
     split = split_of(config, panel)
     if not with_test:
         split = split_for_fit(split)
-    return window_panel(panel, resolved_window(panel, config), config.horizon, config.stride, split,
+    if config.split == "auto" and split.method == "chronological" and split.validation > 0:
+        longest = int(panel.lengths.max())  # fractions too small to hold one forecast: the hold-out of one horizon
+        held = int(round(longest * (split.train + split.validation))) - int(round(longest * split.train))
+        if held < config.horizon:
+            split = SplitSpec("holdout", split.train, split.validation, split.within_parts, split.shuffle_seed,
+                              config.horizon)
+            if not with_test:
+                split = split_for_fit(split)
+    window = resolved_window(panel, config)
+    if config.window is None and config.lookback is None and not config.ensemble_lookbacks:
+        # the default window also leaves the longest series' training part one window and its horizon
+        from .windows import _part_bounds
+
+        train = int(_part_bounds(np.array([panel.lengths.max()]), split)[0, 0])
+        window = int(max(2, min(window, train - config.horizon)))
+    return window_panel(panel, window, config.horizon, config.stride, split,
                         config.scaling, config.scaler_fit, require_test=with_test,
                         train_history=None if config.history is None else config.history * config.horizon,
                         pad=config.pad)

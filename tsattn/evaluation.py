@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .baselines import Naive, SeasonalNaive, gather_windows
+from .baselines import Naive, SeasonalNaive
 from .errors import ConfigError, DataError
 from .intervals import Conformal, QuantileConformal, check_levels, series_scale
 from .windows import PARTS
@@ -222,8 +222,7 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     if not state.padded and (origins - state.lookback + 1 < first).any():
         raise DataError(f"every origin needs {state.lookback} values before it in its own series")
     if predicted is None:
-        predicted = state.forecast(gather_windows(panel.values, origins, state.lookback, first), horizon, scaler,
-                                   series)
+        predicted = state.forecast(state.windows(panel.values, origins, first), horizon, scaler, series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
                  for model in (Naive(horizon), SeasonalNaive(horizon, state.season))}

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .baselines import BASELINES, gather_windows
+from .baselines import BASELINES
 from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError, TrainingError
 from .io import describe_index, future_index
@@ -42,14 +42,20 @@ class Forecaster:
     """Fit a registered model (or a baseline) on one series or a panel and forecast after each series.
 
     Args:
-        model: "simple-rnn", "attention-rnn", "transformer", or a baseline: "naive", "seasonal-naive", "linear".
+        model: a network ("simple-rnn", "attention-rnn", "transformer", "nbeats"), a baseline ("naive",
+            "seasonal-naive", "linear") or a statistical method of statsforecast ("theta", "dynamic-theta", "ets";
+            needs ``pip install 'tsattn[bench]'``), all through this one interface. A statistical method is local,
+            as in statsforecast: it is fitted on each series' whole history before every forecast (the same
+            point forecasts as ``StatsForecast(models=[Theta(season_length=...)]).forecast``); its intervals are
+            conformal, calibrated on the validation part like every other model's.
         window: input length of each forecast (values before the first forecast step); None (default) chooses
             as ``tsattn fit`` does: 24, shortened so the shortest series can still be forecast.
         horizon: steps the model forecasts directly (direct multi-output for horizon > 1).
         **params: model parameters (e.g. ``units=64``) and run settings of :class:`tsattn.config.RunConfig`
             (e.g. ``epochs=100``, ``batch_size=64``, ``scaling="standard"``, ``season=12``,
-            ``fill="interpolate"``). Stored verbatim; checked in :meth:`fit`; :meth:`set_params` refuses a key
-            that is neither.
+            ``fill="interpolate"``, ``freq="MS"``: the frequency the data follows when you know it, as
+            NeuralForecast's ``freq``; every series must lie on its grid, and it is inferred when not given).
+            Stored verbatim; checked in :meth:`fit`; :meth:`set_params` refuses a key that is neither.
 
     Attributes set by fit (learned state ends in ``_``): state_ (the :class:`tsattn.state.FittedState`), and
     read from it: estimator_ (the fitted model behind the shared interface), model_ (its keras.Model, None
@@ -177,7 +183,7 @@ class Forecaster:
         from .harness import EpochProgress, fit_state
 
         config = self._config(validation, epochs, seed)
-        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill)
+        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill, freq=config.freq)
         windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
         progress = EpochProgress(config.epochs) if verbose else None
         self.__dict__["state_"] = fit_state(config, windowed, progress, engine,
@@ -284,7 +290,8 @@ class Forecaster:
         """
         from sklearn.base import clone
 
-        panel = as_panel(df, id_column, time_column, value_column)
+        panel = as_panel(df, id_column, time_column, value_column, fill=self.params.get("fill"),
+                         freq=self.params.get("freq"))
         h = positive_int("h", self.horizon if h is None else h, 1, MAX_STEPS)
         n_windows = positive_int("n_windows", n_windows, 1, 10_000)
         step_size = positive_int("step_size", h if step_size is None else step_size, 1, 100_000)
@@ -465,40 +472,59 @@ class Forecaster:
             frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
-    def plot(self, path, kind: str = "forecast", steps: int | None = None, series=None, level=None) -> Path:
-        """Save a PNG: "forecast" (recent history and the forecast, with ``level`` intervals as a fan; a grid of
-        series for a panel), "attention" (heatmap over ``series``) or "loss" (training history)."""
-        from .intervals import check_levels
+    def plot(self, path=None, kind: str = "forecast", steps: int | None = None, series=None, level=None,
+             ids=None, actuals=None, max_insample_length: int | None = None, max_ids: int = 4):
+        """A matplotlib Figure (written as a PNG too when ``path`` is given).
 
+        Args:
+            path: also save the figure there (PNG).
+            kind: "forecast" (history, the forecast and, with ``level``, its intervals as a fan, one panel per
+                series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``) or "loss" (training
+                history).
+            steps, series, level: as in :meth:`predict`.
+            ids: the series to draw (default: the first ``max_ids``).
+            actuals: the values after the history (a long frame, or one series), drawn over the forecast.
+            max_insample_length: at most this many values of history (default: four horizons, at least 48).
+        """
         from . import plots
 
         state = self._state()
-        path = Path(path)
         if kind == "forecast":
-            panel = state.panel_of(series)
-            steps = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
-            contexts, scaler = state.contexts(panel), state.scaler_for(panel)
-            forecast = state.forecast(contexts, steps, scaler, np.arange(panel.n_series))
-            levels = check_levels(level)
-            bounds = state.bounds(panel, contexts, forecast, scaler, levels) if levels else {}
-            shown = range(min(panel.n_series, 6))
-            histories = [panel.series(i) for i in shown]
-            futures = [pd.Series(forecast[i], index=future_index(describe_index(panel.series_index(i)), steps))
-                       for i in shown]
-            fans = [{lv: (bounds[f"lo-{lv:g}"][i], bounds[f"hi-{lv:g}"][i]) for lv in levels} for i in shown] \
-                if levels else None
-            return plots.plot_series_forecasts(histories, futures, path,
-                                               f"{self.model} forecast of the next {steps} steps", fans)
-        if kind == "attention":
+            forecast = self.predict(steps, series=series, ids=ids, level=level)
+            history = state.panel_of(series, ids).to_frame(*state.columns)
+            id_column, time_column, value_column = state.columns
+            if actuals is not None:
+                after = as_panel(actuals, *state.columns, fill=state.config.fill).to_frame(*state.columns)
+                history = pd.concat([history, after[after[time_column] > history[time_column].max()]]
+                                    if state.single else [history, after], ignore_index=True)
+                history = history.drop_duplicates([id_column, time_column], keep="first")
+            if state.single and not isinstance(forecast, pd.Series) and id_column not in forecast.columns:
+                forecast = forecast.rename_axis(time_column).reset_index()
+                forecast.insert(0, id_column, history[id_column].iloc[0])
+            elif isinstance(forecast, pd.Series):
+                forecast = forecast.rename(self.model).rename_axis(time_column).reset_index()
+                forecast.insert(0, id_column, history[id_column].iloc[0])
+            if max_insample_length is None:
+                max_insample_length = max(48, 4 * forecast.groupby(id_column, observed=True).size().max())
+            steps_shown = len(forecast) // max(forecast[id_column].nunique(), 1)
+            figure = plots.plot_series(history, forecast, ids=ids, max_ids=max_ids, max_insample_length=max_insample_length,
+                                       id_col=id_column, time_col=time_column, target_col=value_column,
+                                       title=f"{self.model}: forecast of the next {steps_shown} steps")
+        elif kind == "attention":
             weights = self.attention_weights(series)
             values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()
-            return plots.plot_attention_rnn(values, list(weights.index), path,
-                                            f"{self.model}: attention over the window")
-        if kind == "loss":
-            if not self._state().estimator.capabilities.trained:
+            labels = list(weights.index) if ID_COLUMN not in weights.columns else \
+                [f"{sid} {plots.time_label(label)}" for sid, label in zip(weights[ID_COLUMN], weights.index)]
+            figure = plots.attention_figure(values, labels, f"{self.model}: attention over the window")
+        elif kind == "loss":
+            if not state.estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")
-            return plots.plot_loss(self.history_, path)
-        raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")
+            figure = plots.loss_figure(self.history_)
+        else:
+            raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")
+        if path is not None:
+            plots.save_figure(figure, Path(path))
+        return figure
 
     # -- persistence ---------------------------------------------------------------------------------
     def save(self, path, overwrite: bool = False) -> Path:
@@ -546,6 +572,6 @@ def _refit_block(shared: dict, block_start: int):
                                    epochs=shared["epochs"], seed=shared["seed"])
     state = refit.state_
     block = origins[block_start:block_start + every]
-    contexts = gather_windows(shared["values"], block, state.lookback, np.zeros(len(block), dtype=np.int64))
+    contexts = state.windows(shared["values"], block, np.zeros(len(block), dtype=np.int64))
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, np.zeros(len(block), dtype=np.int64))
     return forecasts, state.trained_until

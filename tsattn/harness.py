@@ -202,23 +202,35 @@ class _StopOnRequest(keras.callbacks.Callback):
 
 
 class EpochProgress(keras.callbacks.Callback):
-    """One status line per epoch (loss, validation loss, ETA): rewritten in place on a terminal."""
+    """One status line per epoch (loss, validation loss, ETA): rewritten in place on a terminal.
+
+    The ETA is the epochs left at the pace of the epochs after the first (the first also traces and compiles the
+    model, often taking several times longer), so none is given after the first epoch; it is an upper bound
+    when early stopping may end training sooner."""
 
     def __init__(self, epochs: int, stream=None, every: int = 10):
         super().__init__()
         self.epochs, self.stream, self.every = epochs, stream or sys.stderr, every
         self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.perf_counter()
+        self.first_end = None
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
         done = epoch + 1
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / done * (self.epochs - done)
+        now = time.perf_counter()
+        elapsed = now - self.start
+        if self.first_end is None:
+            self.first_end = now
         text = f"epoch {done}/{self.epochs}  loss {logs.get('loss', float('nan')):.5f}"
         if "val_loss" in logs:
             text += f"  val_loss {logs['val_loss']:.5f}"
-        text += f"  elapsed {elapsed:.0f}s  ETA <= {eta:.0f}s"
+        text += f"  elapsed {elapsed:.0f}s"
+        if done > 1:  # the pace of the epochs after the first (which compiles)
+            pace = (now - self.first_end) / (done - 1)
+            text += f"  ETA <= {pace * (self.epochs - done):.0f}s"
+        elif self.epochs > 1:
+            text += "  (ETA after epoch 2: the first epoch also compiles the model)"
         if self.interactive:
             self.stream.write("\r" + text.ljust(90))
             self.stream.flush()
@@ -479,6 +491,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     if params is None:
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
     keep = max(data.window, estimator.lookback, season, 1)
+    if estimator.capabilities.scope == "local":  # fitted on each history it forecasts: keep every value
+        keep = int(panel.lengths.max())
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, conformal=conformal,
@@ -517,7 +531,7 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     elif series is None:
         panel = load_panel(config)
     else:
-        panel = as_panel(series, fill=config.fill)
+        panel = as_panel(series, fill=config.fill, freq=config.freq)
         config = config.updated(dataset=None, csv=None)
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)

@@ -286,3 +286,22 @@ def versions() -> dict:
 
     return {"tsattn": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
             "numpy": np.__version__, "pandas": pd.__version__}
+
+
+def number_text(value, digits: int = 4) -> str:
+    """A figure as people read it in a table: ``digits`` significant digits, never e-notation, thousands
+    separated (10,020 not 1.002e+04; 0.0001234; 13.46); "" for a missing value."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return ""
+    if not math.isfinite(value):
+        return "" if math.isnan(value) else ("∞" if value > 0 else "-∞")
+    size = abs(value)
+    if size == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(size)))
+    text = f"{value:,.{decimals}f}"
+    if "." in text:  # as %g does: 18.2, not 18.20
+        text = text.rstrip("0").rstrip(".")
+    return "0" if float(text.replace(",", "")) == 0 else text

@@ -293,7 +293,7 @@ def pinball_loss(actual, forecast, quantile: float) -> np.ndarray:
     return np.maximum(quantile * error, (quantile - 1) * error)
 
 
-INTERVAL_KINDS = ("coverage", "width", "msis")  # per level: coverage-80, width-80, msis-80
+INTERVAL_KINDS = ("coverage", "width", "scaled_width", "msis")  # per level: coverage-80, width-80, ...
 
 
 def interval_metric_names(levels) -> list[str]:
@@ -322,7 +322,7 @@ def per_series_interval_metrics(actual, quantiles: dict, levels, series, n_serie
 
     Returns:
         {name: (n_series,)}: ``coverage-L`` (% of targets inside the L% interval), ``width-L`` (mean width,
-        series units), ``msis-L`` (M4's mean scaled interval score: (U - L) + 2/a (L - y)[y < L] +
+        series units), ``scaled_width-L`` (the width over the MASE scale: comparable across series), ``msis-L`` (M4's mean scaled interval score: (U - L) + 2/a (L - y)[y < L] +
         2/a (y - U)[y > U], a = 1 - L/100, over the MASE scale), ``pinball-q`` (mean pinball loss, series
         units) and ``scaled_crps`` (the CRPS approximated by 2 x the mean pinball loss over the quantiles
         given, over the MASE scale; coarse with a few quantiles).
@@ -352,6 +352,7 @@ def per_series_interval_metrics(actual, quantiles: dict, levels, series, n_serie
             inside = (actual >= low) & (actual <= high)
             result[f"coverage-{name}"] = mean(inside.astype(np.float64)) * 100
             result[f"width-{name}"] = mean(high - low)
+            result[f"scaled_width-{name}"] = scaled(result[f"width-{name}"])  # comparable across series (as MSIS)
             score = (high - low) + 2 / alpha * np.maximum(low - actual, 0) + 2 / alpha * np.maximum(actual - high, 0)
             result[f"msis-{name}"] = scaled(mean(score))
         losses = {q: mean(pinball_loss(actual, forecast, q)) for q, forecast in sorted(quantiles.items())}

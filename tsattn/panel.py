@@ -134,14 +134,83 @@ def _step_of(index: pd.Index) -> str | None:
     return f"step={steps[0]}" if len(steps) == 1 else None
 
 
-def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, single_input=False) -> Panel:
-    """One Panel from validated series, refusing a mix of frequencies or index kinds."""
+def check_freq(freq):
+    """A frequency users state (``freq="MS"``, ``"QS"``, ``"D"``; an integer step for integer times), checked:
+    the pandas offset, the integer step, or None."""
+    if freq is None:
+        return None
+    if isinstance(freq, (int, np.integer)) and not isinstance(freq, bool):
+        if freq < 1:
+            raise ConfigError(f"freq as an integer step must be >= 1; got {freq}")
+        return int(freq)
+    if isinstance(freq, str) and freq.strip().isdigit():
+        return check_freq(int(freq))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return pd.tseries.frequencies.to_offset(freq)
+    except (ValueError, TypeError):
+        raise ConfigError(f"freq {freq!r} is not a pandas frequency (e.g. \"MS\" month start, \"QS\", \"D\", \"h\") "
+                          "or an integer step") from None
+
+
+def _on_grid(series: pd.Series, freq, fill, label: str) -> pd.Series:
+    """``series`` on the regular grid of the stated ``freq`` (:func:`check_freq`): refused with the fix when a
+    timestamp is off it, missing steps inserted and filled by ``fill`` (refused without one)."""
+    index = series.index
+    if isinstance(index, pd.PeriodIndex):
+        if isinstance(freq, int) or pd.Period(index[0], freq=freq).freqstr != index[0].freqstr:
+            raise DataError(f"{label} has periods of frequency {index.freqstr}, not freq={_freq_text(freq)}; state "
+                            f"its own frequency (freq={index.freqstr!r}) or leave freq unset")
+        grid = pd.period_range(index[0], index[-1], freq=index.freq)
+    elif isinstance(index, pd.DatetimeIndex):
+        if isinstance(freq, int):
+            raise DataError(f"freq={freq} is an integer step but {label} has dates; state a date frequency "
+                            "(e.g. freq=\"MS\") or leave freq unset")
+        grid = pd.date_range(index[0], index[-1], freq=freq)
+        if not len(grid) or grid[0] != index[0]:
+            raise DataError(f"{label} starts at {index[0]}, which is not on the grid of freq={_freq_text(freq)}; "
+                            "state the frequency its timestamps follow (e.g. \"MS\" for month starts, \"ME\" for "
+                            "month ends) or leave freq unset")
+    else:
+        if not isinstance(freq, int):
+            raise DataError(f"{label} has integer times but freq={_freq_text(freq)} names dates; state an integer "
+                            "step (freq=1) or leave freq unset")
+        grid = pd.Index(np.arange(index[0], index[-1] + 1, freq))
+    off = ~index.isin(grid)
+    if off.any():
+        raise DataError(f"{label} has {int(off.sum())} timestamp(s) off the grid of freq={_freq_text(freq)}, first "
+                        f"{index[off][0]}; resample it to that frequency or state the one it follows")
+    if len(grid) > len(index):
+        missing = grid[~grid.isin(index)]
+        if fill is None:
+            raise DataError(f"{label} misses {len(missing)} step(s) of freq={_freq_text(freq)}, first {missing[0]}; "
+                            "fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
+        series = as_series(series.reindex(grid), name=label, fill=fill)
+    if isinstance(index, pd.DatetimeIndex):
+        series.index = pd.DatetimeIndex(series.index, freq=freq)
+    return series
+
+
+def _freq_text(freq) -> str:
+    return str(freq) if isinstance(freq, int) else freq.freqstr
+
+
+def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, single_input=False,
+              freq=None, fill=None) -> Panel:
+    """One Panel from validated series, refusing a mix of frequencies or index kinds; with a stated ``freq``
+    (:func:`check_freq`) every series is put on its grid (:func:`_on_grid`)."""
+    if freq is not None:
+        series_list = [_on_grid(s, freq, fill, "the series" if len(ids) == 1 else f"series {sid!r}")
+                       for sid, s in zip(ids, series_list)]
     kinds = {type(s.index).__name__ if not isinstance(s.index, pd.RangeIndex) else "Index" for s in series_list}
     kinds = {"Index" if k in ("Index", "RangeIndex") else k for k in kinds}
     if len(kinds) > 1:
         raise DataError(f"the series mix index types ({', '.join(sorted(kinds))}); give every series the same kind "
                         "of time column (all dates or all integers)")
     steps = [_step_of(s.index) for s in series_list]
+    if isinstance(freq, int):
+        steps = [f"step={freq}"] * len(steps)
     counted = Counter(step for step in steps if step not in (None, "short"))
     freq_key = counted.most_common(1)[0][0] if counted else None
     irregular = [sid for sid, step in zip(ids, steps) if step is None]
@@ -190,7 +259,8 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
                         f"({str(exc).splitlines()[0]}); check the column") from None
 
 
-def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_column: str, fill, source: str):
+def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_column: str, fill, source: str,
+               freq=None):
     columns = [str(c) for c in frame.columns]
     for role, column in (("id", id_column), ("time", time_column), ("value", value_column)):
         if column not in columns:
@@ -253,14 +323,14 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         if isinstance(index, pd.DatetimeIndex):
             index = pd.DatetimeIndex(index, freq=None)
         series = pd.Series(values[low:high], index=index, name=str(sid))
-        if i in missing_series or (fill is not None and _step_of(index) is None):
+        if i in missing_series or (fill is not None and freq is None and _step_of(index) is None):
             series = as_series(series, name=f"series {sid!r}", fill=fill)
         series_list.append(series)
     return [str(u) for u in uniques], series_list
 
 
 def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
-             fill: str | None = None, horizon: int | None = None) -> Panel:
+             fill: str | None = None, horizon: int | None = None, freq=None) -> Panel:
     """Validate one series or many into a :class:`Panel`.
 
     Args:
@@ -269,6 +339,8 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         id_column, time_column, value_column: the long frame's columns (NeuralForecast's names by default).
         fill: what to do with NaN values, per series: None (refuse), "interpolate", "ffill" or "drop".
         horizon: the hold-out length the data defines (the competitions' h); kept on the panel.
+        freq: the frequency the data follows, when known ("MS", "QS", "D", ...; an integer step for integer
+            times): every series must lie on its grid (missing steps filled by ``fill``); None infers it.
 
     Raises:
         DataError: one line naming the series and the problem (NaN, duplicate timestamps, mixed frequencies).
@@ -281,12 +353,14 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
     """
     if fill is not None and fill not in FILL_METHODS:
         raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
+    freq = check_freq(freq)
     if isinstance(data, Panel):
         return data
     if isinstance(data, pd.DataFrame) and data.shape[1] > 1:
         frame_horizon = data.attrs.get("horizon") if horizon is None else horizon
-        ids, series_list = _from_long(data, id_column, time_column, value_column, fill, "the frame")
-        return _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon)
+        ids, series_list = _from_long(data, id_column, time_column, value_column, fill, "the frame", freq)
+        return _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon,
+                         freq=freq, fill=fill)
     if isinstance(data, dict):
         if not data:
             raise DataError("the dict of series is empty; pass at least one series")
@@ -296,14 +370,14 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
             ids.append(str(key))
         if len(set(ids)) != len(ids):
             raise DataError("two series ids are equal once written as text; give every series a distinct id")
-        return _assemble(ids, series_list, None, horizon)
+        return _assemble(ids, series_list, None, horizon, freq=freq, fill=fill)
     series = as_series(data, fill=fill)
     sid = str(series.name) if series.name is not None else "series"
-    return _assemble([sid], [series], series.name, horizon, single_input=True)
+    return _assemble([sid], [series], series.name, horizon, single_input=True, freq=freq, fill=fill)
 
 
 def read_csv_panel(path: str | Path, column: str | None = None, date_column: str | None = None,
-                   id_column: str | None = None, fill: str | None = None) -> Panel:
+                   id_column: str | None = None, fill: str | None = None, freq=None) -> Panel:
     """Read a CSV file as a panel: long form with ``id_column``, or one series without it.
 
     Args:
@@ -312,9 +386,11 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         date_column: the time column (dates or integers); required with ``id_column``.
         id_column: the series-id column of a long file (e.g. unique_id).
         fill: per-series handling of NaN values (see :func:`as_panel`).
+        freq: the frequency the file follows (see :func:`as_panel`); None infers it.
     """
+    freq = check_freq(freq)
     if id_column is None:
-        return as_panel(read_csv_series(path, column, date_column, fill=fill))
+        return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq)
     path = Path(path)
     frame = read_csv_frame(path)
     if date_column is None:
@@ -331,5 +407,5 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
 
         warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
                       "forecast; tsattn does not take covariates yet)", UserWarning, stacklevel=2)
-    ids, series_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}")
-    return _assemble(ids, series_list, column)
+    ids, series_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}", freq)
+    return _assemble(ids, series_list, column, freq=freq, fill=fill)

@@ -1,26 +1,40 @@
-"""Plots of a run (matplotlib, headless PNG): forecasts, loss curves, attention weights, positional encoding."""
+"""Plots of a run: forecasts, loss curves, attention weights, positional encoding.
+
+Every figure is a :class:`matplotlib.figure.Figure` made without pyplot: nothing needs a display, no global
+backend is set (a notebook keeps its own) and figures are freed like any object. :func:`plot_series` is the
+public one (utilsforecast's ``plot_series`` on tsattn's and Nixtla's frames); the ``plot_*`` helpers of a run
+save PNGs.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # headless: never needs a display
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from .io import number_text
 
 PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
 ZOOM = 120  # test targets shown in forecast.png's zoomed view
+OVERLAY = 60  # test targets in the comparison report's chart of every model's forecasts
+REFERENCE_STYLES = [("--", "grey"), (":", "black"), ("-.", "tab:green"), ("--", "tab:purple"), (":", "tab:orange"),
+                    ("-.", "tab:brown")]
 
 
-def _save(fig, path: Path) -> Path:
+def _subplots(*grid, figsize, layout=None, **kwargs):
+    """(Figure, axes) without pyplot (see the module docstring)."""
+    fig = Figure(figsize=figsize, layout=layout)
+    return fig, fig.subplots(*grid, **kwargs)
+
+
+def save_figure(fig, path: Path, tight: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    if tight and fig.get_layout_engine() is None:
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
@@ -37,6 +51,14 @@ def _marker(index: pd.Index, label):
     return _x_axis(pd.PeriodIndex([label]) if isinstance(index, pd.PeriodIndex) else pd.Index([label]))[0][0]
 
 
+def time_label(label) -> str:
+    """A timestamp as people write it (2018-03-01, or with the time of day when it has one); other labels whole."""
+    if isinstance(label, pd.Timestamp):
+        return label.strftime("%Y-%m-%d") if label == label.normalize() else label.strftime("%Y-%m-%d %H:%M")
+    text = str(label)
+    return text[:-len(" 00:00:00")] if text.endswith(" 00:00:00") else text
+
+
 def fan(ax, x, bands: dict, colour: str = "tab:red", label: str = "model") -> None:
     """Shade prediction intervals {level: (lower, upper)}: wider levels lighter, each labelled."""
     for i, (level, (low, high)) in enumerate(sorted(bands.items(), reverse=True)):
@@ -50,7 +72,7 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     test parts start; below, a zoomed view of the test part (actual against the test forecasts, with the
     model's intervals of ``levels`` as a fan)."""
     zoom = test_start is not None and "test" in forecasts
-    fig, axes = plt.subplots(2 if zoom else 1, 1, figsize=(11, 8.2 if zoom else 4.5), squeeze=False,
+    fig, axes = _subplots(2 if zoom else 1, 1, figsize=(11, 8.2 if zoom else 4.5), squeeze=False,
                              gridspec_kw={"height_ratios": [1, 1]} if zoom else None)
     ax = axes[0, 0]
     x, xlabel = _x_axis(series.index)
@@ -94,7 +116,7 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
         zoomed.set_ylabel(units)
         zoomed.legend(loc="upper left", fontsize=8, ncol=3)
         zoomed.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _integer_epochs(ax) -> None:
@@ -111,8 +133,13 @@ def _log_if_positive(ax, *series) -> None:
 
 
 def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss") -> Path:
+    """loss.png: :func:`loss_figure`."""
+    return save_figure(loss_figure(history, title), path)
+
+
+def loss_figure(history: pd.DataFrame, title: str = "Training and validation loss") -> Figure:
     """Loss (MSE on scaled values) per epoch, log scale, with the best validation epoch marked."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _subplots(figsize=(7, 4))
     _integer_epochs(ax)
     ax.plot(history.index, history["loss"], label="training loss")
     if "val_loss" in history:
@@ -125,7 +152,8 @@ def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and vali
     ax.set_ylabel("MSE (scaled values, log scale)")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    fig.tight_layout()
+    return fig
 
 
 def by_lag(weights: np.ndarray, axes=(-1,)) -> np.ndarray:
@@ -135,6 +163,11 @@ def by_lag(weights: np.ndarray, axes=(-1,)) -> np.ndarray:
 
 
 def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> Path:
+    """attention.png: :func:`attention_figure`."""
+    return save_figure(attention_figure(weights, labels, title), path)
+
+
+def attention_figure(weights: np.ndarray, labels, title: str) -> Figure:
     """Heatmap of attention weights (windows x lag) and the average weight per lag.
 
     Args:
@@ -142,7 +175,7 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
         labels: one label (timestamp of the forecast target) per window.
     """
     window = weights.shape[1]
-    fig, (heat, mean) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [2.2, 1]})
+    fig, (heat, mean) = _subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [2.2, 1]})
     # a diverging scale centred on the uniform weight 1/window, so near-uniform attention looks near-uniform
     from matplotlib.colors import TwoSlopeNorm
 
@@ -158,7 +191,7 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     heat.set_ylabel("forecast target")
     ticks = np.linspace(0, len(weights) - 1, num=min(8, len(weights))).astype(int)
     heat.set_yticks(ticks)
-    heat.set_yticklabels([str(labels[i])[:10] for i in ticks], fontsize=8)
+    heat.set_yticklabels([time_label(labels[i]) for i in ticks], fontsize=8)
     deviation = float(np.abs(weights - uniform).max()) / uniform * 100
     heat.set_title(f"{title}\nlargest deviation from uniform: {deviation:.0f}%", fontsize=10)
     fig.colorbar(image, ax=heat, label=f"attention weight (white: uniform 1/{window})")
@@ -168,7 +201,8 @@ def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> P
     mean.set_ylabel("mean attention weight")
     mean.set_title("Average weight per lag")
     mean.legend()
-    return _save(fig, path)
+    fig.tight_layout()
+    return fig
 
 
 def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: str) -> Path:
@@ -181,7 +215,7 @@ def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: s
     """
     blocks, heads = len(block_weights), block_weights[0].shape[0]
     window = block_weights[0].shape[-1]
-    fig, axes = plt.subplots(blocks, heads, figsize=(2.6 * heads + 1, 2.6 * blocks + 0.8), squeeze=False)
+    fig, axes = _subplots(blocks, heads, figsize=(2.6 * heads + 1, 2.6 * blocks + 0.8), squeeze=False)
     for b, weights in enumerate(block_weights):
         for h in range(heads):
             ax = axes[b][h]
@@ -195,49 +229,48 @@ def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: s
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     fig.suptitle(f"{title}\nlag 1 = the most recent value (as in attention.png); row: the step attending, "
                  "column: the step attended to", fontsize=10)
-    fig.savefig(Path(path), dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, tight=False)
 
 
 def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path:
     """The (window, d_model) positional-encoding matrix added to the projected inputs."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = _subplots(figsize=(7, 4.5))
     image = ax.imshow(matrix, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
     ax.set_xlabel("encoding dimension (even: sin, odd: cos)")
     ax.set_ylabel("position in the window (k)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax, label="P(k, dimension)")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, reference: dict | None = None) -> Path:
     """Bar chart with error bars (e.g. test RMSE mean +- std over seeds), optional reference lines."""
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(labels) + 2), 4))
+    fig, ax = _subplots(figsize=(max(5, 1.3 * len(labels) + 2), 4))
     positions = np.arange(len(labels))
     ax.bar(positions, means, yerr=errors, capsize=5, color="tab:blue", alpha=0.8)
     for i, (name, value) in enumerate((reference or {}).items()):
-        ax.axhline(value, linestyle=["--", ":", "-."][i % 3], color=["grey", "black", "tab:green"][i % 3],
-                   label=f"{name} ({value:.3g})")
-    # start the axis near the smallest value so differences of a few percent stay visible
-    values = [float(m) - float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values())
+        style, colour = REFERENCE_STYLES[i % len(REFERENCE_STYLES)]
+        ax.axhline(value, linestyle=style, color=colour, linewidth=1.3, label=f"{name} ({number_text(value, 4)})")
+    # the axis starts at 0: bar lengths are the figures, gaps are not exaggerated (the values are in the labels)
     top = max([float(m) + float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values()))
-    low = min(values)
-    ax.set_ylim(max(0.0, low - 0.15 * (top - low) - 1e-9), top + 0.1 * (top - low) + 1e-9)
+    ax.set_ylim(0.0, top * 1.12 + 1e-9)
+    for position, mean in zip(positions, means):
+        ax.annotate(number_text(mean, 4), (position, float(mean)), xytext=(0, 3), textcoords="offset points",
+                    ha="center", fontsize=8)
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=15)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if reference:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
     ax.grid(alpha=0.3, axis="y")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     """Actual values and the backtest's first-step forecasts (and naive) over time."""
     first = table[table["step"] == 1]
-    fig, ax = plt.subplots(figsize=(11, 4))
+    fig, ax = _subplots(figsize=(11, 4))
     x, xlabel = _x_axis(pd.Index(first["timestamp"]))
     ax.plot(x, first["actual"].to_numpy(), color="black", linewidth=1, label="actual")
     ax.plot(x, first["predicted"].to_numpy(), color="tab:red", linewidth=1, label="forecast (1 step ahead)")
@@ -247,12 +280,12 @@ def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     ax.set_ylabel("series units")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, units: str) -> Path:
     """The actual test part with every model's one-step forecasts overlaid."""
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    fig, ax = _subplots(figsize=(11, 4.5))
     x, xlabel = _x_axis(actual.index)
     ax.plot(x, actual.to_numpy(), color="black", linewidth=1.4, label="actual")
     for i, (name, forecast) in enumerate(forecasts.items()):
@@ -264,12 +297,12 @@ def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, uni
     ax.set_ylabel(units)
     ax.legend(fontsize=8, ncol=3)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     """Validation (solid) and training (dotted) loss per epoch of several models."""
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = _subplots(figsize=(8, 4.5))
     _integer_epochs(ax)
     for i, (name, history) in enumerate(histories.items()):
         ax.plot(history.index, history["loss"], linestyle=":", color=f"C{i}", label=f"{name} (train)")
@@ -281,7 +314,7 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_series_forecasts(histories: list, futures: list, path: Path, title: str, intervals: list | None = None,
@@ -289,7 +322,7 @@ def plot_series_forecasts(histories: list, futures: list, path: Path, title: str
     """Recent history and forecast of one series, or of the first few series of a panel (one axis each), with
     ``intervals`` ({level: (lower, upper)} per series) shaded as a fan."""
     count = len(histories)
-    fig, axes = plt.subplots(count, 1, figsize=(10, 3.2 * count + 0.8), squeeze=False)
+    fig, axes = _subplots(count, 1, figsize=(10, 3.2 * count + 0.8), squeeze=False)
     for i, (ax, history, future) in enumerate(zip(axes[:, 0], histories, futures)):
         x_hist, xlabel = _x_axis(history.index)
         x_future, _ = _x_axis(future.index)
@@ -304,7 +337,7 @@ def plot_series_forecasts(histories: list, futures: list, path: Path, title: str
         ax.grid(alpha=0.3)
     if count > 1:
         fig.suptitle(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_series_grid(panels: list, path: Path, title: str) -> Path:
@@ -314,7 +347,7 @@ def plot_series_grid(panels: list, path: Path, title: str) -> Path:
         panels: (caption, history Series, forecast Series, {baseline name: forecast Series}, {level: (lower,
             upper)} intervals of the model or None) per series.
     """
-    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.0 * len(panels) + 0.8), squeeze=False)
+    fig, axes = _subplots(len(panels), 1, figsize=(10, 3.0 * len(panels) + 0.8), squeeze=False)
     for ax, (caption, history, forecast, baselines, intervals) in zip(axes[:, 0], panels):
         x_hist, xlabel = _x_axis(history.index)
         if intervals:
@@ -331,12 +364,12 @@ def plot_series_grid(panels: list, path: Path, title: str) -> Path:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, ncol=4, loc="upper left")
     fig.suptitle(title)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path:
     """Box plots of a per-series metric for each model (lower is better), with the medians written."""
-    fig, ax = plt.subplots(figsize=(9, 0.6 * len(values) + 2.2))
+    fig, ax = _subplots(figsize=(9, 0.6 * len(values) + 2.2))
     names = list(values)
     data = [np.asarray(values[name], dtype=np.float64) for name in names]
     try:  # matplotlib >= 3.10 names the orientation; older releases take vert=False
@@ -352,23 +385,151 @@ def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path
     ax.set_xlabel(xlabel + " (whiskers: 1.5 IQR, outliers hidden; triangle: mean)")
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="x")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_calibration(coverage: dict, path: Path, title: str) -> Path:
-    """Nominal against empirical coverage: {model label: {level: coverage %}}; the diagonal is perfect calibration,
-    points below it are intervals too narrow."""
-    fig, ax = plt.subplots(figsize=(6, 5.5))
-    ax.plot([0, 100], [0, 100], color="grey", linestyle="--", linewidth=1, label="nominal = empirical")
-    for name, points in coverage.items():
-        levels = sorted(points)
-        ax.plot(levels, [points[level] for level in levels], marker="o", linewidth=1.2, label=name)
-    low = min([min(p) for p in coverage.values() if p] + [50]) - 10
-    ax.set_xlim(max(0, low), 100)
-    ax.set_ylim(max(0, low), 100)
-    ax.set_xlabel("nominal coverage (%)")
-    ax.set_ylabel("empirical coverage on the test part (%)")
+    """Empirical coverage on the test part of each model's intervals, one group of bars per model and one bar per
+    level, with the nominal level drawn across each bar (bars below their line: intervals too narrow).
+
+    Args:
+        coverage: {model label: {level: coverage %}}.
+    """
+    names = list(coverage)
+    levels = sorted({level for points in coverage.values() for level in points})
+    fig, ax = _subplots(figsize=(min(11, max(6, 0.7 * len(names) * max(len(levels), 1) + 2.5)), 4.2))
+    width = 0.8 / max(len(levels), 1)
+    for j, level in enumerate(levels):
+        x = np.arange(len(names)) + (j - (len(levels) - 1) / 2) * width
+        values = [coverage[name].get(level, np.nan) for name in names]
+        bars = ax.bar(x, values, width * 0.92, color=f"C{j}", alpha=0.75, label=f"{level:g}% interval")
+        ax.hlines([level] * len(x), x - width / 2, x + width / 2, colors="black", linewidth=1.6)
+        for bar, value in zip(bars, values):
+            if value == value:  # above the bar and its nominal line
+                ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, max(value, level)), xytext=(0, 3),
+                            textcoords="offset points", ha="center", fontsize=8)
+    ax.plot([], [], color="black", linewidth=1.6, label="nominal level")
+    ax.set_xticks(np.arange(len(names)))
+    ax.set_xticklabels(names, rotation=15)
+    ax.set_ylim(0, 110)
+    ax.set_ylabel("test values inside the interval (%)")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
+    ax.grid(alpha=0.3, axis="y")
+    return save_figure(fig, path)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The public plot: series, forecasts and their fans on tsattn's (and Nixtla's) long frames
+# ----------------------------------------------------------------------------------------------------
+def _long(frame, id_col: str, time_col: str, value_col: str | None = None) -> pd.DataFrame | None:
+    """A long frame from what predict returns for one series (a Series or a frame indexed by time) or a long one."""
+    if frame is None:
+        return None
+    if isinstance(frame, pd.Series):
+        name = frame.name if frame.name is not None else (value_col or "forecast")
+        frame = frame.rename(name).to_frame()
+    if id_col not in frame.columns:
+        frame = frame.reset_index()
+        frame = frame.rename(columns={frame.columns[0]: time_col})
+        frame.insert(0, id_col, "series")
+    return frame
+
+
+def _interval_columns(columns, model: str) -> dict:
+    """{level: (lo column, hi column)} of ``model`` among ``columns``."""
+    out = {}
+    for column in columns:
+        prefix = f"{model}-lo-"
+        if str(column).startswith(prefix):
+            level = str(column)[len(prefix):]
+            if f"{model}-hi-{level}" in columns:
+                out[float(level)] = (column, f"{model}-hi-{level}")
+    return out
+
+
+def plot_series(df=None, forecasts_df=None, ids=None, level=None, models=None, max_ids: int = 4,
+                max_insample_length: int | None = None, id_col: str = "unique_id", time_col: str = "ds",
+                target_col: str = "y", title: str | None = None) -> Figure:
+    """Series with forecasts and their intervals, one panel per series: utilsforecast's ``plot_series`` for
+    tsattn's and NeuralForecast's frames. Returns a :class:`matplotlib.figure.Figure` (shown by a notebook;
+    ``fig.savefig(path)`` writes it).
+
+    Args:
+        df: the actual values: a long frame ``unique_id, ds, y`` (values after the forecasts' start are drawn
+            as the actuals they are forecasting) or one Series.
+        forecasts_df: forecasts as :meth:`tsattn.Forecaster.predict` or ``cross_validation`` return them (a long
+            frame with one column per model and ``<model>-lo-80`` interval columns; a ``cutoff`` column draws
+            every window apart, with a dashed line at its cutoff), or one Series / frame indexed by time.
+        ids: the series to draw (default: the first ``max_ids`` of the forecasts, else of ``df``).
+        level: interval levels to shade (default: every level the forecasts hold).
+        models: the forecast columns to draw (default: every one).
+        max_insample_length: draw at most this many values of history before each series' first forecast.
+        id_col, time_col, target_col: the frames' columns.
+        title: a title over the figure.
+    """
+    df = _long(df, id_col, time_col, target_col)
+    if df is not None and target_col not in df.columns:
+        df = df.rename(columns={[c for c in df.columns if c not in (id_col, time_col)][0]: target_col})
+    forecasts = _long(forecasts_df, id_col, time_col)
+    if df is None and forecasts is None:
+        raise ValueError("plot_series needs df (the actual values), forecasts_df, or both")
+    if forecasts is not None and df is not None and (forecasts[id_col] == "series").all() and \
+            df[id_col].nunique() == 1:
+        forecasts[id_col] = df[id_col].iloc[0]  # one series' forecast and its history
+    if models is None and forecasts is not None:
+        models = [c for c in forecasts.columns if c not in (id_col, time_col, "cutoff", target_col)
+                  and "-lo-" not in str(c) and "-hi-" not in str(c)]
+    models = list(models or [])
+    source = forecasts if forecasts is not None else df
+    if ids is None:
+        ids = list(pd.unique(source[id_col]))[:max_ids]
+    ids = list(ids)
+    if not ids:
+        raise ValueError("no series to plot")
+    columns = 1 if len(ids) <= 2 else 2
+    rows = -(-len(ids) // columns)
+    fig, axes = _subplots(rows, columns, figsize=(7.5 * columns, 2.9 * rows + (0.5 if title else 0.2)),
+                          layout="constrained", squeeze=False)
+    colours = {model: f"C{(i + 1) % 10}" for i, model in enumerate(models)}
+    for k, sid in enumerate(ids):
+        ax = axes[k // columns, k % columns]
+        mine = None if forecasts is None else forecasts[forecasts[id_col].astype(str) == str(sid)]
+        start = None if mine is None or mine.empty else mine[time_col].min()
+        if df is not None:
+            actual = df[df[id_col].astype(str) == str(sid)].sort_values(time_col)
+            if max_insample_length is not None and start is not None:
+                before = actual[actual[time_col] < start]
+                actual = pd.concat([before.tail(max_insample_length), actual[actual[time_col] >= start]])
+            elif max_insample_length is not None:
+                actual = actual.tail(max_insample_length)
+            x, _ = _x_axis(pd.Index(actual[time_col]))
+            ax.plot(x, actual[target_col].to_numpy(dtype=float), color="black", linewidth=1, label="actual")
+        if mine is not None and not mine.empty:
+            windows = [w for _, w in mine.groupby("cutoff", sort=True)] if "cutoff" in mine.columns else [mine]
+            for w, window in enumerate(windows):
+                window = window.sort_values(time_col)
+                x, _ = _x_axis(pd.Index(window[time_col]))
+                for model in models:
+                    intervals = _interval_columns(window.columns, model)
+                    shown = {lv: cols for lv, cols in intervals.items()
+                             if level is None or any(abs(lv - float(want)) < 1e-9 for want in np.atleast_1d(level))}
+                    fan(ax, x, {lv: (window[lo].to_numpy(dtype=float), window[hi].to_numpy(dtype=float))
+                                for lv, (lo, hi) in shown.items()}, colours[model], model)
+                    ax.plot(x, window[model].to_numpy(dtype=float), color=colours[model], linewidth=1.4,
+                            marker="o" if len(window) <= 24 else None, markersize=2.5, label=model)
+                if "cutoff" in window.columns:
+                    ax.axvline(_x_axis(pd.Index(window["cutoff"].iloc[:1]))[0][0], color="grey", linestyle="--",
+                               linewidth=0.8, label="cutoff")
+        ax.set_title(str(sid), fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=8)
+    for k in range(len(ids), rows * columns):
+        axes[k // columns, k % columns].set_visible(False)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    if unique:
+        fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=min(len(unique), 6), fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .io import atomic_file
+from .io import atomic_file, number_text
 from .metrics import interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
 
@@ -29,7 +29,8 @@ def results_table(records: list[dict]) -> pd.DataFrame:
     for record in records:
         row = {"dataset": record["dataset"], "model": record["model"], "seed": record["seed"],
                "series": record.get("series", 1), "parameters": record["parameters"], "epochs_run": record["epochs_run"],
-               "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4)}
+               "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4),
+               "best_epoch": best_epoch(record)}
         for part in ("validation", "test"):
             block = record["metrics"].get(part)
             for metric in METRICS:
@@ -46,7 +47,7 @@ def results_table(records: list[dict]) -> pd.DataFrame:
                     continue  # a statistical baseline this comparison did not ask for
                 base = {"dataset": record["dataset"], "model": label, "seed": None,
                         "series": record.get("series", 1), "parameters": 0,
-                        "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0}
+                        "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0, "best_epoch": None}
                 for part in ("validation", "test"):
                     block = record["metrics"].get(part)
                     for metric in METRICS:
@@ -57,6 +58,17 @@ def results_table(records: list[dict]) -> pd.DataFrame:
                     base[f"test_{metric}"] = (record["metrics"].get("test") or {}).get(key, {}).get(metric)
                 rows.append(base)
     return pd.DataFrame(rows)
+
+def best_epoch(record: dict):
+    """The epoch with the lowest validation loss (1-based), or None without one."""
+    if record.get("best_epoch") is not None:
+        return int(record["best_epoch"])
+    losses = (record.get("history") or {}).get("val_loss")
+    if not losses:
+        return None
+    values = np.asarray([np.nan if v is None else v for v in losses], dtype=np.float64)
+    return int(np.nanargmin(values)) + 1 if np.isfinite(values).any() else None
+
 
 def interval_metrics(record: dict) -> list[str]:
     """The interval metrics a run scored (coverage, width and MSIS per level, scaled CRPS), or none."""
@@ -77,10 +89,13 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
                "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
         intervals = [c for c in group.columns if c.startswith("test_") and is_interval_metric(c[len("test_"):])]
         for column in ["test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
-                       "epochs_run"] + intervals:
-            values = pd.to_numeric(group[column], errors="coerce")
+                       "epochs_run", "best_epoch"] + intervals:
+            values = pd.to_numeric(group[column], errors="coerce") if column in group else pd.Series([np.nan])
             row[f"{column}_mean"] = float(values.mean())
             row[f"{column}_std"] = float(values.std(ddof=1)) if len(values.dropna()) > 1 else 0.0
+        spread = pd.to_numeric(group[headline(series)], errors="coerce").dropna()
+        row["headline_min"], row["headline_max"] = (float(spread.min()), float(spread.max())) if len(spread) \
+            else (np.nan, np.nan)
         rows.append(row)
     summary = pd.DataFrame(rows)
     summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min").astype(int)
@@ -111,9 +126,10 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
             list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"],
             figures_dir / f"{safe}_rmse.png", f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)",
             f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
-    else:
+    else:  # every baseline the comparison scored, the statistical ones too (they often beat the networks)
         reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
-                     for label in ("naive", "seasonal-naive", "linear")}
+                     for label in BASELINE_ROWS.values() if (table["model"] == label).any()
+                     and table.loc[table["model"] == label, "test_smape_mean"].notna().any()}
         figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines)",
                     plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
                                     figures_dir / f"{safe}_smape.png",
@@ -121,13 +137,16 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                                     "test sMAPE (%), mean over series", reference))]
     if mine[0].get("test"):
         index = _parse_index(mine[0]["test"]["index"])
-        actual = pd.Series(mine[0]["test"]["actual"], index=index)
-        overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index) for r in mine
+        shown = slice(-min(len(index), plots.OVERLAY), None)  # the last targets: a few dozen points stay readable
+        actual = pd.Series(mine[0]["test"]["actual"], index=index)[shown]
+        overlay = {r["model"]: pd.Series(r["test"]["predicted"], index=index)[shown] for r in mine
                    if r["seed"] == first_seed}
-        overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)
-        figures.append((f"Test-part one-step forecasts of every model (seed {first_seed})", plots.plot_overlay(
-            actual, overlay, figures_dir / f"{safe}_forecasts.png", f"{dataset}: test part, actual and forecasts "
-            f"(seed {first_seed})", units)))
+        overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)[shown]
+        what = f"last {len(actual)} of {len(index)}" if len(actual) < len(index) else f"all {len(index)}"
+        figures.append((f"Test-part one-step forecasts of every model, {what} targets (seed {first_seed})",
+                        plots.plot_overlay(actual, overlay, figures_dir / f"{safe}_forecasts.png",
+                                           f"{dataset}: the {what} test targets and every model's forecast "
+                                           f"(seed {first_seed})", units)))
     else:
         first = [r for r in mine if r["seed"] == first_seed]
         distributions = {r["model"]: [v for v in r["by_series"]["smape"]["model"] if v is not None] for r in first}
@@ -140,7 +159,8 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                                                 f"{mine[0]['series']} series)", "sMAPE (%)")))
     calibration = calibration_points(table)
     if calibration:
-        figures.append(("Calibration: nominal against empirical coverage of the test part (mean over seeds)",
+        figures.append(("Calibration: the share of test values inside each model's intervals against the nominal level "
+                        "(mean over seeds)",
                         plots.plot_calibration(calibration, figures_dir / f"{safe}_calibration.png",
                                                f"{dataset}: interval calibration (test part)")))
         fanned = [r for r in mine if r["seed"] == first_seed and (r.get("test") or {}).get("intervals")]
@@ -177,7 +197,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                             plots.plot_transformer_heads([np.asarray(b) for b in attention["blocks"]],
                                                          figures_dir / f"{safe}_{record['model']}_heads.png",
                                                          f"{dataset}, {record['model']}: head maps, window "
-                                                         f"forecasting {attention['window_label'][:10]}")))
+                                                         f"forecasting {plots.time_label(attention['window_label'])}")))
     return figures
 
 def _parse_index(labels: list[str]) -> pd.Index:
@@ -186,10 +206,11 @@ def _parse_index(labels: list[str]) -> pd.Index:
     except ValueError:
         return pd.DatetimeIndex(pd.to_datetime(labels))
 
-SUMMARY_COLUMNS = [("model", "model"), ("seeds", "seeds"), ("parameters", "parameters"),
+SUMMARY_COLUMNS = [("model", "model"), ("rank", "rank"), ("headline_range", "seed range"),
                    ("test_rmse", "test RMSE"), ("test_mae", "test MAE"), ("test_mase", "test MASE"),
                    ("test_smape", "test sMAPE"), ("validation_rmse", "validation RMSE"),
-                   ("headline_ratio_to_naive", "ratio to naive"), ("fit_seconds", "fit s"), ("rank", "rank")]
+                   ("headline_ratio_to_naive", "ratio to naive"), ("best_epoch", "best epoch"), ("seeds", "seeds"),
+                   ("parameters", "parameters"), ("fit_seconds", "fit s")]
 
 def _interval_columns(table: pd.DataFrame) -> list[str]:
     return [c[len("test_"):-len("_mean")] for c in table.columns
@@ -197,19 +218,21 @@ def _interval_columns(table: pd.DataFrame) -> list[str]:
             and table[c].notna().any()]
 
 def interval_table(table: pd.DataFrame) -> list[list[str]]:
-    """Header and rows (text) of a dataset's interval metrics, means over seeds; empty without levels."""
-    columns = _interval_columns(table)
+    """Header and rows (text) of a dataset's interval metrics, means over seeds; empty without levels. A panel
+    shows widths scaled by each series' in-sample MAE (as MSIS is), one series its width in series units."""
+    panel = int(table["series"].max()) > 1
+    columns = [c for c in _interval_columns(table) if not c.startswith("scaled_width-" if not panel else "width-")]
     if not columns:
         return []
-    names = {"coverage": "coverage {}%", "width": "width {}%", "msis": "MSIS {}%"}
+    names = {"coverage": "coverage {}%", "width": "width {}%", "scaled_width": "scaled width {}%", "msis": "MSIS {}%"}
     rows = [["model"] + ["scaled CRPS" if c == "scaled_crps" else names[c.split("-")[0]].format(c.split("-", 1)[1])
                          for c in columns]]
     for _, row in table.iterrows():
         cells = [row["model"]]
         for column in columns:
             mean, std = row[f"test_{column}_mean"], row[f"test_{column}_std"]
-            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
-                                                                   else ""))
+            cells.append("" if mean != mean else number_text(mean) + (f" ± {number_text(std, 2)}"
+                                                                      if row["seeds"] > 1 and std == std else ""))
         rows.append(cells)
     return rows
 
@@ -223,21 +246,30 @@ def calibration_points(table: pd.DataFrame) -> dict:
             points[row["model"]] = found
     return points
 
-TRAINED_ONLY = ("seeds", "parameters", "fit_seconds")  # blank on baseline rows (no seeds, no training)
+TRAINED_ONLY = ("seeds", "parameters", "fit_seconds", "best_epoch", "headline_range")  # blank on baseline rows
 
 def _cells(row) -> list[str]:
-    """One summary row as text: 4 significant digits, ± the seed spread at 2, blanks where nothing applies."""
+    """One summary row as text: 4 significant digits (never e-notation), ± the seed spread at 2, the headline's
+    range over seeds, blanks where nothing applies."""
     cells = []
     baseline = row["model"] in BASELINE_ROWS.values()
     for key, _ in SUMMARY_COLUMNS:
         if baseline and key in TRAINED_ONLY:
             cells.append("")
+        elif key == "headline_range":
+            cells.append(f"{number_text(row['headline_min'])}–{number_text(row['headline_max'])}"
+                         if row["seeds"] > 1 and row["headline_min"] == row["headline_min"] else "")
+        elif key == "best_epoch":
+            mean = row["best_epoch_mean"]
+            cells.append("" if mean != mean else f"{mean:.0f}" if float(mean).is_integer() else f"{mean:.1f}")
         elif f"{key}_mean" in row:
             mean, std = row[f"{key}_mean"], row[f"{key}_std"]
-            cells.append("" if mean != mean else f"{mean:.4g}" + (f" ± {std:.2g}" if row["seeds"] > 1 and std == std
-                                                                   else ""))
+            cells.append("" if mean != mean else number_text(mean) + (f" ± {number_text(std, 2)}"
+                                                                      if row["seeds"] > 1 and std == std else ""))
         elif key == "headline_ratio_to_naive":
             cells.append(f"{row[key]:.3f}" if row[key] == row[key] else "")
+        elif key == "parameters":
+            cells.append(f"{int(row[key]):,}")
         else:
             cells.append(str(row[key]))
     return cells
@@ -247,15 +279,22 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
     """report.md (images in figures/) and a self-contained report.html (images inlined)."""
     from .io import versions
 
+    settings = ", ".join(f"{key} = {_setting_text(value)}" for key, value in spec.settings.items()) \
+        if spec.settings else "the defaults"
     md = ["# tsattn comparison report", "",
-          f"Models: {', '.join(spec.models)}. Seeds: {', '.join(map(str, spec.seeds))}. "
-          f"Settings: {json.dumps(spec.settings) if spec.settings else 'defaults'}. "
-          f"Versions: {json.dumps(versions())}.", "",
+          f"Models: {', '.join(spec.models)}. Seeds: {', '.join(map(str, spec.seeds))}. Settings: {settings}. "
+          f"Versions: {', '.join(f'{name} {version}' for name, version in versions().items())}.", "",
           "Every model trains through the same harness on the same chronological split; the scaler is fit on "
           "the training part only. Baselines are scored on the same test targets: naive (last value), seasonal "
           "naive (value one season earlier) and linear (least-squares autoregression on the same window). "
           "Metrics are in the series' units; ± is the standard deviation over seeds.", ""]
-    body = [f"<h1>tsattn comparison report</h1><p>{html.escape(md[2])}</p><p>{html.escape(md[4])}</p>"]
+    body = ["<h1>tsattn comparison report</h1><dl class='meta'>"
+            + "".join(f"<dt>{label}</dt><dd>{html.escape(text)}</dd>" for label, text in (
+                ("Models", ", ".join(spec.models)), ("Seeds", ", ".join(map(str, spec.seeds))),
+                ("Settings", settings),
+                ("Versions", ", ".join(f"{name} {version}" for name, version in versions().items()))))
+            + f"</dl><p>{html.escape(md[4])}</p>"]
+    figure_number = 0
     for source in spec.sources:
         dataset = source.name
         table = summary[summary["dataset"] == dataset]
@@ -271,13 +310,15 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
             cells = _cells(row)
             is_best = row["headline_mean"] == best_value
             md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
-            rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "",
-                                                "".join(f"<td>{html.escape(c)}</td>" for c in cells)))
+            rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "", "".join(
+                f"<td class='{'text' if key == 'model' else 'num'}'>{html.escape(c)}</td>"
+                for (key, _), c in zip(SUMMARY_COLUMNS, cells))))
         lines = comparison_verdict(results, summary, dataset, records)
         md += ["", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
         body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
                     f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
-                    + "".join(f"<th>{html.escape(label)}</th>" for _, label in SUMMARY_COLUMNS)
+                    + "".join(f"<th class='{'text' if key == 'model' else 'num'}'>{html.escape(label)}</th>"
+                              for key, label in SUMMARY_COLUMNS)
                     + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
                     + "<div class='verdict'><b>Verdict.</b><ul>"
                     + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
@@ -294,14 +335,20 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
             md += ["| " + " | ".join(row) + " |" for row in interval_rows[1:]] + [""]
             body.append("<p><b>Prediction intervals</b> (test part; networks: " + html.escape(source) +
                         "; baselines: conformal).</p><div class='scroll'><table><thead><tr>"
-                        + "".join(f"<th>{html.escape(c)}</th>" for c in interval_rows[0]) + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                        + "".join(f"<th class='{'text' if i == 0 else 'num'}'>{html.escape(c)}</th>"
+                                  for i, c in enumerate(interval_rows[0])) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td class='{'text' if i == 0 else 'num'}'>{html.escape(c)}</td>"
+                                                   for i, c in enumerate(row)) + "</tr>"
                                   for row in interval_rows[1:]) + "</tbody></table></div>")
         for caption, path in _figures(out, dataset, records, summary):
             md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-            body.append(f"<h3>{html.escape(caption)}</h3><img alt='{html.escape(caption)}' "
-                        f"src='data:image/png;base64,{encoded}'>")
+            figure_number += 1
+            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'>"
+                        f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}' "
+                        "onclick='this.parentNode.classList.toggle(\"full\")' title='click to see it full size'>"
+                        "<figcaption>Click or tap the figure to see it full size (again to fit it).</figcaption>"
+                        "</figure>")
     if failures:
         md += ["## Failed runs", "", f"{len(failures)} run(s) failed and are left out of every table above; "
                "rerunning the comparison with the same --out runs them again.", ""]
@@ -313,20 +360,47 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                         f"{html.escape(str(f['error']))}</li>" for f in failures) + "</ul>")
     md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
            "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
-    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>tsattn comparison</title><style>"
-            "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-            ".scroll{overflow-x:auto;max-width:100%}.verdict ul{margin:.3em 0;padding-left:1.2em}"
-            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
-            "th{background:#f2f2f2}tr.best td{background:#e6f4ea;font-weight:bold}img{max-width:100%}"
-            ".verdict{background:#f8f8f8;padding:.8em;border-left:4px solid #4a8}</style></head><body>"
-            + "".join(body) + "</body></html>")
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>tsattn comparison</title>"
+            f"<style>{REPORT_CSS}</style></head><body>" + "".join(body) + "</body></html>")
     with atomic_file(out / "report.md") as temporary:
         temporary.write_text("\n".join(md))
     with atomic_file(out / "report.html") as temporary:
         temporary.write_text(page)
     return out / "report.md", out / "report.html"
 
+
+
+def _setting_text(value) -> str:
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+# The report's style, checked in Chromium at 1280 px and 390 px (tests/test_report_browser.py): the page never
+# scrolls sideways, wide tables scroll inside their box with a shadow at the edge that has more (and the model
+# column stays put), numbers do not wrap, figures fit the page and open at full size on a click, text >= 12 px.
+REPORT_CSS = (
+    "html{-webkit-text-size-adjust:100%}"
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:16px;line-height:1.45;"
+    "max-width:1400px;margin:1.5em auto;padding:0 1em;color:#222}"
+    "h1{font-size:1.6em}h2{font-size:1.3em;margin-top:1.8em;border-bottom:1px solid #ddd}h3{font-size:1.05em}"
+    ".meta{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em;font-size:.9em}"
+    ".meta dt{font-weight:bold}.meta dd{margin:0;overflow-wrap:anywhere}"
+    ".scroll{overflow-x:auto;max-width:100%;margin:1em 0;"
+    "background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)) left/40px 100% no-repeat local,"
+    "linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/40px 100% no-repeat local,"
+    "linear-gradient(to right,rgba(0,0,0,.18),rgba(0,0,0,0)) left/14px 100% no-repeat scroll,"
+    "linear-gradient(to left,rgba(0,0,0,.18),rgba(0,0,0,0)) right/14px 100% no-repeat scroll}"
+    "table{border-collapse:collapse;font-size:14px}"
+    "td,th{border:1px solid #ccc;padding:4px 8px;white-space:nowrap}"
+    "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.text,th.text{text-align:left}"
+    "th{background:#f2f2f2}tr.best td{background:#e6f4ea;font-weight:bold}"
+    "td.text{position:sticky;left:0;background:#fff}tr.best td.text{background:#e6f4ea}th.text{position:sticky;left:0}"
+    ".verdict{background:#f8f8f8;padding:.8em;border-left:4px solid #4a8}.verdict ul{margin:.3em 0;padding-left:1.2em}"
+    ".fig{margin:.5em 0 1.5em}.fig img{max-width:100%;height:auto;cursor:zoom-in;display:block}"
+    ".fig.full{overflow-x:auto}.fig.full img{max-width:none;cursor:zoom-out}"
+    "figcaption{font-size:13px;color:#555}"
+    "@media (max-width:600px){body{padding:0 .6em;margin:.8em auto}table{font-size:13px}td,th{padding:3px 6px}}"
+)
 
 
 RECORD_KEYS = {"dataset": str, "model": str, "seed": int, "config": dict, "parameters": int, "epochs_run": int,

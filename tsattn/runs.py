@@ -86,7 +86,8 @@ def interval_table(result: RunResult, part: str = "test") -> str:
     """A short text table of interval metrics on the test part: the model's intervals and the baselines'."""
     test = result.metrics.get(part, {})
     # grouped by kind (every level's coverage, then widths, then MSIS), the order a text table reads best in
-    columns = sorted(M.interval_metric_names(result.config.level),
+    hidden = "scaled_width-" if result.panel.n_series == 1 else "width-"  # a panel's widths: scaled, as MSIS
+    columns = sorted((name for name in M.interval_metric_names(result.config.level) if not name.startswith(hidden)),
                      key=lambda name: (M.INTERVAL_KINDS + ("scaled_crps",)).index(name.split("-")[0]))
     source = interval_source(result.config.loss)
     rows = [f"{'intervals (' + part + ')':<38}" + "".join(f"{c:>14}" for c in columns)]
@@ -240,7 +241,7 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
     labels = data.target_index(part)[-max_windows:]
     if data.panel.n_series > 1:
         ids = np.asarray(data.panel.ids, dtype=object)[data.series_numbers(part)[-max_windows:]]
-        labels = [f"{sid} {str(label)[:10]}" for sid, label in zip(ids, labels)]
+        labels = [f"{sid} {plots.time_label(label)}" for sid, label in zip(ids, labels)]
     written = []
     if weights[0].ndim == 2:  # attention-rnn: (windows, window)
         written.append(plots.plot_attention_rnn(weights[0], labels, directory / "attention.png",
@@ -255,7 +256,7 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
         chosen = len(X) - 1
         written.append(plots.plot_transformer_heads(
             [w[chosen] for w in weights], directory / "attention_heads.png",
-            f"{title}: attention of each head for the window forecasting {str(labels[chosen])[:24]}"))
+            f"{title}: attention of each head for the window forecasting {plots.time_label(labels[chosen])}"))
         layer = first_member(model).get_layer("positional_encoding")
         written.append(plots.plot_positional_encoding(
             layer.encoding_matrix(), directory / "positional_encoding.png",

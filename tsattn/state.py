@@ -95,7 +95,7 @@ class FittedState:
             if ids is None:
                 return self.tails
             return self.tails.subset(np.array([self.number(sid) for sid in ids]))
-        panel = as_panel(data, *self.columns, fill=self.config.fill)
+        panel = as_panel(data, *self.columns, fill=self.config.fill, freq=getattr(self.config, "freq", None))
         if panel.index_kind != self.tails.index_kind:
             raise DataError(f"the series has a {panel.index_kind} index but the model was fitted on a "
                             f"{self.tails.index_kind} index; pass a series indexed like the training series")
@@ -161,18 +161,31 @@ class FittedState:
         forecast from its values padded with its first one."""
         return bool(getattr(self.config, "pad", False))
 
+    @property
+    def local(self) -> bool:
+        """Whether the model is fitted on each history it forecasts (a statistical method): it reads every value
+        of the series before an origin, not a window."""
+        return self.estimator.capabilities.scope == "local"
+
+    def windows(self, values: np.ndarray, origins: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """The inputs of forecasts at ``origins`` (flat positions; ``first``: each one's series start): the last
+        ``lookback`` values (padded with the series' first value for a padded model), or for a local model every
+        value since the series' start, NaN-padded in front to the longest history."""
+        origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
+        if self.local:
+            longest = int((origins - first).max()) + 1 if len(origins) else 1
+            return gather_windows(values, origins, max(longest, self.lookback), first, missing="nan")
+        return gather_windows(values, origins, max(self.lookback, 1), first if self.padded else None)
+
     def contexts(self, panel: Panel) -> np.ndarray:
-        """(n_series, lookback) the last values of each series (padded with its first value for a padded model);
-        a series too short is named."""
+        """(n_series, lookback) the last values of each series (see :meth:`windows`); a series too short is named."""
         needed = max(self.lookback, 1)
-        if self.padded:
-            return gather_windows(panel.values, panel.offsets[1:] - 1, needed, panel.offsets[:-1])
         short = np.flatnonzero(panel.lengths < needed)
-        if len(short):
+        if len(short) and not self.padded:
             what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
             raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
                             f"{needed} (window {self.window}); pass a longer series")
-        return gather_windows(panel.values, panel.offsets[1:] - 1, needed)
+        return self.windows(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1])
 
     def forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:
         """(k, steps) forecasts after each row of ``contexts`` (k, length); recursive beyond ``horizon``: each

@@ -15,9 +15,15 @@ import pandas as pd
 
 from .baselines import STATISTICAL_LABELS, baseline_labels
 from .intervals import check_levels, interval_source, level_name
+from .io import number_text
 from .metrics import paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
+
+
+def p_text(p_value: float) -> str:
+    """A p-value as a statement: "= 0.034", "< 0.001"."""
+    return "< 0.001" if p_value < 0.001 else f"= {number_text(p_value, 2)}"
 
 
 def run_verdict(result) -> str | None:
@@ -34,14 +40,14 @@ def single_verdict(test: dict, window: int) -> str:
     """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
     model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
     linear = test["linear"]["rmse"]
-    linear_text = f"{linear:.4g}" if linear is not None else "n/a"
+    linear_text = f"{number_text(linear)}" if linear is not None else "n/a"
     if naive_rmse == 0:
-        head = (f"Test RMSE {model_rmse:.4g}; the naive last-value forecast is exact on the test part (RMSE 0: "
+        head = (f"Test RMSE {number_text(model_rmse)}; the naive last-value forecast is exact on the test part (RMSE 0: "
                 "the series does not change there), so no model can beat it")
     else:
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
-        head = f"Test RMSE {model_rmse:.4g} {verdict} the naive last-value forecast ({naive_rmse:.4g}, {change:+.1f}%)"
+        head = f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, {change:+.1f}%)"
     return (f"{head}; linear AR({window}) {linear_text}. One seed: compare several before concluding "
             "(tsattn compare).")
 
@@ -52,11 +58,11 @@ def panel_verdict(result) -> str:
     smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
         index="series", columns="model", values="value")
     test = result.metrics["test"]
-    parts = [f"Test sMAPE (mean over {len(smape)} series) {test['model']['smape']:.4g}"]
+    parts = [f"Test sMAPE (mean over {len(smape)} series) {number_text(test['model']['smape'])}"]
     labels = baseline_labels()
     for key in (model.key for model in result.baselines):
         wins = int((smape["model"] < smape[key]).sum())
-        parts.append(f"{labels[key]} {test[key]['smape']:.4g} (model better on {wins} of "
+        parts.append(f"{labels[key]} {number_text(test[key]['smape'])} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")
     return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
 
@@ -120,13 +126,13 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     best = neural.iloc[0]
     seeds = int(best["seeds"])
     if winner["model"] in BASELINE_ROWS.values():
-        lines.append(f"Best model on {name}: **{winner['model']}** ({winner[f'{metric}_mean']:.4g}), a baseline: no "
+        lines.append(f"Best model on {name}: **{winner['model']}** ({number_text(winner[f'{metric}_mean'])}), a baseline: no "
                      f"network beats it here. Best network: {best['model']}, rank {int(best['rank'])} of "
-                     f"{len(table)}, {best[f'{metric}_mean']:.4g} ± {best[f'{metric}_std']:.2g} (mean ± standard "
+                     f"{len(table)}, {number_text(best[f'{metric}_mean'])} ± {number_text(best[f'{metric}_std'], 2)} (mean ± standard "
                      f"deviation over {seeds} seed(s)).")
     else:
-        lines.append(f"Best model on {name}: **{best['model']}**, {best[f'{metric}_mean']:.4g} ± "
-                     f"{best[f'{metric}_std']:.2g} (mean ± standard deviation over {seeds} seed(s)).")
+        lines.append(f"Best model on {name}: **{best['model']}**, {number_text(best[f'{metric}_mean'])} ± "
+                     f"{number_text(best[f'{metric}_std'], 2)} (mean ± standard deviation over {seeds} seed(s)).")
     if len(neural) > 1:
         runner_up = neural.iloc[1]
         mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
@@ -137,12 +143,12 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
             else "the mean ± std intervals do not overlap"
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
-        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({runner_up[f'{metric}_mean']:.4g} ± "
-                     f"{runner_up[f'{metric}_std']:.2g}), on {wins} of {len(mine)} seeds; {overlap}.")
+        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({number_text(runner_up[f'{metric}_mean'])} ± "
+                     f"{number_text(runner_up[f'{metric}_std'], 2)}), on {wins} of {len(mine)} seeds; {overlap}.")
         paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"]) if panel else None
         if paired:
             won, total, p_value = paired
-            test = f"Wilcoxon signed-rank p = {p_value:.2g}" if p_value is not None else "too few series for a test"
+            test = f"Wilcoxon signed-rank p {p_text(p_value)}" if p_value is not None else "too few series for a test"
             lines.append(f"Series by series (sMAPE averaged over seeds) it is better on {won} of {total} series "
                          f"({test}).")
         if seeds < 3:
@@ -152,14 +158,22 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         beats = int((model_runs < naive).sum())
         beats_linear = int((model_runs < linear).sum())
         ratio = row["headline_ratio_to_naive"]
-        line = (f"{row['model']}: beats the naive last-value forecast ({naive:.4g}) on {beats} of "
+        line = (f"{row['model']}: beats the naive last-value forecast ({number_text(naive)}) on {beats} of "
                 f"{len(model_runs)} seeds (ratio {ratio:.3f}) and the linear autoregression "
-                f"({linear:.4g}) on {beats_linear} of {len(model_runs)}")
+                f"({number_text(linear)}) on {beats_linear} of {len(model_runs)}")
         if panel:
             for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal naive")):
                 paired = _paired_over_series(records or [], dataset, row["model"], key)
                 if paired:
                     line += f"; better than {label} on {paired[0]} of {paired[1]} series"
+        if len(model_runs) > 1:
+            line += f"; over its seeds it ranged {number_text(model_runs.min())}–{number_text(model_runs.max())}"
+        epochs = pd.to_numeric(runs.loc[runs["model"] == row["model"], "best_epoch"], errors="coerce").dropna() \
+            if "best_epoch" in runs else pd.Series(dtype=float)
+        first = int((epochs <= 1).sum())
+        if first:
+            line += (f"; its best validation loss came after the first epoch in {first} of {len(epochs)} seed(s): "
+                     "training never improved on it")
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
@@ -168,12 +182,14 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         value = float(row[f"{metric}_mean"])
         better = neural[neural[f"{metric}_mean"] < value]
         verdict = (f"beaten on average by {', '.join(better['model'])}" if len(better) else
-                   f"better on average than every neural model here (best {best['model']} {best[f'{metric}_mean']:.4g})")
-        line = f"{row['model']} ({value:.4g}): {verdict}"
+                   f"better on average than every neural model here (best {best['model']} {number_text(best[f'{metric}_mean'])})")
+        line = f"{row['model']} ({number_text(value)}): {verdict}"
         if panel:
             key = STATISTICAL_LABELS[row["model"]]
             paired = _paired_over_series(records or [], dataset, best["model"], key)
             if paired:
                 line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series"
+                if paired[2] is not None:
+                    line += f" (Wilcoxon signed-rank p {p_text(paired[2])})"
         lines.append(line + ".")
     return lines
