@@ -328,3 +328,38 @@ def test_cross_validation_returns_the_nixtla_frame_with_honest_cutoffs():
     assert not hasattr(network, "state_") or network.__dict__.get("state_") is None  # never fits itself
     with pytest.raises(ConfigError, match="need more than 41 values per series; the shortest series has 40"):
         Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10)
+
+
+def test_a_users_first_hour_on_a_quarterly_panel_end_to_end():
+    """Issue 24's task on a small panel, with every default: a quarterly panel of series of different lengths
+    through the API, a network and Theta side by side, intervals, cross-validation with refits, utilsforecast's
+    evaluate on the merged Nixtla frames, a plot and the network's attention."""
+    pytest.importorskip("utilsforecast")
+    pytest.importorskip("statsforecast")
+    from matplotlib.figure import Figure
+    from utilsforecast.evaluation import evaluate
+    from utilsforecast.losses import coverage, smape
+
+    frame = pd.concat([pd.DataFrame({"unique_id": f"Q{i}", "ds": pd.date_range("1990-01-01", periods=28 + 2 * i,
+                                                                               freq="QS"),
+                                     "y": (make_series(28 + 2 * i, seed=i) * (i + 1) + 100).to_numpy()})
+                       for i in range(8)], ignore_index=True)
+    network = Forecaster("attention-rnn", horizon=4, units=4, epochs=2, batch_size=16)
+    theta = Forecaster("theta", horizon=4)
+    frames = []
+    for forecaster in (network, theta):
+        forecaster.fit(frame)
+        forecast = forecaster.predict(level=[80])
+        first = forecast.groupby("unique_id")["ds"].min()
+        assert len(forecast) == 8 * 4 and (first == frame.groupby("unique_id")["ds"].max() + pd.DateOffset(months=3)).all()
+        frames.append(forecaster.cross_validation(frame, n_windows=2, level=[80]))
+    cv = frames[0].merge(frames[1], on=["unique_id", "ds", "cutoff", "y"])
+    assert len(cv) == 8 * 2 * 4 and {"attention-rnn-lo-80", "theta-hi-80"} <= set(cv.columns)
+    scored = evaluate(cv.drop(columns="cutoff"), metrics=[smape, coverage], level=[80])
+    by_metric = scored.groupby("metric")[["attention-rnn", "theta"]].mean()
+    assert np.isfinite(by_metric.to_numpy()).all()
+    assert 0 <= by_metric.loc["coverage_level80"].min() and by_metric.loc["coverage_level80"].max() <= 1
+    assert isinstance(network.plot(ids=["Q0", "Q7"], level=[80]), Figure)
+    weights = network.attention_weights()
+    assert list(weights["unique_id"]) == [f"Q{i}" for i in range(8)]
+    np.testing.assert_allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0, rtol=1e-5)
