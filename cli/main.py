@@ -21,30 +21,84 @@ class CliError(click.ClickException):
 
     exit_code = 2
 
+    def __init__(self, message: str, kind: str = "error"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class TsattnGroup(click.Group):
+    """The command group: with --json anywhere on the command line every outcome is one JSON object on stdout,
+    errors and usage errors included: {"error": "...", "kind": "DataError" | "usage" | ..., "exit_code": 2}
+    (the usual 'Error: ...' line still goes to stderr)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            value = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as error:
+            error.show()
+            if "--json" in argv:
+                kind = getattr(error, "kind", None) or ("usage" if isinstance(error, click.UsageError) else "error")
+                click.echo(json.dumps({"error": error.format_message(), "kind": kind, "exit_code": error.exit_code}))
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(value if isinstance(value, int) else 0)
+
 
 def friendly_errors(command):
     """Turn library errors into one clear line and exit code 2."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        import warnings
+
         try:
-            return command(*args, **kwargs)
+            with warnings.catch_warnings():
+                _plain_warnings(quiet=bool(kwargs.get("quiet")))
+                return command(*args, **kwargs)
         except TsattnError as exc:
-            raise CliError(str(exc)) from None
+            raise CliError(str(exc), kind=type(exc).__name__) from None
         except PermissionError as exc:
-            raise CliError(f"permission denied: {exc.filename}; choose a writable place") from None
+            raise CliError(f"permission denied: {exc.filename}; choose a writable place", kind="PermissionError") \
+                from None
         except KeyboardInterrupt:
             click.echo("Interrupted: nothing half-written was left; what had finished is kept.", err=True)
             raise click.exceptions.Exit(130) from None
         except OSError as exc:  # disk full, missing parents under /proc, not a directory, cross-device...
             where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-            raise CliError(f"cannot read or write{where}: {exc.strerror or exc}; check the path and free space") \
-                from None
+            raise CliError(f"cannot read or write{where}: {exc.strerror or exc}; check the path and free space",
+                           kind="OSError") from None
 
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _plain_warnings(quiet: bool) -> None:
+    """Warnings as one plain line on stderr ("Warning: ..."), no file, line or source; none with --quiet. What
+    tsattn warns about (UserWarning: series left out, too few scores, a figure not drawn) is shown once per
+    message; the libraries' deprecation and future notices are for developers, not for the command's user."""
+    import warnings
+
+    warnings.resetwarnings()
+    warnings.simplefilter("ignore")
+    if quiet:
+        return
+    warnings.simplefilter("default", UserWarning)
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"Warning: {text}", err=True)
+
+    warnings.showwarning = show
+
+
+@click.group(cls=TsattnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tsattn")
 def main():
     """tsattn: forecast time series with attention-based neural networks, beside honest baselines."""
@@ -297,11 +351,15 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.data import check_dataset_name
 
         check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
+    from tsattn.config import check_config, load_panel
+
+    check_config(config)
+    panel = load_panel(config)  # the data's errors come before "Training ...", not after it
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
     window = "auto" if config.window is None else config.window
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
                     f"seed {config.seed})")
-    result = fit(config, progress=None if quiet else EpochProgress(config.epochs))
+    result = fit(config, panel=panel, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
     verdict = run_verdict(result)
     output.document({
@@ -387,7 +445,10 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
 
         with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir]) as staging:
             frame.to_csv(staging / "forecast.csv", index=False)
-            forecaster.plot(staging / "forecast.png", "forecast", steps=steps, series=series, level=levels or None)
+            from tsattn.plots import kept
+
+            kept(forecaster.plot)(staging / "forecast.png", "forecast", steps=steps, series=series,
+                                  level=levels or None)  # a figure that cannot be drawn: warned, the forecast kept
             write_json(staging / "forecast.json", {
                 "model_dir": str(Path(model_dir).expanduser().resolve()), "model": forecaster.model,
                 "steps": int(steps if steps is not None else forecaster.horizon), "rows": int(len(frame)),
@@ -409,9 +470,19 @@ def engine_options(function):
                                        "a local Ray instance starts for the run."),
         click.option("--cpus-per-run", type=int, default=1, show_default=True,
                      help="ray engine: CPUs (and TensorFlow threads) per run."),
+        click.option("--ray-timeout", type=float, default=None, expose_value=False, callback=_ray_timeout,
+                     help="ray engine: seconds to start Ray or reach the cluster before giving up (default 60; "
+                          "also TSATTN_RAY_TIMEOUT)."),
     ]):
         function = option(function)
     return function
+
+
+def _ray_timeout(ctx, param, value):
+    """--ray-timeout reaches every engine the command makes through TSATTN_RAY_TIMEOUT (checked there)."""
+    if value is not None:
+        os.environ["TSATTN_RAY_TIMEOUT"] = repr(value)
+    return value
 
 
 @main.command("backtest")
@@ -434,8 +505,6 @@ def engine_options(function):
 def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, steps, stride, retrain,
                      epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
-    import warnings
-
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_directory, check_output_directory, write_json
     from tsattn.plots import plot_backtest
@@ -453,13 +522,9 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
 
         series = load_dataset(forecaster.config_.dataset, **forecaster.config_.dataset_options)
     start_value = _parse_start(start)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
-                                    retrain=retrain if retrain else False, epochs=epochs, engine=engine,
-                                    jobs=jobs, address=address, cpus_per_run=cpus_per_run)
-    for warning in caught:
-        output.progress(f"Warning: {warning.message}")
+    table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
+                                retrain=retrain if retrain else False, epochs=epochs, engine=engine,
+                                jobs=jobs, address=address, cpus_per_run=cpus_per_run)
     summary = table.attrs["metrics"]
     with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
         table.to_csv(staging / "backtest.csv", index=False)

@@ -209,3 +209,145 @@ def test_missing_steps_refused_with_advice_or_filled():
         warnings.simplefilter("ignore")
         f = Forecaster("naive", fill="interpolate").fit(series)
     assert f.predict(1).index[0] == pd.Timestamp("2003-05-01")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Issue 25: hardening, round 2 (one test per defect class)
+# ----------------------------------------------------------------------------------------------------
+def _cli(args):
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    return CliRunner().invoke(main, args)
+
+
+def test_json_errors_are_one_json_object_on_stdout(tmp_path):
+    """Class 2: with --json every outcome is JSON on stdout, library errors and usage errors alike."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    (tmp_path / "nan.csv").write_text("date,v\n2000-01-01,1\n2000-02-01,\n2000-03-01,3\n")
+    runner = CliRunner()
+    for args, kind in ((["fit", "--json", "--csv", str(tmp_path / "nan.csv"), "--column", "v", "--out",
+                         str(tmp_path / "x")], "DataError"),
+                       (["fit", "--json", "--bogus"], "usage"),
+                       (["predict", "--json", "--model-dir", str(tmp_path / "missing"), "--out",
+                         str(tmp_path / "fc")], "DataError")):
+        result = runner.invoke(main, args)
+        stdout = result.stdout if hasattr(result, "stdout") else result.output
+        document = json.loads(stdout.strip().splitlines()[-1])
+        assert result.exit_code == 2 and document["exit_code"] == 2 and document["kind"] == kind
+        assert document["error"] and "Traceback" not in result.output
+    assert not (tmp_path / "x").exists() and not (tmp_path / "fc").exists()
+
+
+def test_far_future_forecasts_are_refused_before_any_work_or_labelled_as_periods(monkeypatch):
+    """Class 3: timestamps past what pandas holds crashed after the work; periods past 2262 broke the plot."""
+    from tsattn import state as state_module
+
+    series = pd.Series(np.arange(100.0), index=pd.date_range("1900-01-01", periods=100, freq="MS"))
+    forecaster = Forecaster("naive").fit(series)
+    monkeypatch.setattr(state_module.FittedState, "forecast", lambda *a, **k: pytest.fail("forecast ran"))
+    with pytest.raises(TsattnError, match=r"reach past 2262-04-11.*forecast at most 4248 steps"):
+        forecaster.predict(100_000)
+    monkeypatch.undo()
+    periods = pd.Series(np.arange(100.0), index=pd.period_range("1900-01", periods=100, freq="M"))
+    far = Forecaster("naive").fit(periods)
+    assert str(far.predict(100_000).index[-1]) == "10241-08"
+    far.plot(steps=100_000).savefig(io.BytesIO(), format="png")  # drawn by year number past 2262
+
+
+def test_a_figure_that_cannot_be_drawn_is_skipped_and_the_run_kept(monkeypatch, tmp_path):
+    """Class 4: series ids with $ signs are shown literally; a figure that fails (values near 1e308) is skipped
+    with one warning and the run is kept."""
+    from tsattn import plots
+
+    frame = pd.DataFrame({"unique_id": ["store #3 $$"] * 40 + ["b $x^2$"] * 40,
+                          "ds": list(pd.date_range("2000-01-01", periods=40, freq="MS")) * 2,
+                          "y": np.r_[np.arange(40.0), 2 * np.arange(40.0)]})
+    figure = Forecaster("naive").fit(frame).plot()
+    figure.savefig(io.BytesIO(), format="png")  # math text would fail on "$$"
+    assert [ax.get_title() for ax in figure.axes if ax.get_visible()] == ["store #3 $$", "b $x^2$"]
+    huge = pd.Series(np.linspace(1e307, 1.7e308, 60), index=pd.date_range("2000-01-01", periods=60, freq="MS"))
+    with pytest.warns(UserWarning, match=r"huge.png was not drawn \(.*\); everything else is kept"):
+        assert plots.kept(Forecaster("naive").fit(huge).plot)(tmp_path / "huge.png") is None
+
+    def broken(*args, **kwargs):
+        raise ValueError("dates must be between year 0001 and 9999")
+
+    monkeypatch.setattr(plots, "loss_figure", broken)
+    small = tmp_path / "small.csv"
+    pd.DataFrame({"date": pd.date_range("2000-01-01", periods=80, freq="MS"), "v": np.sin(np.arange(80.0))}) \
+        .to_csv(small, index=False)
+    result = _cli(["fit", "--model", "simple-rnn", "--csv", str(small), "--column", "v", "--window", "12",
+                   "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "loss.png was not drawn (dates must be between year 0001 and 9999)" in result.output
+    assert (tmp_path / "run" / "model.keras").exists() and (tmp_path / "run" / "plots" / "forecast.png").exists()
+    assert not (tmp_path / "run" / "plots" / "loss.png").exists()
+
+
+def test_cli_warnings_are_one_plain_line_and_quiet_silences_them(tmp_path):
+    """Class 13: an unsorted CSV printed `.../tsattn/data.py:280: UserWarning:` and a source line, even with -q."""
+    frame = pd.DataFrame({"date": pd.date_range("2000-01-01", periods=60, freq="MS"), "v": np.sin(np.arange(60.0))})
+    path = tmp_path / "unsorted.csv"
+    frame.iloc[::-1].to_csv(path, index=False)
+    common = ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "v", "--date-column", "date",
+              "--window", "6", "--epochs", "1", "--set", "units=2"]
+    loud = _cli(common + ["--out", str(tmp_path / "a")])
+    assert loud.exit_code == 0, loud.output
+    lines = [line for line in loud.output.splitlines() if "sorted them" in line]
+    assert len(lines) == 1 and lines[0].startswith("Warning: ") and "UserWarning" not in loud.output
+    assert ".py:" not in loud.output
+    quiet = _cli(common + ["--out", str(tmp_path / "b"), "-q"])
+    assert quiet.exit_code == 0 and quiet.output == ""
+
+
+def test_integer_date_columns_are_time_steps_not_nanoseconds(tmp_path):
+    """Class 5: a CSV with years (1900, 1901, ...) as --date-column gave forecasts dated 1970-01-01 00:00:00.0000019."""
+    path = tmp_path / "years.csv"
+    pd.DataFrame({"year": np.arange(1900, 1980), "v": np.sin(np.arange(80.0)) + 5}).to_csv(path, index=False)
+    series = read_csv_panel(path, "v", "year").series(0)
+    assert list(series.index[:2]) == [1900, 1901]
+    fitted = _cli(["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "v", "--date-column", "year",
+                   "--window", "6", "--epochs", "1", "--set", "units=2", "--out", str(tmp_path / "run"), "-q"])
+    assert fitted.exit_code == 0, fitted.output
+    predicted = _cli(["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2", "--out", str(tmp_path / "fc"),
+                      "-q"])
+    assert predicted.exit_code == 0, predicted.output
+    assert pd.read_csv(tmp_path / "fc" / "forecast.csv")["timestamp"].tolist() == [1980, 1981]
+
+
+def test_numeric_looking_series_ids_stay_as_written(tmp_path):
+    """Class 6: ids 007, 07 and 7 came back as 7 and merged into one series."""
+    path = tmp_path / "ids.csv"
+    ids = ["007", "07", "7", "0042"]
+    pd.DataFrame({"unique_id": np.repeat(ids, 30), "ds": list(range(30)) * 4,
+                  "y": np.arange(120.0)}).to_csv(path, index=False)
+    panel = read_csv_panel(path, "y", "ds", "unique_id")
+    assert panel.ids == ids and panel.lengths.tolist() == [30] * 4
+
+
+def test_fill_fills_only_interior_gaps_and_drops_missing_ends_with_a_warning():
+    """Class 7: --fill interpolate turned trailing empty months into copies of the last value, scored as actuals."""
+    from tsattn.data import as_series
+
+    index = pd.date_range("2020-01-01", periods=7, freq="MS")
+    series = pd.Series([np.nan, 1.0, np.nan, 3.0, 4.0, np.nan, np.nan], index=index)
+    for fill, inside in (("interpolate", 2.0), ("ffill", 1.0)):
+        with pytest.warns(UserWarning, match=r"dropped 3 missing value\(s\) at its start or end"):
+            filled = as_series(series, fill=fill)
+        assert filled.tolist() == [1.0, inside, 3.0, 4.0] and filled.index[-1] == index[4]
+    with pytest.raises(TsattnError, match="fill='drop' would leave a gap"):
+        as_series(series, fill="drop")
+    with pytest.warns(UserWarning, match="dropped 1"):
+        assert as_series(pd.Series([1.0, 2.0, 3.0, np.nan], index=index[:4]), fill="drop").tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(TsattnError, match="at its start or end: drop them with fill='drop'"):
+        as_series(pd.Series([1.0, 2.0, 3.0, np.nan], index=index[:4]))
+    panel = pd.DataFrame({"unique_id": ["a"] * 7, "ds": index, "y": series.to_numpy()})
+    with pytest.warns(UserWarning, match="dropped 3"):
+        from tsattn.panel import as_panel
+
+        assert as_panel(panel, fill="interpolate").lengths.tolist() == [4]

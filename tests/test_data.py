@@ -49,7 +49,8 @@ def test_nan_refused_or_filled():
         as_series(s)
     assert as_series(s, fill="interpolate").tolist() == [1.0, 2.0, 3.0, 4.0]
     assert as_series(s, fill="ffill").tolist() == [1.0, 1.0, 3.0, 4.0]
-    assert len(as_series(s, fill="drop")) == 3
+    with pytest.raises(DataError, match=r"fill='drop' would leave a gap .* first at 2020-01-02.*; fill them with"):
+        as_series(s, fill="drop")  # issue 25: it dropped the value, then the gap was refused as irregular
     with pytest.raises(DataError, match="infinite"):
         as_series(pd.Series([1.0, np.inf, 2.0]))
 

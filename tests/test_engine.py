@@ -218,3 +218,30 @@ def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
     import pandas as pd
 
     pd.testing.assert_series_equal(_ensemble("ray")[0], _ensemble()[0])
+
+
+def test_ray_gives_up_on_an_unreachable_cluster_within_its_time_out(monkeypatch, tmp_path, small_csv):
+    """Issue 25: `--engine ray --address 127.0.0.1:1` retried "Failed to connect to GCS" for over 6 minutes."""
+    import time
+    import types
+
+    from tsattn import engine as engine_module
+
+    pytest.importorskip("ray")
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, ["compare", "--csv", str(small_csv), "--column", "demand", "--models",
+                                       "simple-rnn", "--seeds", "0", "--epochs", "1", "--engine", "ray", "--address",
+                                       "127.0.0.1:1", "--ray-timeout", "5", "--out", str(tmp_path / "r1")])
+    assert result.exit_code == 2 and "could not reach a Ray cluster at 127.0.0.1:1" in result.output
+    assert "Traceback" not in result.output and time.perf_counter() - started < 30
+    assert not (tmp_path / "r1").exists() or not any((tmp_path / "r1").iterdir())
+    # a Ray that never answers (it accepts the connection, then hangs): the time-out ends the wait
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=lambda **kwargs: time.sleep(30))
+    monkeypatch.setattr(engine_module, "import_ray", lambda: fake)
+    runner = engine_module.get_engine("ray", timeout=0.5)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"Ray did not start or connect on this machine within 0.5 s"):
+        runner._connect()
+    assert time.perf_counter() - started < 5
+    with pytest.raises(ConfigError, match="time-out must be a number of seconds"):
+        engine_module.get_engine("ray", timeout="soon")

@@ -60,3 +60,22 @@ def test_dev_installs_quietly_and_shows_pip_output_only_when_it_fails(monkeypatc
     with pytest.raises(SystemExit, match=r"pip install -e \. failed \(exit code 1\)"):
         dev.pip(Path("python"), "-e", ".")
     assert "No matching dist" in capsys.readouterr().err
+
+
+def test_no_module_imports_tensorflow_or_keras_around_the_quiet_import():
+    """TensorFlow 2.21 prints its oneDNN / CUDA notices on descriptor 2 at import: every import of it goes through
+    tsattn._backend (which silences them); a direct `import keras` elsewhere leaked them from `tsattn compare`."""
+    import re
+
+    leaks = []
+    for path in sorted((ROOT / "tsattn").glob("*.py")) + sorted((ROOT / "cli").glob("*.py")):
+        if path.name == "_backend.py":
+            continue
+        text = path.read_text()
+        for match in re.finditer(r"^[ \t]*(import (keras|tensorflow)\b|from (keras|tensorflow)\b)", text, re.M):
+            line = text[:match.start()].count("\n") + 1
+            # fine after a module-level `from . import _backend`, which has then run first
+            if re.search(r"^from \. import _backend", text[:match.start()], re.M):
+                continue
+            leaks.append(f"{path.name}:{line}: {match.group(0).strip()}")
+    assert not leaks, leaks

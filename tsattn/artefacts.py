@@ -166,8 +166,7 @@ def _not_an_artefact(path: Path, why: str) -> DataError:
 
 def read(path: Path):
     """(keras model or None, metadata) from an artefact directory or file, with clear errors."""
-    import keras
-
+    from ._backend import keras  # the quiet TensorFlow import
     from . import layers  # noqa: F401  (registers the custom layers before loading)
 
     path = Path(path)

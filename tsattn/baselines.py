@@ -326,7 +326,7 @@ class NetworkModel(WindowModel):
         calls for the RNNs (benchmarks/results/speed.md); a trained model and its reloaded copy take the same
         path, so their forecasts stay identical."""
         if getattr(self, "_forward", None) is None:
-            import tensorflow as tf
+            from ._backend import tf
 
             model = self.model
             self._forward = tf.function(lambda x: model(x, training=False),

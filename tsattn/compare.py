@@ -423,6 +423,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     if out is not None:
         out, clear = _check_out(out, spec, force, inputs=[source.csv for source in spec.sources])
     panels = _load_sources(spec)  # every dataset loads before anything is written
+    runner.check()  # an unreachable cluster too, before anything is written
     if out is not None:
         _prepare_out(out, spec, clear)
         records = _load_done(out, spec)

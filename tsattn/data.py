@@ -107,22 +107,30 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
     missing = np.isnan(series.to_numpy())
     if missing.any():
         positions = np.flatnonzero(missing)
+        if missing.all():
+            raise DataError(f"{label} has no values (every value is missing); pass a series with values")
+        first, last = int(np.argmin(missing)), len(missing) - 1 - int(np.argmin(missing[::-1]))
+        interior = np.flatnonzero(missing[first:last + 1]) + first
+        ends = first + len(missing) - 1 - last
         if fill is None:
-            raise DataError(
-                f"{label} has {len(positions)} missing (NaN) value(s), first "
-                f"{_describe_position(series.index, positions)}; fill them with fill='interpolate' or "
-                "'ffill' (CLI: --fill interpolate) or drop them with fill='drop'"
-            )
-        if fill == "interpolate":
-            series = series.interpolate(limit_direction="both")
-        elif fill == "ffill":
-            series = series.ffill().bfill()
-        elif fill == "drop":
-            series = series.dropna()
-        else:
+            fix = ("fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)" if len(interior) else
+                   "they are at its start or end: drop them with fill='drop' (CLI: --fill drop)")
+            raise DataError(f"{label} has {len(positions)} missing (NaN) value(s), first "
+                            f"{_describe_position(series.index, positions)}; {fix}")
+        if fill not in FILL_METHODS:
             raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
-        if series.isna().any() or len(series) == 0:
-            raise DataError(f"{label} has no values left after fill={fill!r}; pass a series with values")
+        if fill == "drop" and len(interior):
+            raise DataError(f"fill='drop' would leave a gap in {label}: {len(interior)} missing value(s) lie between "
+                            f"its first and last values, first {_describe_position(series.index, interior)}; fill "
+                            "them with fill='interpolate' or 'ffill' (which also drop missing values at the ends)")
+        if ends:  # every method drops missing ends: a fill never invents values before the first or after the last
+            warnings.warn(f"{label}: dropped {ends} missing value(s) at its start or end (fill fills gaps between "
+                          "values; it does not invent the ends)", UserWarning, stacklevel=2)
+            series = series.iloc[first:last + 1]
+        if fill == "interpolate":
+            series = series.interpolate(limit_area="inside")
+        elif fill == "ffill":
+            series = series.ffill()
     return _with_frequency(series)
 
 
@@ -215,12 +223,13 @@ def regular_file(path: Path, what: str) -> Path:
     return path
 
 
-def read_csv_frame(path: Path) -> pd.DataFrame:
-    """A CSV file as a DataFrame with text column names, or one clear line on what is wrong with it."""
+def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
+    """A CSV file as a DataFrame with text column names, or one clear line on what is wrong with it;
+    ``text_columns`` are read as written (series ids: 007 stays 007, never the number 7)."""
     path = Path(path)
     regular_file(path, "CSV file")
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, dtype={column: str for column in text_columns if column} or None)
     except pd.errors.EmptyDataError:
         raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -270,7 +279,12 @@ def read_csv_series(
     if column not in columns:
         raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
     values = frame[column]
-    if date_column is not None:
+    if date_column is not None and pd.api.types.is_integer_dtype(frame[date_column].dtype):
+        # integers (years 1912, 1913, ...; step numbers; epoch seconds) are time steps, labelled by the integer
+        # itself, as the Python API reads them; never nanoseconds since 1970
+        values = pd.Series(values.to_numpy(), index=pd.Index(frame[date_column].to_numpy(dtype=np.int64)),
+                           name=column)
+    elif date_column is not None:
         try:
             index = pd.DatetimeIndex(pd.to_datetime(frame[date_column], errors="raise"))
         except (ValueError, TypeError) as exc:

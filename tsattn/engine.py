@@ -92,6 +92,9 @@ class LocalEngine:
     """Units in this process one after another (``jobs=1``) or in ``jobs`` spawned processes, each with
     cores / jobs TensorFlow threads."""
 
+    def check(self) -> None:
+        """Nothing to reach: this machine."""
+
     def __init__(self, jobs: int = 1):
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
@@ -138,6 +141,11 @@ def import_ray():
     return ray
 
 
+RAY_FIX = ("start one with `ray start --head` (if it uses token authentication, set RAY_AUTH_TOKEN to its "
+           "`ray get-auth-token`), or leave out --address to start a local one")
+RAY_CONNECT_TIMEOUT = 60.0  # seconds to start a local Ray instance or reach a cluster before giving up
+
+
 def _token_auth_if_available() -> None:
     """Send the cluster token when one is at hand. Ray 2.59+ turns token authentication on for clusters started
     with `ray start --head`, but a driver joining by address only sends its token with RAY_AUTH_MODE=token
@@ -159,7 +167,17 @@ class RayEngine:
 
     in_process = False
 
-    def __init__(self, address: str | None = None, cpus: int = 1):
+    def __init__(self, address: str | None = None, cpus: int = 1, timeout: float | None = None):
+        if timeout is None:
+            timeout = os.environ.get("TSATTN_RAY_TIMEOUT", RAY_CONNECT_TIMEOUT)
+        try:
+            timeout = float(timeout)
+        except (TypeError, ValueError):
+            timeout = -1.0
+        if not 0 < timeout <= 86_400:
+            raise ConfigError(f"the Ray connection time-out must be a number of seconds in (0, 86400]; got {timeout!r} "
+                              "(--ray-timeout or TSATTN_RAY_TIMEOUT)")
+        self.timeout = timeout
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise ConfigError(f"address must be 'auto' or HOST:PORT of a Ray cluster; got {address!r}")
         if isinstance(cpus, bool) or not isinstance(cpus, int) or cpus < 1:
@@ -169,22 +187,52 @@ class RayEngine:
         self.ray = import_ray()
         self.address, self.cpus = address, cpus
 
+    def check(self) -> None:
+        """Refuse at once a HOST:PORT address nothing listens on (Ray itself retries for minutes): callers run
+        this before writing anything."""
+        if self.address is None or "://" in self.address or self.address == "auto":
+            return
+        import socket
+
+        host, _, port = self.address.rpartition(":")
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), timeout=min(self.timeout, 10)).close()
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"could not reach a Ray cluster at {self.address} "
+                              f"({getattr(error, 'strerror', None) or error}); {RAY_FIX}") from None
+
     def _connect(self) -> bool:
         """Connect (or start a local instance); True when this run started Ray and must shut it down."""
         ray = self.ray
         if ray.is_initialized():
             return False
         options = {"logging_level": "ERROR", "log_to_driver": False, "configure_logging": True}
-        try:
-            if self.address is None:
-                ray.init(include_dashboard=False, **options)
-            else:
-                ray.init(address=self.address, **options)
-        except (ConnectionError, RuntimeError, ValueError) as error:
-            where = f"at {self.address}" if self.address else "on this machine"
+        where = f"at {self.address}" if self.address else "on this machine"
+        fix = RAY_FIX
+        self.check()
+        import threading
+
+        failure = []
+
+        def start():
+            try:
+                if self.address is None:
+                    ray.init(include_dashboard=False, **options)
+                else:
+                    ray.init(address=self.address, **options)
+            except Exception as error:  # noqa: BLE001 - reported by the caller's thread
+                failure.append(error)
+
+        worker = threading.Thread(target=start, daemon=True, name="tsattn-ray-connect")
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            raise ConfigError(f"Ray did not start or connect {where} within {self.timeout:g} s (--ray-timeout or "
+                              f"TSATTN_RAY_TIMEOUT sets the limit); {fix}")
+        if failure:
+            error = failure[0]
             raise ConfigError(f"could not start or reach a Ray cluster {where} ({' '.join(str(error).split())[:200]}); "
-                              "start one with `ray start --head` (if it uses token authentication, set RAY_AUTH_TOKEN "
-                              "to its `ray get-auth-token`), or leave out --address to start a local one") from None
+                              f"{fix}") from None
         return True
 
     def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
@@ -223,8 +271,10 @@ class RayEngine:
         return f"ray ({self.address or 'local instance'}, {self.cpus} CPU per task)"
 
 
-def get_engine(engine: str = "local", jobs: int = 1, address: str | None = None, cpus: int = 1):
-    """The engine by name; ``jobs`` is for ``local``, ``address`` and ``cpus`` (per task) for ``ray``."""
+def get_engine(engine: str = "local", jobs: int = 1, address: str | None = None, cpus: int = 1,
+               timeout: float | None = None):
+    """The engine by name; ``jobs`` is for ``local``, ``address``, ``cpus`` (per task) and ``timeout`` (seconds to
+    start or reach Ray; default $TSATTN_RAY_TIMEOUT or 60) for ``ray``."""
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if engine == "local":
@@ -233,4 +283,4 @@ def get_engine(engine: str = "local", jobs: int = 1, address: str | None = None,
         return LocalEngine(jobs)
     if jobs != 1:
         raise ConfigError("--jobs is for the local engine; with --engine ray every run is a Ray task")
-    return RayEngine(address, cpus)
+    return RayEngine(address, cpus, timeout)

@@ -224,20 +224,19 @@ class Forecaster:
         steps = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
         levels = check_levels(level)
         panel = state.panel_of(series, ids)
-        contexts = state.contexts(panel)
+        labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
+        contexts = state.contexts(panel)  # the labels first: timestamps pandas cannot hold are refused before work
         scaler = state.scaler_for(panel)
         values = state.forecast(contexts, steps, scaler, np.arange(panel.n_series))
         bounds = state.bounds(panel, contexts, values, scaler, levels) if levels else {}
         if panel.single_input or (panel.n_series == 1 and state.single and series is None):
-            labels = future_index(describe_index(panel.series_index(0)), steps)
             name = panel.name if panel.name is not None else "forecast"
             if not levels:
-                return pd.Series(values[0], index=labels, name=name)
+                return pd.Series(values[0], index=labels[0], name=name)
             return pd.DataFrame({name: values[0], **{named: bounds[column][0] for column, named in
                                                      zip(interval_columns(levels), interval_columns(levels, name))}},
-                                index=labels)
+                                index=labels[0])
         id_column, time_column, _ = state.columns
-        labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
         stamps = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
         return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), steps),
                              time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps,
@@ -509,7 +508,7 @@ class Forecaster:
             steps_shown = len(forecast) // max(forecast[id_column].nunique(), 1)
             figure = plots.plot_series(history, forecast, ids=ids, max_ids=max_ids, max_insample_length=max_insample_length,
                                        id_col=id_column, time_col=time_column, target_col=value_column,
-                                       title=f"{self.model}: forecast of the next {steps_shown} steps")
+                                       title=f"{self.model}: forecast of the next {steps_shown} step{'' if steps_shown == 1 else 's'}")
         elif kind == "attention":
             weights = self.attention_weights(series)
             values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()

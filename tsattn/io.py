@@ -271,7 +271,12 @@ def future_index(description: dict, steps: int) -> pd.Index:
         last = pd.Timestamp(description["last"])
         if description.get("tz"):  # the named zone, so labels follow its daylight-saving changes
             last = last.tz_convert(description["tz"])
-        return pd.date_range(last, periods=steps + 1, freq=description["freq"])[1:]
+        try:
+            return pd.date_range(last, periods=steps + 1, freq=description["freq"])[1:]
+        except (pd.errors.OutOfBoundsDatetime, OverflowError, ValueError):
+            reach = len(pd.date_range(last, pd.Timestamp.max.floor("D"), freq=description["freq"])) - 1
+            raise DataError(f"{steps} steps of {description['freq']} after {last} reach past {pd.Timestamp.max:%Y-%m-%d}, "
+                            f"the last date pandas timestamps can hold; forecast at most {reach} steps") from None
     if kind == "period":
         return pd.period_range(pd.Period(description["last"], freq=description["freq"]), periods=steps + 1,
                                freq=description["freq"])[1:]
@@ -281,8 +286,7 @@ def future_index(description: dict, steps: int) -> pd.Index:
 
 
 def versions() -> dict:
-    import keras
-    import tensorflow as tf
+    from ._backend import keras, tf  # the quiet TensorFlow import
 
     return {"tsattn": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
             "numpy": np.__version__, "pandas": pd.__version__}

@@ -315,7 +315,8 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         first = int(np.flatnonzero(missing)[0])
         raise DataError(f"{len(missing_series)} series have missing (NaN) values, first series {uniques[codes[first]]!r} "
                         f"at {times[first]} ({int(missing.sum())} in all); fill them with fill='interpolate' or 'ffill' "
-                        "(CLI: --fill interpolate) or drop them with fill='drop'")
+                        "(CLI: --fill interpolate; missing values at a series' start or end are dropped, never "
+                        "invented)")
     series_list = []
     for i, sid in enumerate(uniques):
         low, high = offsets[i], offsets[i + 1]
@@ -392,7 +393,7 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     if id_column is None:
         return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq)
     path = Path(path)
-    frame = read_csv_frame(path)
+    frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
     if date_column is None:
         raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
                         f"(columns: {', '.join(frame.columns)})")

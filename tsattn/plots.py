@@ -8,6 +8,8 @@ save PNGs.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -29,18 +31,53 @@ def _subplots(*grid, figsize, layout=None, **kwargs):
     return fig, fig.subplots(*grid, **kwargs)
 
 
+def literal_text(fig: Figure) -> Figure:
+    """Every text of ``fig`` shown as written: a series id like "store #3 $$" is not parsed as math text."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
 def save_figure(fig, path: Path, tight: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    literal_text(fig)
     if tight and fig.get_layout_engine() is None:
         fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
 
 
+def kept(function):
+    """For the PNGs of a run, a prediction or a report: a figure that cannot be drawn (dates past what pandas or
+    matplotlib can hold, values near the float limit) is skipped with one warning naming it and the reason, and
+    None is returned, so the work around it is kept."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as error:  # noqa: BLE001 - any drawing failure: warned, never fatal
+            path = kwargs.get("path") or next((a for a in args if isinstance(a, Path) or
+                                               (isinstance(a, str) and a.endswith(".png"))), "a figure")
+            reason = " ".join(str(error).split())[:160] or type(error).__name__
+            warnings.warn(f"{Path(path).name} was not drawn ({reason}); everything else is kept", UserWarning,
+                          stacklevel=2)
+            return None
+
+    return wrapper
+
+
 def _x_axis(index: pd.Index):
     if isinstance(index, pd.PeriodIndex):
-        return index.to_timestamp(), "date"
+        try:
+            return index.to_timestamp(), "date"
+        except (pd.errors.OutOfBoundsDatetime, OverflowError):  # periods past 2262: drawn by number
+            return np.asarray(index.year + (index.dayofyear - 1) / 366.0), "year"
     if isinstance(index, pd.DatetimeIndex):
         return index, "date"
     return np.asarray(index), "time step"
@@ -66,6 +103,7 @@ def fan(ax, x, bands: dict, colour: str = "tab:red", label: str = "model") -> No
                         alpha=0.12 + 0.13 * i, linewidth=0, label=f"{label} {level:g}% interval")
 
 
+@kept
 def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
                   test_start=None, validation_start=None, levels=()) -> Path:
     """Actual series and one-step (first-step) forecasts of every part, with lines where the validation and
@@ -132,6 +170,7 @@ def _log_if_positive(ax, *series) -> None:
         ax.set_yscale("log")
 
 
+@kept
 def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss") -> Path:
     """loss.png: :func:`loss_figure`."""
     return save_figure(loss_figure(history, title), path)
@@ -152,7 +191,7 @@ def loss_figure(history: pd.DataFrame, title: str = "Training and validation los
     ax.set_ylabel("MSE (scaled values, log scale)")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
+    literal_text(fig).tight_layout()
     return fig
 
 
@@ -162,6 +201,7 @@ def by_lag(weights: np.ndarray, axes=(-1,)) -> np.ndarray:
     return np.flip(np.asarray(weights), axis=axes)
 
 
+@kept
 def plot_attention_rnn(weights: np.ndarray, labels, path: Path, title: str) -> Path:
     """attention.png: :func:`attention_figure`."""
     return save_figure(attention_figure(weights, labels, title), path)
@@ -201,10 +241,11 @@ def attention_figure(weights: np.ndarray, labels, title: str) -> Figure:
     mean.set_ylabel("mean attention weight")
     mean.set_title("Average weight per lag")
     mean.legend()
-    fig.tight_layout()
+    literal_text(fig).tight_layout()
     return fig
 
 
+@kept
 def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: str) -> Path:
     """Attention map of each head of each encoder block for one window, in lags as in the attention-rnn plot.
 
@@ -232,6 +273,7 @@ def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: s
     return save_figure(fig, path, tight=False)
 
 
+@kept
 def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path:
     """The (window, d_model) positional-encoding matrix added to the projected inputs."""
     fig, ax = _subplots(figsize=(7, 4.5))
@@ -243,6 +285,7 @@ def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path
     return save_figure(fig, path)
 
 
+@kept
 def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, reference: dict | None = None) -> Path:
     """Bar chart with error bars (e.g. test RMSE mean +- std over seeds), optional reference lines."""
     fig, ax = _subplots(figsize=(max(5, 1.3 * len(labels) + 2), 4))
@@ -267,6 +310,7 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
     return save_figure(fig, path)
 
 
+@kept
 def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     """Actual values and the backtest's first-step forecasts (and naive) over time."""
     first = table[table["step"] == 1]
@@ -283,6 +327,7 @@ def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     return save_figure(fig, path)
 
 
+@kept
 def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, units: str) -> Path:
     """The actual test part with every model's one-step forecasts overlaid."""
     fig, ax = _subplots(figsize=(11, 4.5))
@@ -300,6 +345,7 @@ def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, uni
     return save_figure(fig, path)
 
 
+@kept
 def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     """Validation (solid) and training (dotted) loss per epoch of several models."""
     fig, ax = _subplots(figsize=(8, 4.5))
@@ -317,6 +363,7 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
     return save_figure(fig, path)
 
 
+@kept
 def plot_series_forecasts(histories: list, futures: list, path: Path, title: str, intervals: list | None = None,
                           history_label: str = "history") -> Path:
     """Recent history and forecast of one series, or of the first few series of a panel (one axis each), with
@@ -340,6 +387,7 @@ def plot_series_forecasts(histories: list, futures: list, path: Path, title: str
     return save_figure(fig, path)
 
 
+@kept
 def plot_series_grid(panels: list, path: Path, title: str) -> Path:
     """A few series of a panel, each with its history, the model's forecast and the baselines' forecasts.
 
@@ -367,6 +415,7 @@ def plot_series_grid(panels: list, path: Path, title: str) -> Path:
     return save_figure(fig, path)
 
 
+@kept
 def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path:
     """Box plots of a per-series metric for each model (lower is better), with the medians written."""
     fig, ax = _subplots(figsize=(9, 0.6 * len(values) + 2.2))
@@ -388,6 +437,7 @@ def plot_distribution(values: dict, path: Path, title: str, xlabel: str) -> Path
     return save_figure(fig, path)
 
 
+@kept
 def plot_calibration(coverage: dict, path: Path, title: str) -> Path:
     """Empirical coverage on the test part of each model's intervals, one group of bars per model and one bar per
     level, with the nominal level drawn across each bar (bars below their line: intervals too narrow).
@@ -532,4 +582,4 @@ def plot_series(df=None, forecasts_df=None, ids=None, level=None, models=None, m
         fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=min(len(unique), 6), fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
-    return fig
+    return literal_text(fig)

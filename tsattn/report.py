@@ -341,6 +341,8 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                                                    for i, c in enumerate(row)) + "</tr>"
                                   for row in interval_rows[1:]) + "</tbody></table></div>")
         for caption, path in _figures(out, dataset, records, summary):
+            if path is None:  # could not be drawn (warned)
+                continue
             md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")
             figure_number += 1

@@ -225,7 +225,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
                                                "sMAPE (%)"))
     written.append(plots.plot_loss(result.history, directory / "loss.png", f"{title}: training and validation loss"))
     written += write_attention_plots(result.model, result.data, directory, title)
-    return written
+    return [path for path in written if path is not None]  # a figure that could not be drawn was warned about
 
 
 def write_attention_plots(model, data, directory: Path, title: str, max_windows: int = 2000) -> list[Path]:
@@ -261,4 +261,4 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
         written.append(plots.plot_positional_encoding(
             layer.encoding_matrix(), directory / "positional_encoding.png",
             f"Positional encoding ({layer.mode}), window x d_model"))
-    return written
+    return [path for path in written if path is not None]
