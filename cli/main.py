@@ -218,9 +218,33 @@ def datasets_command(quiet, as_json):
                    f"{row.description}")
 
 
+def with_settings(options: dict, settings) -> dict:
+    """The options given as flags, then the `--set` pairs; a setting given twice with different values (a flag
+    and --set, two --set, or a model parameter and the same key inside --set model_params=...) is refused with
+    one line naming both, never resolved silently."""
+    parsed = parse_settings(settings)
+    for key, value in parsed.items():
+        if key in options and options[key] != value:
+            flag = "--" + key.replace("_", "-")
+            raise CliError(f"{flag} {_shown(options[key])} and --set {key}={_shown(value)} both set {key}; give it once")
+    inside = parsed.get("model_params")
+    if isinstance(inside, dict):
+        for key, value in inside.items():
+            for outer in (key, f"model.{key}"):
+                if outer in parsed and parsed[outer] != value:
+                    raise CliError(f"--set {outer}={_shown(parsed[outer])} and --set model_params={{\"{key}\": "
+                                   f"{_shown(value)}}} both set {key}; give it once")
+    return {**options, **parsed}
+
+
+def _shown(value) -> str:
+    return json.dumps(value) if isinstance(value, (list, dict, bool)) or value is None else str(value)
+
+
 def parse_settings(settings) -> dict:
     """`--set key=value` pairs; values read as JSON (numbers, true/false, null, lists) or else as text
-    (so `--set scaling=none` is the text "none" and `--set season=null` is None)."""
+    (so `--set scaling=none` is the text "none" and `--set season=null` is None). A key given twice with
+    different values is refused."""
     parsed = {}
     for item in settings:
         if "=" not in item:
@@ -239,6 +263,9 @@ def parse_settings(settings) -> dict:
                 value = json.loads(raw)
             except json.JSONDecodeError:
                 value = raw
+        if key in parsed and parsed[key] != value:
+            raise CliError(f"--set {key}={_shown(parsed[key])} and --set {key}={_shown(value)} both set {key}; "
+                           "give it once")
         parsed[key] = value
     return parsed
 
@@ -336,7 +363,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         overrides["baselines"] = _names(stat_baselines, "baselines")
     if levels:
         overrides["level"] = _levels(levels)
-    overrides.update(parse_settings(settings))
+    overrides = with_settings(overrides, settings)
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
     check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
@@ -471,7 +498,7 @@ def engine_options(function):
         click.option("--cpus-per-run", type=int, default=1, show_default=True,
                      help="ray engine: CPUs (and TensorFlow threads) per run."),
         click.option("--ray-timeout", type=float, default=None, expose_value=False, callback=_ray_timeout,
-                     help="ray engine: seconds to start Ray or reach the cluster before giving up (default 60; "
+                     help="ray engine: seconds to reach the cluster's --address before giving up (default 60; "
                           "also TSATTN_RAY_TIMEOUT)."),
     ]):
         function = option(function)
@@ -602,7 +629,9 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         merged["baselines"] = _names(stat_baselines, "baselines")
     if levels:
         merged["level"] = _levels(levels)
-    merged.update(parse_settings(settings))
+    merged = with_settings(merged, settings)
+    flags = {"window": window, "horizon": horizon, "epochs": epochs}
+    with_settings({key: value for key, value in flags.items() if value is not None}, settings)  # conflicts refused
     results = compare(
         models=_names(models, "models") if models is not None else grid.get("models"),
         datasets=_names(datasets, "datasets") if datasets is not None else grid.get("datasets"),

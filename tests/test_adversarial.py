@@ -274,6 +274,10 @@ def test_a_figure_that_cannot_be_drawn_is_skipped_and_the_run_kept(monkeypatch, 
     with pytest.warns(UserWarning, match=r"huge.png was not drawn \(.*\); everything else is kept"):
         assert plots.kept(Forecaster("naive").fit(huge).plot)(tmp_path / "huge.png") is None
 
+    history = pd.DataFrame({"loss": np.geomspace(6e-3, 1e-3, 20)}, index=pd.RangeIndex(1, 21))
+    loss = plots.save_figure(plots.loss_figure(history, "store #3 $$ loss"), tmp_path / "loss.png")
+    assert loss.stat().st_size > 5000  # the title literal, the log axis' 10^-3 ticks still math text
+
     def broken(*args, **kwargs):
         raise ValueError("dates must be between year 0001 and 9999")
 
@@ -351,3 +355,107 @@ def test_fill_fills_only_interior_gaps_and_drops_missing_ends_with_a_warning():
         from tsattn.panel import as_panel
 
         assert as_panel(panel, fill="interpolate").lengths.tolist() == [4]
+
+
+def test_a_csv_across_a_daylight_saving_change_reads_as_the_api_reads_it(tmp_path):
+    """Class 8: a CSV whose UTC offsets change (+01:00 -> +02:00) was refused by the CLI with a pandas warning."""
+    stamps = pd.date_range("2021-03-27", periods=72, freq="h", tz="Europe/Berlin")
+    path = tmp_path / "tz.csv"
+    pd.DataFrame({"time": [t.isoformat() for t in stamps], "v": np.sin(np.arange(72) / 3)}).to_csv(path, index=False)
+    series = read_csv_panel(path, "v", "time").series(0)
+    assert len(series) == 72 and (np.diff(series.index.asi8) == 3_600 * 10 ** 9).all()  # hourly, in UTC
+    long = pd.DataFrame({"unique_id": "a", "ds": [t.isoformat() for t in stamps], "y": np.arange(72.0)})
+    long.to_csv(tmp_path / "long.csv", index=False)
+    assert read_csv_panel(tmp_path / "long.csv", "y", "ds", "unique_id").freq == "h"
+    result = _cli(["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "v", "--date-column", "time",
+                   "--window", "6", "--epochs", "1", "--set", "units=2", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0 and "Warning" not in result.output, result.output
+
+
+def test_two_levels_never_share_a_column():
+    """Class 10: --level 99.99999999 --level 99.999999999 wrote one lo-100/hi-100 pair."""
+    from tsattn.intervals import interval_columns
+
+    columns = interval_columns([99.99999999, 99.999999999, 80, 97.5])
+    assert columns == ["lo-80", "hi-80", "lo-97.5", "hi-97.5", "lo-99.99999999", "hi-99.99999999",
+                       "lo-99.999999999", "hi-99.999999999"]
+    assert len(set(columns)) == len(columns)
+
+
+def test_two_runs_on_one_new_out_exactly_one_wins(tmp_path):
+    """Class 11: two fits started at once on the same new folder both exited 0; the later replaced the earlier."""
+    from tsattn.errors import ConfigError
+    from tsattn.io import atomic_directory
+
+    out = tmp_path / "new"
+    first = atomic_directory(out, kind="run")
+    second = atomic_directory(out, kind="run")
+    staging_a, staging_b = first.__enter__(), second.__enter__()  # both checked out as new, both working
+    (staging_a / "metrics.json").write_text(json.dumps({"run": "a"}))
+    (staging_b / "metrics.json").write_text(json.dumps({"run": "b"}))
+    first.__exit__(None, None, None)
+    with pytest.raises(ConfigError, match="was written by another run while this one ran"):
+        second.__exit__(None, None, None)
+    assert json.loads((out / "metrics.json").read_text()) == {"run": "a"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]  # the loser's staging is gone
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--model", "simple-rnn", "--set", "model=transformer"], "--model simple-rnn and --set model=transformer"),
+    (["--level", "80", "--set", "level=[95]"], "--level [80] and --set level=[95]"),
+    (["--set", "units=4", "--set", 'model_params={"units": 2}'], "--set units=4 and --set model_params="),
+    (["--set", "units=4", "--set", "units=2"], "--set units=4 and --set units=2"),
+])
+def test_conflicting_options_are_refused_naming_both(args, named, tmp_path):
+    """Class 12: --model simple-rnn --set model=transformer trained the transformer, silently."""
+    result = _cli(["fit", "--dataset", "sunspots", "--epochs", "1", "--out", str(tmp_path / "run"), *args])
+    assert result.exit_code == 2 and named in result.output and "give it once" in result.output, result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_python_api_edges_give_one_clear_error():
+    """Class 14: documented functions exported; empty ids, short series for attention and a retrain given as
+    text give a clear error naming the argument, not an IndexError / UnboundLocalError / int() message."""
+    import tsattn
+    from tsattn.errors import ConfigError, DataError
+
+    assert tsattn.read_csv_panel and tsattn.as_panel and tsattn.window_panel and tsattn.plot_series
+    series = make_series(n=60)
+    naive = Forecaster("naive").fit(series)
+    with pytest.raises(ConfigError, match="ids must be a non-empty list"):
+        naive.predict(1, ids=[])
+    with pytest.raises(ConfigError, match="retrain must be True, False or an integer >= 1.*'yes'"):
+        naive.backtest(series, retrain="yes")
+    network = Forecaster("attention-rnn", window=12, units=2, epochs=1).fit(series)
+    with pytest.raises(DataError, match="has 5 values, fewer than the window \\(12\\)"):
+        network.attention_weights(series[:5])
+
+
+def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
+    """Class 9: each message names the real problem (not a symptom of it) and a fix that works."""
+    from tsattn.data import read_csv_series
+    from tsattn.errors import ConfigError, DataError
+
+    series = make_series(n=60)  # monthly
+    naive = Forecaster("naive").fit(series)
+    with pytest.raises(ConfigError, match=r"start '2030-01-01' is after the series' last timestamp"):
+        naive.backtest(series, start="2030-01-01")
+    long = tmp_path / "long.csv"
+    pd.DataFrame({"store": np.repeat(["a", "b"], 30), "date": list(pd.date_range("2000-01-01", periods=30,
+                                                                               freq="MS")) * 2,
+                  "sales": np.arange(60.0)}).to_csv(long, index=False)
+    with pytest.raises(DataError, match="repeats timestamps in 'date': it holds several series told apart by "
+                                        "'store'; read it as a panel with --id-column store"):
+        read_csv_series(long, "sales", "date")
+    with pytest.raises(DataError, match="--id-column and --column both name the column 'sales'"):
+        read_csv_panel(long, "sales", "date", "sales")
+    # a model fitted on one series forecasts a Nixtla frame of many (here: two) series, scaled on their own history
+    frame = pd.DataFrame({"unique_id": np.repeat(["x", "y"], 30),
+                          "ds": list(pd.date_range("2010-01-01", periods=30, freq="MS")) * 2, "y": np.arange(60.0)})
+    assert list(naive.predict(1, series=frame)["naive"]) == [29.0, 59.0]
+    # a damaged comparison.json is named as damaged, not as "a different comparison"
+    out = tmp_path / "cmp"
+    out.mkdir()
+    (out / "comparison.json").write_text("{not json")
+    result = _cli(["compare", "--models", "simple-rnn", "--seeds", "0", "--epochs", "1", "--out", str(out)])
+    assert result.exit_code == 2 and "comparison.json is damaged" in result.output, result.output

@@ -112,16 +112,20 @@ def test_numbers_read_as_people_write_them():
 def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_when_training_never_improved():
     """Issue 24: the seed spread (range) and the best epoch sit beside the ranking; a network whose best validation
     epoch was the first is named in the verdict."""
-    from tsattn.report import SUMMARY_COLUMNS, _cells
+    from tsattn.report import _cells, summary_columns
 
     runs = [dict(record("simple-rnn", s, v), best_epoch=1) for s, v in ((0, 18.0), (1, 18.6), (2, 18.3))] + \
         [dict(record("transformer", s, v), best_epoch=12) for s, v in ((0, 19.0), (1, 19.4), (2, 19.2))]
     results = results_table(runs)
     summary = summarise(results)
     row = summary[summary["model"] == "simple-rnn"].iloc[0]
-    cells = dict(zip([key for key, _ in SUMMARY_COLUMNS], _cells(row)))
+    columns = summary_columns("test_rmse", panel=False)
+    assert [key for key, _ in columns][:5] == ["model", "rank", "test_rmse", "headline_range",
+                                               "headline_ratio_to_naive"]
+    assert "test_rmse" not in [key for key, _ in summary_columns("test_smape", panel=True)]
+    cells = dict(zip([key for key, _ in columns], _cells(row, columns)))
     assert cells["headline_range"] == "18–18.6" and cells["best_epoch"] == "1" and cells["model"] == "simple-rnn"
-    assert _cells(summary[summary["model"] == "naive"].iloc[0])[2] == ""  # baselines: no seeds, no range
+    assert _cells(summary[summary["model"] == "naive"].iloc[0], columns)[3] == ""  # baselines: no seeds, no range
     lines = comparison_verdict(results, summary, "sun", runs)
     simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
     assert "ranged 18–18.6" in simple and "first epoch in 3 of 3 seed(s): training never improved" in simple

@@ -14,7 +14,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from ._version import __version__  # noqa: E402
 from .data import as_series, fibonacci, list_datasets, load_dataset, read_csv_series  # noqa: E402
 from .errors import ConfigError, DataError, NotFittedError, TrainingError, TsattnError  # noqa: E402
-from .windows import SplitSpec, make_windows, window_series  # noqa: E402
+from .panel import Panel, as_panel, read_csv_panel  # noqa: E402
+from .windows import SplitSpec, make_windows, window_panel, window_series  # noqa: E402
 
 _LAZY = {
     "Forecaster": ("tsattn.forecaster", "Forecaster"),
@@ -45,6 +46,10 @@ __all__ = [
     "read_csv_series",
     "make_windows",
     "window_series",
+    "window_panel",
+    "as_panel",
+    "read_csv_panel",
+    "Panel",
     "SplitSpec",
     "TsattnError",
     "DataError",

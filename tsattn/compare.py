@@ -320,9 +320,14 @@ def _check_out(out, spec: ComparisonSpec, force: bool, inputs=()) -> tuple[Path,
         check_output_directory(out, force, "compare", inputs)
     spec_path = resolved / SPEC_FILE
     if spec_path.is_file():
-        if _previous_spec(spec_path) == spec.to_dict():
+        previous = _previous_spec(spec_path)
+        if previous == spec.to_dict():
             return check_output_directory(out, True, "compare", inputs), False  # resume
         if not force:
+            if previous is None:
+                raise ConfigError(f"--out {out}: its {SPEC_FILE} is damaged (not a comparison's JSON), so this "
+                                  "comparison cannot resume from it; pass --force to start it over there or choose "
+                                  "another directory")
             raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass "
                               "--force to replace it")
         return check_output_directory(out, True, "compare", inputs), True

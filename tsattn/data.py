@@ -241,6 +241,23 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     return frame
 
 
+def parse_timestamps(column: pd.Series) -> pd.DatetimeIndex:
+    """Text timestamps as a DatetimeIndex, as the Python API reads them: UTC offsets that change along the column
+    (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Raises ValueError /
+    TypeError for text that is not a date."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas' notice about mixed offsets: handled here
+        try:
+            parsed = pd.to_datetime(column, errors="raise")
+        except (ValueError, TypeError) as exc:
+            if "utc=True" not in str(exc):
+                raise
+            parsed = pd.to_datetime(column, errors="raise", utc=True)
+        if parsed.dtype == object:  # mixed offsets kept as objects by older pandas
+            parsed = pd.to_datetime(column, errors="raise", utc=True)
+    return pd.DatetimeIndex(parsed)
+
+
 def read_csv_series(
     path: str | Path,
     column: str | None = None,
@@ -279,6 +296,14 @@ def read_csv_series(
     if column not in columns:
         raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
     values = frame[column]
+    if date_column is not None and frame[date_column].duplicated().any():
+        # a long file of several series read as one: name the column that tells them apart
+        keys = [c for c in columns if c not in (date_column, column)
+                and not frame[[c, date_column]].duplicated().any() and frame[c].nunique() > 1]
+        if keys:
+            raise DataError(f"{path.name} repeats timestamps in {date_column!r}: it holds several series told apart by "
+                            f"{keys[0]!r}; read it as a panel with --id-column {keys[0]} (Python: "
+                            f"read_csv_panel(..., id_column={keys[0]!r}))")
     if date_column is not None and pd.api.types.is_integer_dtype(frame[date_column].dtype):
         # integers (years 1912, 1913, ...; step numbers; epoch seconds) are time steps, labelled by the integer
         # itself, as the Python API reads them; never nanoseconds since 1970
@@ -286,7 +311,7 @@ def read_csv_series(
                            name=column)
     elif date_column is not None:
         try:
-            index = pd.DatetimeIndex(pd.to_datetime(frame[date_column], errors="raise"))
+            index = parse_timestamps(frame[date_column])
         except (ValueError, TypeError) as exc:
             raise DataError(
                 f"date column {date_column!r} in {path} cannot be parsed as dates ({str(exc).splitlines()[0]}); "

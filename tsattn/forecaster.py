@@ -347,9 +347,9 @@ class Forecaster:
         horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
         stride = positive_int("stride", stride, 1, 100_000)
         panel = state.panel_of(series)
+        if not isinstance(retrain, (bool, int, np.integer)) or (not isinstance(retrain, bool) and retrain < 1):
+            raise ConfigError(f"retrain must be True, False or an integer >= 1 (refit every k origins); got {retrain!r}")
         every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
-        if isinstance(retrain, int) and not isinstance(retrain, bool) and retrain < 1:
-            raise ConfigError(f"retrain must be True, False or an integer >= 1; got {retrain!r}")
         if every and panel.n_series > 1:
             raise ConfigError("retrain needs one series (the series of a panel end at different times); backtest "
                               "a panel with retrain=False on a model fitted before start, or one series at a time")
@@ -426,11 +426,26 @@ class Forecaster:
                 raise ConfigError(f"backtest start position must be in 1..{n - 1}; got {start!r}")
             return int(start)
         try:
-            return int(series.index.get_indexer([pd.Timestamp(start) if isinstance(series.index, pd.DatetimeIndex)
-                                                 else start])[0])
+            label = pd.Timestamp(start) if isinstance(series.index, pd.DatetimeIndex) else start
+            if isinstance(label, pd.Timestamp) and series.index.tz is not None and label.tz is None:
+                label = label.tz_localize(series.index.tz)
+            position = int(series.index.get_indexer([label])[0])
         except (ValueError, TypeError):
+            position, label = -1, None
+        if position > 0:
+            return position
+        first, last = series.index[0], series.index[-1]
+        try:
+            if label is not None and label > last:
+                raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {last}; start at a "
+                                  f"timestamp between {series.index[1]} and {last}")
+            if label is not None and label <= first:
+                raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {first}; "
+                                  f"start at a timestamp between {series.index[1]} and {last}")
+        except TypeError:  # a label that does not compare with the index
             pass
-        raise ConfigError(f"backtest start {start!r} is not a fraction, a position or a timestamp of the series")
+        raise ConfigError(f"backtest start {start!r} is not a fraction in (0, 1), a position or a timestamp of the "
+                          f"series (it runs from {first} to {last})")
 
     # -- attention -----------------------------------------------------------------------------------
     def attention_weights(self, series=None) -> pd.DataFrame:
@@ -453,6 +468,11 @@ class Forecaster:
         else:
             origins = np.concatenate([np.arange(panel.offsets[i] + window - 1, panel.offsets[i + 1])
                                       for i in range(panel.n_series)])
+        short = np.flatnonzero(panel.lengths < window)
+        if len(short):
+            what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
+            raise DataError(f"{what} has {int(panel.lengths[short[0]])} values, fewer than the window ({window}) the "
+                            "attention is over; pass a longer series")
         numbers = panel.series_of(origins)
         scaler = state.scaler_for(panel)
         batch = gather_batch(panel.values, origins - window + 1, window, series=numbers, scaler=scaler, with_target=False)

@@ -100,7 +100,10 @@ def missing_levels(levels, quantiles) -> list:
 
 
 def level_name(level: float) -> str:
-    return f"{level:g}"
+    """A level as written in column names: 80, 97.5, 99.99999999 (the shortest text that reads back as the same
+    number, so two levels never share a column)."""
+    level = float(level)
+    return str(int(level)) if level.is_integer() else repr(level)
 
 
 def interval_columns(levels, model: str | None = None) -> list[str]:

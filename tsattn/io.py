@@ -206,6 +206,7 @@ def atomic_directory(out, force: bool = False, kind: str = "run", inputs=()):
     a killed one left behind.
     """
     out = check_output_directory(out, force, kind, inputs)
+    existed = out.exists()  # checked as replaceable just now; a new ``out`` is claimed atomically below
     parent = out.parent
     staging = Path(tempfile.mkdtemp(prefix=f"{_staging_prefix(out)}{os.getpid()}-", dir=parent))
     os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it private; the result is an ordinary directory
@@ -214,13 +215,20 @@ def atomic_directory(out, force: bool = False, kind: str = "run", inputs=()):
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    if out.exists():
+    if existed:
         trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=parent))
         os.replace(out, trash / out.name)
         os.replace(staging, out)
         shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+        return
+    try:  # fails when another run published ``out`` meanwhile: the first to finish wins, the other is refused
+        os.rename(staging, out)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not out.exists():
+            raise
+        raise ConfigError(f"--out {out} was written by another run while this one ran; this run's results were not "
+                          "saved: choose another --out, or rerun with --force to replace it") from None
 
 
 @contextlib.contextmanager

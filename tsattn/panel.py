@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FILL_METHODS, as_series, infer_freq, read_csv_frame, read_csv_series
+from .data import FILL_METHODS, as_series, infer_freq, parse_timestamps, read_csv_frame, read_csv_series
 from .errors import ConfigError, DataError
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -253,7 +253,7 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
     if pd.api.types.is_integer_dtype(column.dtype):
         return pd.Index(column.to_numpy(dtype=np.int64))
     try:
-        return pd.DatetimeIndex(pd.to_datetime(column, errors="raise"))
+        return parse_timestamps(column)
     except (ValueError, TypeError) as exc:
         raise DataError(f"time column {label!r} cannot be parsed as dates or integers "
                         f"({str(exc).splitlines()[0]}); check the column") from None
@@ -393,6 +393,12 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     if id_column is None:
         return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq)
     path = Path(path)
+    named = {"--id-column": id_column, "--date-column": date_column, "--column": column}
+    given = [(option, name) for option, name in named.items() if name is not None]
+    for i, (option, name) in enumerate(given):
+        for other, other_name in given[i + 1:]:
+            if name == other_name:
+                raise DataError(f"{option} and {other} both name the column {name!r}; each role needs its own column")
     frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
     if date_column is None:
         raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "

@@ -33,9 +33,14 @@ def _subplots(*grid, figsize, layout=None, **kwargs):
 
 def literal_text(fig: Figure) -> Figure:
     """Every text of ``fig`` shown as written: a series id like "store #3 $$" is not parsed as math text."""
-    from matplotlib.text import Text
-
-    for text in fig.findobj(Text):
+    texts = [fig._suptitle] if fig._suptitle is not None else []
+    for legend in fig.legends:
+        texts += legend.get_texts()
+    for ax in fig.axes:  # titles, axis labels, legends and annotations; tick labels keep their math (10^-3)
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        if ax.get_legend() is not None:
+            texts += ax.get_legend().get_texts() + [ax.get_legend().get_title()]
+    for text in texts:
         text.set_parse_math(False)
     return fig
 
@@ -297,9 +302,9 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
     # the axis starts at 0: bar lengths are the figures, gaps are not exaggerated (the values are in the labels)
     top = max([float(m) + float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values()))
     ax.set_ylim(0.0, top * 1.12 + 1e-9)
-    for position, mean in zip(positions, means):
-        ax.annotate(number_text(mean, 4), (position, float(mean)), xytext=(0, 3), textcoords="offset points",
-                    ha="center", fontsize=8)
+    for position, mean, error in zip(positions, means, errors):  # above the error bar
+        ax.annotate(number_text(mean, 4), (position, float(mean) + float(np.nan_to_num(error or 0))), xytext=(0, 4),
+                    textcoords="offset points", ha="center", fontsize=8)
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=15)
     ax.set_ylabel(ylabel)

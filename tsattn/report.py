@@ -211,6 +211,17 @@ SUMMARY_COLUMNS = [("model", "model"), ("rank", "rank"), ("headline_range", "see
                    ("test_smape", "test sMAPE"), ("validation_rmse", "validation RMSE"),
                    ("headline_ratio_to_naive", "ratio to naive"), ("best_epoch", "best epoch"), ("seeds", "seeds"),
                    ("parameters", "parameters"), ("fit_seconds", "fit s")]
+SCALE_DEPENDENT = ("test_rmse", "test_mae", "validation_rmse")  # means over series of different sizes: not shown
+
+
+def summary_columns(headline_metric: str, panel: bool) -> list[tuple[str, str]]:
+    """The summary table's columns for a dataset: the model, its rank, the metric it is ranked on, the seed range
+    and ratio to naive first (what a phone shows without scrolling), then the rest; a panel leaves out the
+    metrics in series units, whose means over series of different sizes say little."""
+    first = ["model", "rank", headline_metric, "headline_range", "headline_ratio_to_naive"]
+    labels = dict(SUMMARY_COLUMNS)
+    rest = [key for key, _ in SUMMARY_COLUMNS if key not in first and not (panel and key in SCALE_DEPENDENT)]
+    return [(key, labels[key]) for key in first + rest]
 
 def _interval_columns(table: pd.DataFrame) -> list[str]:
     return [c[len("test_"):-len("_mean")] for c in table.columns
@@ -248,12 +259,12 @@ def calibration_points(table: pd.DataFrame) -> dict:
 
 TRAINED_ONLY = ("seeds", "parameters", "fit_seconds", "best_epoch", "headline_range")  # blank on baseline rows
 
-def _cells(row) -> list[str]:
+def _cells(row, columns=SUMMARY_COLUMNS) -> list[str]:
     """One summary row as text: 4 significant digits (never e-notation), ± the seed spread at 2, the headline's
     range over seeds, blanks where nothing applies."""
     cells = []
     baseline = row["model"] in BASELINE_ROWS.values()
-    for key, _ in SUMMARY_COLUMNS:
+    for key, _ in columns:
         if baseline and key in TRAINED_ONLY:
             cells.append("")
         elif key == "headline_range":
@@ -302,23 +313,24 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
             continue
         best_value = table["headline_mean"].min()  # rank 1, network or baseline: the row the verdict names
         ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
+        columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1)
         md += [f"## {dataset}", "", f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
-               "on the same metric.", "", "| " + " | ".join(label for _, label in SUMMARY_COLUMNS) + " |",
-               "|" + "---|" * len(SUMMARY_COLUMNS)]
+               "on the same metric.", "", "| " + " | ".join(label for _, label in columns) + " |",
+               "|" + "---|" * len(columns)]
         rows_html = []
         for _, row in table.iterrows():
-            cells = _cells(row)
+            cells = _cells(row, columns)
             is_best = row["headline_mean"] == best_value
             md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
             rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "", "".join(
                 f"<td class='{'text' if key == 'model' else 'num'}'>{html.escape(c)}</td>"
-                for (key, _), c in zip(SUMMARY_COLUMNS, cells))))
+                for (key, _), c in zip(columns, cells))))
         lines = comparison_verdict(results, summary, dataset, records)
         md += ["", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
         body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
                     f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
                     + "".join(f"<th class='{'text' if key == 'model' else 'num'}'>{html.escape(label)}</th>"
-                              for key, label in SUMMARY_COLUMNS)
+                              for key, label in columns)
                     + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
                     + "<div class='verdict'><b>Verdict.</b><ul>"
                     + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")

@@ -91,11 +91,19 @@ class FittedState:
     # -- the data to forecast after ----------------------------------------------------------------------
     def panel_of(self, data=None, ids=None) -> Panel:
         """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
+        if ids is not None and (isinstance(ids, (str, bytes)) or len(list(ids)) == 0):
+            raise ConfigError(f"ids must be a non-empty list of series ids (or None for every series); got {ids!r}")
         if data is None:
             if ids is None:
                 return self.tails
             return self.tails.subset(np.array([self.number(sid) for sid in ids]))
-        panel = as_panel(data, *self.columns, fill=self.config.fill, freq=getattr(self.config, "freq", None))
+        columns = self.columns
+        if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and not set(columns) <= set(map(str, data.columns)) \
+                and {ID_COLUMN, TIME_COLUMN, VALUE_COLUMN} <= set(map(str, data.columns)):
+            columns = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)  # a Nixtla frame given to a model fitted on other names
+        panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None))
+        if ids is not None:
+            panel = panel.subset(np.array([panel.number(sid) for sid in ids]))
         if panel.index_kind != self.tails.index_kind:
             raise DataError(f"the series has a {panel.index_kind} index but the model was fitted on a "
                             f"{self.tails.index_kind} index; pass a series indexed like the training series")
