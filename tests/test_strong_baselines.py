@@ -300,3 +300,25 @@ def test_pooled_linear_baseline_fits_unscaled_series_of_every_size():
     bigger = frame.assign(y=frame["y"] * 1000)
     np.testing.assert_allclose(unscaled.predict(1, series=bigger)["linear"],
                                1000 * unscaled.predict(1, series=frame)["linear"], rtol=1e-9)
+
+
+def test_statistical_forecasts_are_remembered_across_runs_of_a_comparison(monkeypatch):
+    """Every run of a comparison scores the same statistical baselines on the same targets: refitting AutoETS at
+    every origin of a long series for each model and seed cost minutes per run. The second run reuses the
+    forecasts (identical), and still reports what fitting cost."""
+    from tsattn import baselines
+
+    calls = []
+    fit_each = baselines.StatisticalModel._fit_each
+    monkeypatch.setattr(baselines.StatisticalModel, "_fit_each",
+                        lambda self, *a: calls.append(self.key) or fit_each(self, *a))
+    baselines._STATISTICAL_MEMO.clear()
+    first = fit(config(baselines=["theta"], seed=0), series=panel())
+    second = fit(config(baselines=["theta"], seed=1), series=panel())
+    assert calls == ["theta"]
+    np.testing.assert_array_equal(first.forecasts["test"].baselines["theta"], second.forecasts["test"].baselines["theta"])
+    assert second.baseline_seconds["theta"] == first.baseline_seconds["theta"] > 0
+    other = panel()
+    other["y"] = other["y"] * 2
+    fit(config(baselines=["theta"], seed=0), series=other)
+    assert calls == ["theta", "theta"]  # other values: fitted again
