@@ -21,7 +21,7 @@ import numpy as np
 from . import metrics as M
 from .checks import choice
 from .errors import ConfigError
-from .windows import gather_batch
+from .windows import gather_batch, window_positions
 
 LINEAR_FITS = ("pooled", "per-series")
 LINEAR_FIT_MAX_WINDOWS = 100_000  # bounds the float64 design matrix (about 50 MB at window 64)
@@ -32,13 +32,10 @@ def gather_windows(values: np.ndarray, origins: np.ndarray, window: int, first=N
     """(len(origins), window) values ending at each origin; with ``first`` (each origin's series start) a window
     reaching before its series is padded with the series' first value (``pad=True``), or with NaN for
     ``missing="nan"`` (what a local method reads: it fits on the values after the NaNs)."""
-    positions = origins[:, None] - window + 1 + np.arange(window)
-    if first is None:
-        return values[positions]
-    first = np.asarray(first, dtype=np.int64)[:, None]
-    out = values[np.maximum(positions, first)]
-    if missing == "nan":
-        out = np.where(positions < first, np.nan, out)
+    starts = np.asarray(origins, dtype=np.int64) - window + 1
+    out = values[window_positions(starts, window, first)]
+    if first is not None and missing == "nan":
+        out = np.where(starts[:, None] + np.arange(window) < np.asarray(first, dtype=np.int64)[:, None], np.nan, out)
     return out
 
 

@@ -188,6 +188,16 @@ class Batch:
         return np.concatenate([p for p in parts if p.shape[-1]] or [self.insample_y], axis=-1).astype(np.float32)
 
 
+def window_positions(starts: np.ndarray, span: int, first=None) -> np.ndarray:
+    """(len(starts), span) flat positions of windows starting at ``starts``; with ``first`` (each window's series
+    start) a position before it reads the series' first value instead (a padded window, ``pad=True``). The one
+    place windows are laid out: training batches, forecasts and the baselines all read through it."""
+    positions = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(span)
+    if first is not None:
+        positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
+    return positions
+
+
 def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: int = 0, series=None,
                  scaler: "Scaler | None" = None, with_target: bool = True, first=None) -> Batch:
     """The windows starting at ``starts`` (flat positions of each window's first input) of a panel's flat
@@ -199,10 +209,7 @@ def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: i
     count = len(starts)
     series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
     span = window + (horizon if with_target else 0)
-    positions = starts[:, None] + np.arange(span)
-    if first is not None:
-        positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
-    values = np.asarray(source)[positions]  # (batch, window [+ horizon])
+    values = np.asarray(source)[window_positions(starts, span, first)]  # (batch, window [+ horizon])
     if scaler is not None:
         values = scaler.transform(values, series)
         scale = scaler.scale[series] if len(scaler.scale) > 1 else np.full(count, scaler.scale[0])
@@ -293,10 +300,9 @@ class WindowedPanel:
         sees its inputs in the units the combined model is given."""
         if window > self.window:
             raise ConfigError(f"a member's window ({window}) cannot be longer than the data's ({self.window})")
-        other = window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
-                             self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad)
-        other.scaler, other.scaled = self.scaler, self.scaled
-        return other
+        return window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
+                            self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
+                            scaler=self.scaler)
 
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
@@ -313,7 +319,7 @@ class WindowedPanel:
 
     def input_positions(self, part: str) -> np.ndarray:
         """(samples, window) integer positions of the inputs (a padded input repeats its series' first value)."""
-        return np.maximum(self.starts[part][:, None] + np.arange(self.window), self.first_positions(part)[:, None])
+        return window_positions(self.starts[part], self.window, self.first_positions(part))
 
     def target_positions(self, part: str) -> np.ndarray:
         """(samples, horizon) integer positions of the targets."""
@@ -424,6 +430,7 @@ def window_panel(
     require_test: bool = True,
     train_history: int | None = None,
     pad: bool = False,
+    scaler: "Scaler | None" = None,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -442,6 +449,8 @@ def window_panel(
         pad: let a window start before its series (at least one real input): the missing inputs repeat the
             series' first value, so series shorter than window + horizon are forecast and train too (N-BEATS pads
             its windows). Chronological and hold-out splits without ``within_parts`` only.
+        scaler: a fitted :class:`Scaler` to use instead of fitting one (the same data at another window length,
+            :meth:`WindowedPanel.rewindowed`).
 
     Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
@@ -532,10 +541,13 @@ def window_panel(
 
     values = panel.values
     position_series = np.repeat(np.arange(panel.n_series, dtype=np.int32), lengths)
-    scaler = Scaler(scaling)
-    if scaler_fit == "all":
+    if scaler is not None:  # given (another window length of the same data): used as it is
+        pass
+    elif scaler_fit == "all":
+        scaler = Scaler(scaling)
         scaler.fit(values, position_series, panel.n_series)
     else:
+        scaler = Scaler(scaling)
         # fit only on values that training windows contain (inputs and targets), never later ones
         covered = np.zeros(len(values) + 1, dtype=np.int64)
         train_first = low[panel.series_of(starts["train"] + window)] if len(starts["train"]) else starts["train"]
