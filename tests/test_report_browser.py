@@ -93,7 +93,8 @@ def test_report_text_has_no_e_notation_and_no_raw_json(report):
     text = re.sub(r"<[^>]+>", " ", re.sub(r"src='data:[^']+'", "", report.read_text()))
     assert not re.search(r"\d\.\d+e[+-]\d+", text), "e-notation in the report"
     assert "10,020" in text  # a figure in the tens of thousands, written as people write it
-    assert '{"' not in text and "epochs = 40" in text and "tensorflow " in text
+    assert '{"' not in text and '["' not in text and "epochs = 40" in text and "tensorflow " in text
+    assert "baselines = theta, ets" in text and "level = 80, 95" in text
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from pathlib import Path
 
 import numpy as np
@@ -386,7 +385,12 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
 
 
 def _setting_text(value) -> str:
-    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+    """A setting as people write it: lists comma-separated (theta, ets), tables as key: value pairs."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_setting_text(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_setting_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 # The report's style, checked in Chromium at 1280 px and 390 px (tests/test_report_browser.py): the page never
