@@ -533,7 +533,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
                      epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     from tsattn.forecaster import Forecaster
-    from tsattn.io import atomic_directory, check_output_directory, write_json
+    from tsattn.io import atomic_directory, check_output_directory, number_text, write_json
     from tsattn.plots import plot_backtest
 
     output = Output(quiet, as_json)
@@ -562,7 +562,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     for name in ("model", "naive", "seasonal_naive"):
         values = summary[name]
         label = forecaster.model if name == "model" else name.replace("_", "-")
-        output.say(f"{label:<16} RMSE {values['rmse']:.4g}  MAE {values['mae']:.4g}  MASE "
+        output.say(f"{label:<16} RMSE {number_text(values['rmse'])}  MAE {number_text(values['mae'])}  MASE "
                    f"{values['mase'] if values['mase'] is None else round(values['mase'], 4)}")
     output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
 
@@ -648,7 +648,9 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     table = summary[columns].copy()
     baseline = table["seeds"].isna() | (table["seeds"] == 0)  # a baseline row has no seeds: say so, not "0"
     table["seeds"] = table["seeds"].astype(object).where(~baseline, "-")
-    output.say(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    from tsattn.io import number_text
+
+    output.say(table.to_string(index=False, float_format=number_text))
     for dataset, lines in (results.attrs.get("verdict") or {}).items():  # the report's verdict, on the terminal too
         output.say(f"Verdict on {dataset}:")
         for line in lines:

@@ -107,6 +107,7 @@ def test_numbers_read_as_people_write_them():
     assert [number_text(v) for v in (10_020.4, 1.0024e6, 13.456, 18.2, 0.0001234, -2.5, 0.0)] == \
         ["10,020", "1,002,400", "13.46", "18.2", "0.0001234", "-2.5", "0"]
     assert number_text(float("nan")) == "" and number_text(None) == "" and number_text(0.35, 2) == "0.35"
+    assert number_text(7.988e-09) == "7.988e-09"  # an exact fit's error: its exponent, not nine zeros
 
 
 def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_when_training_never_improved():

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
-from .io import atomic_file, write_json
+from .io import atomic_file, number_text, write_json
 from .report import is_complete_record, results_table, summarise, write_report
 from .verdicts import comparison_verdict
 
@@ -455,7 +455,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         test = record["metrics"]["test"]
         metric = "rmse" if record.get("series", 1) == 1 else "smape"
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
-        echo(f"{where}: {label} {test['model'][metric]:.4g} (naive {test['naive'][metric]:.4g}), "
+        echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
              f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
 
     for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):

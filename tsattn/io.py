@@ -301,8 +301,8 @@ def versions() -> dict:
 
 
 def number_text(value, digits: int = 4) -> str:
-    """A figure as people read it in a table: ``digits`` significant digits, never e-notation, thousands
-    separated (10,020 not 1.002e+04; 0.0001234; 13.46); "" for a missing value."""
+    """A figure as people read it in a table: ``digits`` significant digits, thousands separated, no e-notation
+    from 0.0001 up (10,020 not 1.002e+04; 0.0001234; 13.46; below 0.0001: 8e-09); "" for a missing value."""
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -312,6 +312,8 @@ def number_text(value, digits: int = 4) -> str:
     size = abs(value)
     if size == 0:
         return "0"
+    if size < 1e-4:  # an exact fit's 8e-09: written with its exponent rather than nine zeros
+        return f"{value:.{digits}g}"
     decimals = max(0, digits - 1 - math.floor(math.log10(size)))
     text = f"{value:,.{decimals}f}"
     if "." in text:  # as %g does: 18.2, not 18.20

@@ -12,7 +12,7 @@ from .baselines import baseline_labels
 from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
-from .io import atomic_directory, write_json
+from .io import atomic_directory, number_text, write_json
 from .models import attention_model, first_member, get_spec
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
@@ -77,7 +77,7 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
             values = result.metrics[part].get(name, {})  # statistical baselines: test part only
             for key in keys:
                 value = values.get(key)
-                cells.append(f"{value:>16.4g}" if value is not None else f"{'n/a':>16}")
+                cells.append(f"{number_text(value):>16}" if value is not None else f"{'n/a':>16}")
         rows.append(f"{label:<16}" + "".join(cells))
     return "\n".join(rows)
 
@@ -106,7 +106,7 @@ def interval_table(result: RunResult, part: str = "test") -> str:
         else:
             label = f"{labels.get(key, key)} (conformal)"
         cells = [values.get(c) for c in columns]
-        rows.append(f"{label:<38}" + "".join(f"{v:>14.4g}" if v is not None else f"{'n/a':>14}" for v in cells))
+        rows.append(f"{label:<38}" + "".join(f"{number_text(v):>14}" if v is not None else f"{'n/a':>14}" for v in cells))
     return "\n".join(rows)
 
 
@@ -191,7 +191,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
             validation_start = series.index[int(result.data.target_positions("validation").min())]
         rmse = result.metrics.get("test", {}).get("model", {}).get("rmse")
         naive = result.metrics.get("test", {}).get("naive", {}).get("rmse")
-        subtitle = f" — test RMSE {rmse:.4g} (naive {naive:.4g})" if rmse is not None and naive is not None else ""
+        subtitle = f" — test RMSE {number_text(rmse)} (naive {number_text(naive)})" if rmse is not None and naive is not None else ""
         written.append(plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
                                            f"{title}: actual vs one-step forecasts{subtitle}", units, test_start,
                                            validation_start, result.config.level))
