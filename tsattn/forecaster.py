@@ -538,7 +538,7 @@ class Forecaster:
         elif kind == "loss":
             if not state.estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")
-            figure = plots.loss_figure(self.history_)
+            figure = plots.loss_figure(self.history_, loss=state.config.loss)
         else:
             raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")
         if path is not None:

@@ -175,14 +175,25 @@ def _log_if_positive(ax, *series) -> None:
         ax.set_yscale("log")
 
 
+LOSS_LABELS = {"mse": "MSE (scaled values)", "mae": "MAE (scaled values)", "huber": "Huber loss (scaled values)",
+               "quantile": "pinball loss (scaled values)", "smape": "sMAPE (%)", "mape": "MAPE (%)", "mase": "MASE"}
+
+
+def loss_label(loss) -> str:
+    """The y-axis of a loss curve for a training loss (several losses: "loss")."""
+    losses = {loss} if isinstance(loss, str) or loss is None else set(loss)
+    return LOSS_LABELS.get(next(iter(losses)), "loss") if len(losses) == 1 else "training loss (per model)"
+
+
 @kept
-def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss") -> Path:
+def plot_loss(history: pd.DataFrame, path: Path, title: str = "Training and validation loss", loss: str = "mse") -> Path:
     """loss.png: :func:`loss_figure`."""
-    return save_figure(loss_figure(history, title), path)
+    return save_figure(loss_figure(history, title, loss), path)
 
 
-def loss_figure(history: pd.DataFrame, title: str = "Training and validation loss") -> Figure:
-    """Loss (MSE on scaled values) per epoch, log scale, with the best validation epoch marked."""
+def loss_figure(history: pd.DataFrame, title: str = "Training and validation loss", loss: str = "mse") -> Figure:
+    """The training loss (``loss``: the setting, e.g. mse on scaled values) per epoch, log scale when positive,
+    with the best validation epoch marked."""
     fig, ax = _subplots(figsize=(7, 4))
     _integer_epochs(ax)
     ax.plot(history.index, history["loss"], label="training loss")
@@ -193,7 +204,7 @@ def loss_figure(history: pd.DataFrame, title: str = "Training and validation los
     _log_if_positive(ax, history["loss"], *([history["val_loss"]] if "val_loss" in history else []))
     ax.set_title(title)
     ax.set_xlabel("epoch")
-    ax.set_ylabel("MSE (scaled values, log scale)")
+    ax.set_ylabel(loss_label(loss) + (", log scale" if ax.get_yscale() == "log" else ""))
     ax.legend()
     ax.grid(alpha=0.3, which="both")
     literal_text(fig).tight_layout()
@@ -351,8 +362,9 @@ def plot_overlay(actual: pd.Series, forecasts: dict, path: Path, title: str, uni
 
 
 @kept
-def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
-    """Validation (solid) and training (dotted) loss per epoch of several models."""
+def plot_loss_curves(histories: dict, path: Path, title: str, loss="mse") -> Path:
+    """Validation (solid) and training (dotted) loss per epoch of several models (``loss``: their training loss,
+    or the list of them)."""
     fig, ax = _subplots(figsize=(8, 4.5))
     _integer_epochs(ax)
     for i, (name, history) in enumerate(histories.items()):
@@ -361,7 +373,7 @@ def plot_loss_curves(histories: dict, path: Path, title: str) -> Path:
             ax.plot(history.index, history["val_loss"], color=f"C{i}", label=f"{name} (validation)")
     _log_if_positive(ax, *[h[c] for h in histories.values() for c in ("loss", "val_loss") if c in h])
     ax.set_xlabel("epoch")
-    ax.set_ylabel("MSE (scaled values, log scale)")
+    ax.set_ylabel(loss_label(loss) + (", log scale" if ax.get_yscale() == "log" else ""))
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")

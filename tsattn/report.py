@@ -180,7 +180,8 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
     histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
                  for r in mine if r["seed"] == first_seed}
     figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
-        histories, figures_dir / f"{safe}_loss.png", f"{dataset}: loss per epoch (seed {first_seed})")))
+        histories, figures_dir / f"{safe}_loss.png", f"{dataset}: loss per epoch (seed {first_seed})",
+        [r["config"].get("loss", "mse") for r in mine if r["seed"] == first_seed])))
     for record in mine:
         if record["seed"] != first_seed or not record["attention"]:
             continue

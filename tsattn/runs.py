@@ -223,7 +223,8 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         written.append(plots.plot_distribution(distributions, directory / "smape_distribution.png",
                                                f"{title}: per-series {part} sMAPE ({panel.n_series} series)",
                                                "sMAPE (%)"))
-    written.append(plots.plot_loss(result.history, directory / "loss.png", f"{title}: training and validation loss"))
+    written.append(plots.plot_loss(result.history, directory / "loss.png", f"{title}: training and validation loss",
+                                   result.config.loss))
     written += write_attention_plots(result.model, result.data, directory, title)
     return [path for path in written if path is not None]  # a figure that could not be drawn was warned about
 
