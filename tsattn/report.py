@@ -228,6 +228,17 @@ def _interval_columns(table: pd.DataFrame) -> list[str]:
             if c.startswith("test_") and c.endswith("_mean") and is_interval_metric(c[len("test_"):-len("_mean")])
             and table[c].notna().any()]
 
+def mean_spread(mean, std, seeds) -> str:
+    """"13.46 ± 0.35": the mean over seeds and the standard deviation (none for one seed; a spread that is only
+    floating-point noise, below a billionth of the mean, is 0)."""
+    if mean != mean:
+        return ""
+    text = number_text(mean)
+    if seeds > 1 and std == std:
+        text += f" ± {number_text(std if abs(std) > 1e-9 * abs(mean) else 0.0, 2)}"
+    return text
+
+
 def interval_table(table: pd.DataFrame) -> list[list[str]]:
     """Header and rows (text) of a dataset's interval metrics, means over seeds; empty without levels. A panel
     shows widths scaled by each series' in-sample MAE (as MSIS is), one series its width in series units."""
@@ -242,8 +253,7 @@ def interval_table(table: pd.DataFrame) -> list[list[str]]:
         cells = [row["model"]]
         for column in columns:
             mean, std = row[f"test_{column}_mean"], row[f"test_{column}_std"]
-            cells.append("" if mean != mean else number_text(mean) + (f" ± {number_text(std, 2)}"
-                                                                      if row["seeds"] > 1 and std == std else ""))
+            cells.append(mean_spread(mean, std, row["seeds"]))
         rows.append(cells)
     return rows
 
@@ -275,8 +285,7 @@ def _cells(row, columns=SUMMARY_COLUMNS) -> list[str]:
             cells.append("" if mean != mean else f"{mean:.0f}" if float(mean).is_integer() else f"{mean:.1f}")
         elif f"{key}_mean" in row:
             mean, std = row[f"{key}_mean"], row[f"{key}_std"]
-            cells.append("" if mean != mean else number_text(mean) + (f" ± {number_text(std, 2)}"
-                                                                      if row["seeds"] > 1 and std == std else ""))
+            cells.append(mean_spread(mean, std, row["seeds"]))
         elif key == "headline_ratio_to_naive":
             cells.append(f"{row[key]:.3f}" if row[key] == row[key] else "")
         elif key == "parameters":
