@@ -459,3 +459,15 @@ def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
     (out / "comparison.json").write_text("{not json")
     result = _cli(["compare", "--models", "simple-rnn", "--seeds", "0", "--epochs", "1", "--out", str(out)])
     assert result.exit_code == 2 and "comparison.json is damaged" in result.output, result.output
+
+
+def test_a_date_column_left_out_is_named_in_a_warning(tmp_path):
+    """A first-hour trap: `--csv f.csv --column v` without --date-column indexed the series 0..n-1 silently."""
+    from tsattn.data import read_csv_series
+
+    path = tmp_path / "monthly.csv"
+    pd.DataFrame({"month": pd.date_range("2000-01-01", periods=24, freq="MS").strftime("%Y-%m-%d"),
+                  "v": np.arange(24.0)}).to_csv(path, index=False)
+    with pytest.warns(UserWarning, match="column 'month' looks like timestamps but is not used.*--date-column month"):
+        assert read_csv_series(path, "v").index[-1] == 23
+    assert read_csv_series(path, "v", "month").index.freqstr == "MS"

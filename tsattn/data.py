@@ -241,6 +241,18 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     return frame
 
 
+def _looks_like_dates(column: pd.Series) -> bool:
+    """Whether the first values of a text column all read as dates."""
+    head = column.dropna().head(5)
+    if head.empty:
+        return False
+    try:
+        parse_timestamps(head)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
 def parse_timestamps(column: pd.Series) -> pd.DatetimeIndex:
     """Text timestamps as a DatetimeIndex, as the Python API reads them: UTC offsets that change along the column
     (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Raises ValueError /
@@ -295,6 +307,14 @@ def read_csv_series(
         column = candidates[0]
     if column not in columns:
         raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
+    if date_column is None:
+        for other in columns:
+            if other != column and frame[other].dtype == object and _looks_like_dates(frame[other]):
+                warnings.warn(f"{path.name}: column {other!r} looks like timestamps but is not used, so the series is "
+                              f"indexed 0..{len(frame) - 1} (no frequency, no season, forecasts labelled by step); "
+                              f"pass --date-column {other} (Python: date_column={other!r}) to use it", UserWarning,
+                              stacklevel=2)
+                break
     values = frame[column]
     if date_column is not None and frame[date_column].duplicated().any():
         # a long file of several series read as one: name the column that tells them apart
