@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -92,7 +94,9 @@ def season_from_frequency(freq: str | None) -> int:
     offset = None
     for candidate in candidates:  # pandas 3 dropped M, H, T...; older pandas still writes them
         try:
-            offset = pd.tseries.frequencies.to_offset(candidate)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # pandas 2.2's notice that M means ME now
+                offset = pd.tseries.frequencies.to_offset(candidate)
             break
         except ValueError:
             continue
