@@ -6,7 +6,6 @@ All functions take arrays of shape (samples, horizon) (or (samples,)) in the ser
 from __future__ import annotations
 
 import math
-
 import warnings
 
 import numpy as np
