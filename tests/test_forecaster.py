@@ -270,3 +270,11 @@ def test_plot_returns_figures_with_chosen_series_actuals_and_fans(tmp_path):
     assert len(tsattn.plot_series(frame).axes) == 4  # max_ids series by default
     drawn.savefig(tmp_path / "cv.png")
     assert (tmp_path / "cv.png").stat().st_size > 5000
+
+
+def test_plot_of_one_series_draws_its_actuals_after_the_cut():
+    series = make_series(n=60)
+    forecaster = Forecaster("naive").fit(series[:48])
+    figure = forecaster.plot(steps=12, actuals=series)
+    lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
+    assert len(lines["actual"].get_xdata()) == 60 and len(lines["naive"].get_xdata()) == 12

@@ -502,7 +502,8 @@ class Forecaster:
                 history).
             steps, series, level: as in :meth:`predict`.
             ids: the series to draw (default: the first ``max_ids``).
-            actuals: the values after the history (a long frame, or one series), drawn over the forecast.
+            actuals: the actual values (a long frame, or one series), drawn behind the forecast: what came after
+                the history, and the history itself (the fitted state keeps only each series' last values).
             max_insample_length: at most this many values of history (default: four horizons, at least 48).
         """
         from . import plots
@@ -514,8 +515,10 @@ class Forecaster:
             id_column, time_column, value_column = state.columns
             if actuals is not None:
                 after = as_panel(actuals, *state.columns, fill=state.config.fill).to_frame(*state.columns)
-                history = pd.concat([history, after[after[time_column] > history[time_column].max()]]
-                                    if state.single else [history, after], ignore_index=True)
+                if state.single and history[id_column].nunique() == 1:  # one series: the actuals are its own
+                    after[id_column] = history[id_column].iloc[0]
+                history = pd.concat([history.astype({id_column: object}), after.astype({id_column: object})],
+                                    ignore_index=True)  # the actuals' history too (the state keeps only tails)
                 history = history.drop_duplicates([id_column, time_column], keep="first")
             if state.single and not isinstance(forecast, pd.Series) and id_column not in forecast.columns:
                 forecast = forecast.rename_axis(time_column).reset_index()
