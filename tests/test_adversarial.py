@@ -471,3 +471,12 @@ def test_a_date_column_left_out_is_named_in_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="column 'month' looks like timestamps but is not used.*--date-column month"):
         assert read_csv_series(path, "v").index[-1] == 23
     assert read_csv_series(path, "v", "month").index.freqstr == "MS"
+
+
+def test_far_future_refusal_counts_fixed_steps_without_building_them():
+    """The refusal's "at most N steps" was counted by listing every timestamp up to 2262: billions for seconds."""
+    from tsattn.io import describe_index, future_index
+
+    seconds = pd.date_range("2020-01-01", periods=5, freq="s")
+    with pytest.raises(TsattnError, match=r"forecast at most 7645363196 steps"):
+        future_index(describe_index(seconds), 10 ** 11)

@@ -282,7 +282,13 @@ def future_index(description: dict, steps: int) -> pd.Index:
         try:
             return pd.date_range(last, periods=steps + 1, freq=description["freq"])[1:]
         except (pd.errors.OutOfBoundsDatetime, OverflowError, ValueError):
-            reach = len(pd.date_range(last, pd.Timestamp.max.floor("D"), freq=description["freq"])) - 1
+            offset = pd.tseries.frequencies.to_offset(description["freq"])
+            end = pd.Timestamp.max.floor("D") - pd.Timedelta(days=1)
+            end = end.tz_localize(last.tz) if last.tz is not None else end
+            if isinstance(offset, pd.offsets.Tick):  # fixed steps (hours, minutes...): arithmetic, not billions of labels
+                reach = int((end - last) // pd.Timedelta(offset))
+            else:  # calendar steps (months, weeks, days with anchors): at most a few hundred thousand labels
+                reach = len(pd.date_range(last, end, freq=offset)) - 1
             raise DataError(f"{steps} steps of {description['freq']} after {last} reach past {pd.Timestamp.max:%Y-%m-%d}, "
                             f"the last date pandas timestamps can hold; forecast at most {reach} steps") from None
     if kind == "period":
