@@ -378,10 +378,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.data import check_dataset_name
 
         check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
-    from tsattn.config import check_config, load_panel
+    from tsattn.config import load_panel
 
-    check_config(config)
-    panel = load_panel(config)  # the data's errors come before "Training ...", not after it
+    panel = load_panel(config)  # the data's errors come before "Training ..." (fit then checks the settings)
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
     window = "auto" if config.window is None else config.window
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "

@@ -264,7 +264,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
             labels = [str(x) for x in test.index[-max_windows:]]
             if not single:
                 ids = np.asarray(result.panel.ids, dtype=object)[test.series[-max_windows:]]
-                labels = [f"{sid} {label[:-9] if label.endswith(' 00:00:00') else label}" for sid, label in zip(ids, labels)]
+                labels = [f"{sid} {label}" for sid, label in zip(ids, labels)]  # plots.time_label shortens dates
             record["attention"] = {"kind": "rnn", "weights": np.round(weights[0], 6).tolist(), "labels": labels}
         else:
             record["attention"] = {"kind": "transformer", "window_label": str(test.index[-1])[:24],

@@ -520,11 +520,9 @@ class Forecaster:
                 history = pd.concat([history.astype({id_column: object}), after.astype({id_column: object})],
                                     ignore_index=True)  # the actuals' history too (the state keeps only tails)
                 history = history.drop_duplicates([id_column, time_column], keep="first")
-            if state.single and not isinstance(forecast, pd.Series) and id_column not in forecast.columns:
-                forecast = forecast.rename_axis(time_column).reset_index()
-                forecast.insert(0, id_column, history[id_column].iloc[0])
-            elif isinstance(forecast, pd.Series):
-                forecast = forecast.rename(self.model).rename_axis(time_column).reset_index()
+            if id_column not in getattr(forecast, "columns", ()):  # one series' forecast, indexed by time
+                frame = forecast.to_frame(self.model) if isinstance(forecast, pd.Series) else forecast
+                forecast = frame.rename_axis(time_column).reset_index()
                 forecast.insert(0, id_column, history[id_column].iloc[0])
             if max_insample_length is None:
                 max_insample_length = max(48, 4 * forecast.groupby(id_column, observed=True).size().max())
