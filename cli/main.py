@@ -304,6 +304,33 @@ def data_options(command):
     return command
 
 
+def covariate_options(command):
+    """--hist-exog / --futr-exog / --stat-exog / --calendar / --static-csv, shared by fit and compare."""
+    options = [
+        click.option("--hist-exog", metavar="COLUMNS", help="past-observed covariate columns (known up to each "
+                     "forecast origin), comma-separated."),
+        click.option("--futr-exog", metavar="COLUMNS", help="future-known covariate columns (known for the forecast "
+                     "steps too: promotions, prices, holidays), comma-separated."),
+        click.option("--stat-exog", metavar="COLUMNS", help="static feature columns of --static-csv (one row per "
+                     "series; text columns are categories, one-hot), comma-separated."),
+        click.option("--calendar", metavar="FEATURES", help="calendar features made from the dates: month, quarter, "
+                     "weekofyear, dayofweek, dayofmonth, dayofyear, hour, minute (comma-separated)."),
+        click.option("--static-csv", type=click.Path(), help="a CSV of static features: unique_id (or --id-column) "
+                     "and the --stat-exog columns."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv) -> dict:
+    named = {"hist_exog": hist_exog, "futr_exog": futr_exog, "stat_exog": stat_exog, "calendar": calendar}
+    overrides = {key: _names(value, key) for key, value in named.items() if value is not None}
+    if static_csv is not None:
+        overrides["static_csv"] = static_csv
+    return overrides
+
+
 @main.command("models")
 @output_options
 def models_command(quiet, as_json):
@@ -345,12 +372,14 @@ def _model_names() -> list[str]:
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
 @level_option
+@covariate_options
 @click.option("--out", required=True, type=click.Path(), help="directory to write the run to.")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier run (and nothing else).")
 @output_options
 @friendly_errors
 def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
-                learning_rate, seed, preset, stat_baselines, settings, levels, out, force, quiet, as_json):
+                learning_rate, seed, preset, stat_baselines, settings, hist_exog, futr_exog, stat_exog, calendar,
+                static_csv, levels, out, force, quiet, as_json):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
 
@@ -359,6 +388,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         "model": model_name, "window": window, "horizon": horizon, "epochs": epochs, "batch_size": batch_size,
         "learning_rate": learning_rate, "seed": seed}.items() if value is not None}
     overrides.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
+    overrides.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
     if stat_baselines is not None:
         overrides["baselines"] = _names(stat_baselines, "baselines")
     if levels:
@@ -366,7 +396,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     overrides = with_settings(overrides, settings)
     if preset is None and dataset is None and csv is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
-    check_output_directory(out, force, "run", inputs=[csv])  # fail before training, not after
+    check_output_directory(out, force, "run", inputs=[csv, static_csv])  # fail before training, not after
 
     from tsattn.config import preset_config
     from tsattn.harness import EpochProgress, fit
@@ -421,6 +451,8 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     fitted = default_config or {}
     if dataset is not None and fitted.get("dataset") == dataset:
         overrides["dataset_options"] = fitted.get("dataset_options", {})
+    for key in ("hist_exog", "futr_exog", "stat_exog", "calendar", "static_csv"):  # the columns the model reads
+        overrides.setdefault(key, fitted.get(key))
     return load_panel(RunConfig(**{"dataset": None, **overrides}))
 
 
@@ -432,11 +464,13 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
 @click.option("--out", type=click.Path(),
               help="directory to write forecast.csv, forecast.png and forecast.json to (like every --out).")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier forecast (and nothing else).")
+@click.option("--futr-csv", type=click.Path(), help="a CSV of the future-known covariates for the forecast steps: "
+              "the id and date columns and one column per --futr-exog column the model was fitted with.")
 @level_option
 @output_options
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, levels, quiet,
-                    as_json):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, futr_csv, levels,
+                    quiet, as_json):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_directory, check_output_directory, write_json
@@ -446,11 +480,17 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         raise CliError(f"--out is a directory for every command (predict writes forecast.csv, forecast.png and "
                        f"forecast.json inside it); got {out}: name a directory, e.g. --out forecasts/next")
     if out:
-        check_output_directory(out, force, "forecast", inputs=[csv, model_dir])  # before any work
+        check_output_directory(out, force, "forecast", inputs=[csv, model_dir, futr_csv])  # before any work
     levels = _levels(levels)
     forecaster = Forecaster.load(model_dir)
-    series = _series_from_options(dataset, csv, column, date_column, fill, id_column=id_column)
-    forecast = forecaster.predict(steps, series=series, level=levels or None)
+    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(),
+                                  id_column=id_column)
+    futr_df = None
+    if futr_csv is not None:
+        from tsattn.data import read_csv_frame
+
+        futr_df = read_csv_frame(Path(futr_csv), text_columns=[forecaster.columns_[0]])
+    forecast = forecaster.predict(steps, series=series, level=levels or None, futr_df=futr_df)
     if getattr(forecast, "ndim", 2) == 1:  # one series: timestamp, forecast
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
     elif forecaster.columns_[0] not in forecast.columns:  # one series with intervals: timestamp, forecast, forecast-lo-80
@@ -474,7 +514,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
             from tsattn.plots import kept
 
             kept(forecaster.plot)(staging / "forecast.png", "forecast", steps=steps, series=series,
-                                  level=levels or None)  # a figure that cannot be drawn: warned, the forecast kept
+                                  level=levels or None, futr_df=futr_df)  # a figure that cannot be drawn: warned
             write_json(staging / "forecast.json", {
                 "model_dir": str(Path(model_dir).expanduser().resolve()), "model": forecaster.model,
                 "steps": int(steps if steps is not None else forecaster.horizon), "rows": int(len(frame)),

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tsattn"
 LAYERS = [
     {"errors", "_version", "_backend"},
     {"checks", "intervals", "specs", "data", "io"},
-    {"metrics", "panel", "layers", "engine", "plots"},
+    {"metrics", "panel", "layers", "engine", "plots", "covariates"},
     {"windows", "losses", "models"},
     {"baselines"},
     {"config", "state", "evaluation", "verdicts"},

@@ -71,7 +71,7 @@ def test_python_m_tsattn_runs_the_cli():
 
 @pytest.mark.parametrize("args, pattern", [
     (["--model", "lstm", "--dataset", "sunspots"], "'lstm' is not one of 'simple-rnn', 'attention-rnn', 'transformer'"),
-    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, sunspots"),
+    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: bjsales, fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, promo-panel, promodata, seatbelts, sunspots"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),
     (["--dataset", "sunspots", "--set", "units"], "--set expects KEY=VALUE"),

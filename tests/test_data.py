@@ -37,7 +37,7 @@ def test_fibonacci_overflow_refused():
 
 
 def test_unknown_dataset_and_option():
-    with pytest.raises(ConfigError, match="available: fibonacci, m1-monthly, .*, sunspots"):
+    with pytest.raises(ConfigError, match="available: bjsales, fibonacci, m1-monthly, .*, sunspots"):
         tsattn.load_dataset("sunspot")
     with pytest.raises(ConfigError, match="takes: n, log"):
         tsattn.load_dataset("fibonacci", size=3)

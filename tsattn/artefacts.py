@@ -71,7 +71,14 @@ def metadata(state) -> dict:
         "ids": list(tails.ids),
         "index": {"kind": tails.index_kind, "freq": tails.freq,
                   "tz": str(tails.index.tz) if getattr(tails.index, "tz", None) is not None else None},
-        "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index)},
+        "tails": {"offsets": tails.offsets.tolist(), "values": tails.values.tolist(), "labels": _labels(tails.index),
+                  "exog_names": list(tails.exog_names),
+                  "exog": None if tails.exog is None else tails.exog.tolist(),
+                  "static": None if tails.static is None else {
+                      str(column): [v.item() if hasattr(v, "item") else v for v in tails.static[column]]
+                      for column in tails.static.columns}},
+        "covariates": None if state.covariates is None else state.covariates.to_dict(),
+        "layout": None if getattr(state.estimator, "layout", None) is None else list(state.estimator.layout),
         "trained_until": int(trained_until) if isinstance(trained_until, (int, np.integer)) else str(trained_until),
         "history": {column: [float(v) for v in state.history[column]] for column in state.history.columns},
         "epochs_run": state.epochs_run,
@@ -286,8 +293,17 @@ def _tails(state: dict):
     if len(offsets) != len(ids) + 1 or offsets[-1] != len(values) or len(index) != len(values) \
             or (np.diff(offsets) < 0).any() or not np.isfinite(values).all():
         raise ValueError("the stored tails do not match the stored series ids")
+    exog, static = tails.get("exog"), tails.get("static")
+    if exog is not None:
+        exog = np.asarray(exog, dtype=np.float64).reshape(len(values), len(tails["exog_names"]))
+        if not np.isfinite(exog).all():
+            raise ValueError("the stored covariates are not finite")
+    if static is not None:
+        static = pd.DataFrame(static, index=pd.Index(ids))
+        if len(static) != len(ids):
+            raise ValueError("one row of static features per series is needed")
     return Panel(ids, values, offsets, index, state["index"]["freq"], state.get("series_name"), None,
-                 bool(state["single_input"]))
+                 bool(state["single_input"]), exog, tuple(str(n) for n in tails.get("exog_names", ())), static)
 
 
 def load(path: Path):
@@ -295,6 +311,7 @@ def load(path: Path):
     and 2), with one clear line for anything else."""
     from .baselines import Naive, NetworkModel, SeasonalNaive, from_state
     from .config import RunConfig, check_config
+    from .covariates import Covariates
     from .intervals import Conformal, QuantileConformal, check_quantiles
     from .state import FittedState
     from .windows import Scaler
@@ -323,7 +340,7 @@ def load(path: Path):
             if tuple(model.input_shape[1:]) != (window, features) or tuple(model.output_shape[1:]) != outputs:
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
                                  f"to {outputs}")
-            estimator = NetworkModel(model, name, window, horizon, quantiles)
+            estimator = NetworkModel(model, name, window, horizon, quantiles, state.get("layout"))
         elif "estimator" in state:
             estimator = from_state(state["estimator"])
         else:  # format 1 baselines
@@ -339,7 +356,13 @@ def load(path: Path):
             quantile_conformal=None if state.get("quantile_conformal") is None else
             QuantileConformal.from_state(state["quantile_conformal"]),
             columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
-            epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"))
+            epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
+            covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]))
+        if fitted.covariates is not None:
+            fitted.covariates.check_panel(tails)
+            layout = fitted.covariates.layout
+            if getattr(estimator, "layout", layout) != layout or (model is not None and 1 + sum(layout) != features):
+                raise ValueError("the stored covariates do not match the model's input")
         if len(fitted.scaler.offset) != tails.n_series:
             raise ValueError("one scaler per series is needed")
         if params.get("window") not in (None, window) or params.get("horizon", horizon) != horizon:
@@ -349,7 +372,7 @@ def load(path: Path):
             raise ValueError("a stored tail is shorter than the window")
         if len(mase_scale) != tails.n_series:
             raise ValueError("one MASE scale per series is needed")
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError,
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError, DataError,
             StopIteration) as exc:
         raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "
                         "again") from None

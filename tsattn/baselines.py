@@ -20,7 +20,8 @@ import numpy as np
 
 from . import metrics as M
 from .checks import choice
-from .errors import ConfigError
+from .covariates import target_column
+from .errors import ConfigError, DataError
 from .windows import gather_batch, window_positions
 
 LINEAR_FITS = ("pooled", "per-series")
@@ -47,7 +48,8 @@ class Capabilities:
         scope: "global" (one model for every series, fitted once) or "local" (fitted on each history it forecasts).
         intervals: "conformal" (split-conformal around its point forecast) or "quantiles" (its own quantiles,
             conformalized; conformal ones around its point forecast are available too).
-        covariates: the covariate kinds it uses ("hist", "futr", "stat"); none yet.
+        covariates: the covariate kinds it uses ("hist", "futr", "stat"); a model without them refuses them when
+            they are asked of it (the baselines scored beside a model ignore them: they are the reference).
         trained: trained by gradient descent (a Keras model and a training history).
         attention: exposes attention weights over its input window.
         scored_on: the parts the harness scores it on (a local method refitted per origin: the test part only).
@@ -97,7 +99,7 @@ class Naive(WindowModel):
         self.horizon = horizon
 
     def forecast(self, values, origins, first, series, scaler):
-        return M.naive_forecast(values, origins, self.horizon)
+        return M.naive_forecast(target_column(values), origins, self.horizon)
 
 
 class SeasonalNaive(WindowModel):
@@ -113,7 +115,7 @@ class SeasonalNaive(WindowModel):
         self.lookback = season
 
     def forecast(self, values, origins, first, series, scaler):
-        return M.seasonal_naive_forecast(values, origins, self.horizon, self.season, np.asarray(first))
+        return M.seasonal_naive_forecast(target_column(values), origins, self.horizon, self.season, np.asarray(first))
 
     def state(self) -> dict:
         return {**super().state(), "season": self.season}
@@ -125,21 +127,26 @@ def window_scales(X: np.ndarray) -> np.ndarray:
     return np.where(scale > 0, scale, 1.0)
 
 
-def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window_scaled: bool = False) -> np.ndarray:
+def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window_scaled: bool = False,
+                        covariates: bool = False) -> np.ndarray:
     """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
     (an evenly spaced subset above 100,000 windows); ``relative`` fits targets minus the window's last value
     on the window minus its last value; ``window_scaled`` divides each window and its targets by the window's
-    largest absolute value first (series of every size then share one fit, as with normalise=window)."""
+    largest absolute value first (series of every size then share one fit, as with normalise=window).
+    ``covariates`` regresses on the whole network input (the target and every covariate column, step by step:
+    (window * features + 1, horizon), the layout of a network's skip path); the scaling and the relative form
+    apply to the target column only."""
     if len(starts) > LINEAR_FIT_MAX_WINDOWS:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
     batch = data.batch("train", starts=starts)
-    X, y = batch.insample_y, batch.target  # (windows, window, 1), (windows, horizon)
+    X = batch.network_input().astype(np.float64) if covariates else batch.insample_y  # (windows, window, features)
+    y = batch.target  # (windows, horizon)
     if window_scaled:
         scale = window_scales(X[:, :, 0])
-        X, y = X / scale[:, :, None], y / scale
+        X, y = np.concatenate([X[:, :, :1] / scale[:, :, None], X[:, :, 1:]], axis=-1), y / scale
     if relative:
         last = X[:, -1:, 0]
-        X, y = X - last[:, :, None], y - last
+        X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
     try:
         return M.fit_linear_autoregression(X, y)
     except np.linalg.LinAlgError:
@@ -184,6 +191,7 @@ class LinearAR(WindowModel):
         return self
 
     def forecast(self, values, origins, first, series, scaler):
+        values = target_column(values)  # an autoregression of the target alone (a network's skip path reads more)
         outputs = []
         for low in range(0, len(origins), CHUNK):
             chunk, numbers = origins[low:low + CHUNK], np.asarray(series)[low:low + CHUNK]
@@ -240,6 +248,7 @@ class StatisticalModel(WindowModel):
         from .intervals import check_levels
 
         levels = check_levels(levels)
+        values = target_column(values)
         origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
         key = self._memo_key(values, origins, first, levels)
         if key not in _STATISTICAL_MEMO:
@@ -353,14 +362,15 @@ class NetworkModel(WindowModel):
 
     key = "model"
 
-    def __init__(self, keras_model, name: str, window: int, horizon: int, quantiles=None):
+    def __init__(self, keras_model, name: str, window: int, horizon: int, quantiles=None, layout=None):
         self.model, self.label, self.window, self.horizon = keras_model, name, window, horizon
         self.features = int(keras_model.input_shape[-1])  # the target and any covariates, per step
+        self.layout = None if layout is None else tuple(int(n) for n in layout)  # (past, future-known, static)
         from .specs import MODELS
 
         spec = MODELS.get(name)
         self.capabilities = Capabilities(intervals="conformal" if quantiles is None else "quantiles", trained=True,
-                                         attention=bool(spec and spec.attention))
+                                         attention=bool(spec and spec.attention), covariates=("hist", "futr", "stat"))
         self.lookback = window
         self.quantiles = None if quantiles is None else tuple(round(float(q), 6) for q in quantiles)
 
@@ -385,8 +395,16 @@ class NetworkModel(WindowModel):
         for low in range(0, len(origins), chunk_size):
             chunk, numbers = origins[low:low + chunk_size], np.asarray(series)[low:low + chunk_size]
             windows = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
-                                   with_target=False, first=first[low:low + chunk_size])
-            scaled = np.asarray(forward(windows.network_input()), dtype=np.float64)
+                                   with_target=False, first=first[low:low + chunk_size], layout=self.layout)
+            inputs = windows.network_input()
+            if inputs.shape[-1] != self.features:
+                raise DataError(f"the model reads {self.features} column(s) per step (the target and its covariates) "
+                                f"but was given {inputs.shape[-1]}; give the covariates it was fitted with")
+            if not np.isfinite(inputs).all():
+                raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
+                                "futr_df with every series' values for each forecast step (make_future_dataframe "
+                                "builds its skeleton)")
+            scaled = np.asarray(forward(inputs), dtype=np.float64)
             outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
         if outputs:
             return np.concatenate(outputs)

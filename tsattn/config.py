@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from . import checks as C
 from . import metrics as M
 from .baselines import LINEAR_FITS, statistical_keys
+from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
-from .errors import ConfigError
+from .errors import ConfigError, DataError
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, get_spec
@@ -152,6 +154,15 @@ class RunConfig:
     quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
     level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
     preset: str | None = None        # the preset these settings started from (PRESETS), recorded
+    hist_exog: list | None = None    # past-observed covariate columns (known up to each forecast origin)
+    futr_exog: list | None = None    # future-known covariate columns (known for the forecast steps too)
+    stat_exog: list | None = None    # static feature columns (one row per series, in static_csv / static_df)
+    calendar: list | None = None     # calendar features generated from the timestamps (month, dayofweek, ...)
+    static_csv: str | None = None    # a CSV of static features: unique_id (or id_column) and the stat_exog columns
+
+    def covariates(self):
+        """A fresh, unfitted :class:`tsattn.covariates.Covariates` of these settings, or None without covariates."""
+        return Covariates.of(self.hist_exog, self.futr_exog, self.stat_exog, self.calendar)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -290,12 +301,17 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
     get_loss(config.loss)
     _check_ensemble(config)
+    C.text("preset", config.preset)
     if config.preset is not None and config.preset not in PRESETS:
         raise ConfigError(f"unknown preset {config.preset!r}; available: {', '.join(PRESETS)}")
     if model_quantiles(config) is None and config.level and not config.validation_fraction:
         raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
     statistical_keys(config.baselines)
+    for name, value in zip(COVARIATE_KINDS, check_covariates(config.hist_exog, config.futr_exog, config.stat_exog,
+                                                             config.calendar)):
+        setattr(config, name, list(value) or None)  # "a,b" from the CLI becomes ["a", "b"]
+    C.text("static_csv", config.static_csv)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
     for name in ("dataset", "csv", "column", "date_column", "id_column"):
@@ -340,12 +356,26 @@ def load_panel(config: RunConfig) -> Panel:
     """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column)."""
     if config.csv is not None and config.dataset is not None:
         raise ConfigError("give either a dataset or a CSV file, not both")
+    covariates = config.covariates()
+    exog = covariates.dynamic if covariates else ()
+    static = None
+    if config.static_csv is not None:
+        from .data import read_csv_frame
+
+        static = read_csv_frame(config.static_csv, text_columns=[config.id_column or "unique_id"])
+        if (config.id_column or "unique_id") not in static.columns:
+            raise DataError(f"static CSV {config.static_csv} has no {config.id_column or 'unique_id'} column; give one "
+                            "row per series with its id and the stat_exog columns")
+        static = static.rename(columns={config.id_column or "unique_id": "unique_id"})
     if config.csv is not None:
         return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill,
-                              freq=config.freq)
+                              freq=config.freq, exog=exog, static=static)
     if config.dataset is None:
         raise ConfigError("no data: give a dataset (e.g. sunspots) or a CSV file with its column")
-    return as_panel(load_dataset(config.dataset, **config.dataset_options), fill=config.fill, freq=config.freq)
+    frame = load_dataset(config.dataset, **config.dataset_options)
+    if static is None and covariates is not None and covariates.stat and isinstance(frame, pd.DataFrame):
+        static = pd.DataFrame(frame.attrs["static"]) if frame.attrs.get("static") else None  # a dataset's own
+    return as_panel(frame, fill=config.fill, freq=config.freq, exog=exog, static=static)
 
 
 def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
@@ -423,10 +453,14 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
 
         train = int(_part_bounds(np.array([panel.lengths.max()]), split)[0, 0])
         window = int(max(2, min(window, train - config.horizon)))
+    covariates = config.covariates()
+    if covariates is not None and covariates.layout[1] and window < config.horizon:
+        raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
+                          f"window, which is {window}; use window >= horizon ({config.horizon})")
     return window_panel(panel, window, config.horizon, config.stride, split,
                         config.scaling, config.scaler_fit, require_test=with_test,
                         train_history=None if config.history is None else config.history * config.horizon,
-                        pad=config.pad)
+                        pad=config.pad, covariates=covariates)
 
 
 def season_of(config: RunConfig, panel: Panel) -> int:

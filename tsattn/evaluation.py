@@ -67,7 +67,7 @@ def calibrate(model, data, interval_scale: np.ndarray):
     if data.count("validation") == 0:
         return None, None
     origins, first, series = origins_of(data, "validation")
-    point, quantiles = model.forecast_distribution(data.panel.values, origins, first, series, data.scaler)
+    point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
     actual = data.y("validation", scaled=False)
     scale = interval_scale[series]
     return (Conformal.calibrate(actual, point, scale),
@@ -77,7 +77,7 @@ def calibrate(model, data, interval_scale: np.ndarray):
 def forecast_part(model, data, part: str) -> np.ndarray:
     """(windows, horizon) forecasts of a part's windows in series units, through the shared interface."""
     origins, first, series = origins_of(data, part)
-    return model.forecast(data.panel.values, origins, first, series, data.scaler)
+    return model.forecast(data.source, origins, first, series, data.scaler)
 
 
 def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict]:
@@ -132,7 +132,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()
-            point, quantiles = model.forecast_distribution(panel.values, origins, first, series, data.scaler,
+            point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler,
                                                            levels if part in ("validation", "test") else ())
             seconds = getattr(model, "compute_seconds", None) or time.perf_counter() - began  # a remembered fit: its cost
             if model is network:
@@ -219,12 +219,13 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     series = panel.series_of(origins)
     first = panel.offsets[series]
     scaler = state.scaler_for(panel)
+    source = state.source_of(panel)
     if not state.padded and (origins - state.lookback + 1 < first).any():
         raise DataError(f"every origin needs {state.lookback} values before it in its own series")
     if predicted is None:
-        predicted = state.forecast(state.windows(panel.values, origins, first), horizon, scaler, series)
+        predicted = state.forecast(state.windows(source, origins, first), horizon, scaler, series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
-    baselines = {model.key: model.forecast(panel.values, origins, first, series, scaler)
+    baselines = {model.key: model.forecast(source, origins, first, series, scaler)
                  for model in (Naive(horizon), SeasonalNaive(horizon, state.season))}
     scale = state.mase_scale_for(panel)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)

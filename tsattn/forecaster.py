@@ -158,7 +158,7 @@ class Forecaster:
 
     def fit(self, data, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
             verbose: int = 0, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
-            value_column: str = VALUE_COLUMN, engine=None) -> "Forecaster":
+            value_column: str = VALUE_COLUMN, engine=None, static_df=None) -> "Forecaster":
         """Train one global model on every series (the end of each series for early stopping and calibration).
 
         Args:
@@ -175,6 +175,11 @@ class Forecaster:
             id_column, time_column, value_column: the long frame's columns.
             engine: where the members of an ensemble (``ensemble=k``) train: None here, or "ray" / an engine
                 of :func:`tsattn.engine.get_engine` (e.g. ``get_engine("local", jobs=2)``); same weights.
+            static_df: static features (``stat_exog``), one row per series: ``unique_id`` and the feature columns.
+
+        Covariates (NeuralForecast's names, given as parameters: ``Forecaster("attention-rnn", horizon=13,
+        futr_exog=["promo"], hist_exog=["price"], stat_exog=["category"], calendar=["month"])``) are columns of the
+        long frame beside the target; see :mod:`tsattn.covariates` for how every network reads them.
 
         Returns:
             self
@@ -183,7 +188,9 @@ class Forecaster:
         from .harness import EpochProgress, fit_state
 
         config = self._config(validation, epochs, seed)
-        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill, freq=config.freq)
+        covariates = config.covariates()
+        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill, freq=config.freq,
+                         exog=covariates.dynamic if covariates else (), static=static_df)
         windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
         progress = EpochProgress(config.epochs) if verbose else None
         self.__dict__["state_"] = fit_state(config, windowed, progress, engine,
@@ -198,7 +205,7 @@ class Forecaster:
         forecaster.__dict__["state_"] = state
         return forecaster
 
-    def predict(self, steps: int | None = None, series=None, ids=None, level=None):
+    def predict(self, steps: int | None = None, series=None, ids=None, level=None, futr_df=None, static_df=None):
         """Forecast the ``steps`` values after each fitted series (or after ``series``, same frequency).
 
         Args:
@@ -212,6 +219,10 @@ class Forecaster:
                 level's bounds), conformalized on its validation part; any other model split-conformal
                 intervals around its forecast, calibrated on its validation part (see :mod:`tsattn.intervals`).
                 Intervals reach the model's horizon.
+            futr_df: the future-known covariates (``futr_exog``) of every series for each of the model's ``horizon``
+                steps after its end: the id and time columns and one column per covariate
+                (:meth:`make_future_dataframe` gives the skeleton); rows for other times are ignored.
+            static_df: static features of series not seen in fit (fitted series keep theirs).
 
         Returns:
             For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps
@@ -223,9 +234,10 @@ class Forecaster:
         state = self._state()
         steps = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
         levels = check_levels(level)
-        panel = state.panel_of(series, ids)
+        panel = state.panel_of(series, ids, static=static_df)
         labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]
-        contexts = state.contexts(panel)  # the labels first: timestamps pandas cannot hold are refused before work
+        future = self._future_values(panel, futr_df)
+        contexts = state.contexts(panel, future)  # the labels first: timestamps pandas cannot hold are refused first
         scaler = state.scaler_for(panel)
         values = state.forecast(contexts, steps, scaler, np.arange(panel.n_series))
         bounds = state.bounds(panel, contexts, values, scaler, levels) if levels else {}
@@ -243,6 +255,86 @@ class Forecaster:
                              self.model: values.ravel(),
                              **{named: bounds[column].ravel() for column, named in
                                 zip(interval_columns(levels), interval_columns(levels, self.model))}})
+
+    # -- covariates ----------------------------------------------------------------------------------
+    def make_future_dataframe(self, h: int | None = None, series=None) -> pd.DataFrame:
+        """The skeleton of the future frame ``predict`` takes: the id and time columns for the next ``h`` steps
+        (default: the model's horizon) of every fitted series (or of ``series``), as NeuralForecast's
+        ``make_future_dataframe``; add the future-known covariate columns to it."""
+        state = self._state()
+        h = positive_int("h", state.horizon if h is None else h, 1, MAX_STEPS)
+        panel = state.panel_of(series)
+        id_column, time_column, _ = state.columns
+        labels = [future_index(describe_index(panel.series_index(i)), h) for i in range(panel.n_series)]
+        stamps = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
+        return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), h),
+                             time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps})
+
+    def get_missing_future(self, futr_df, series=None) -> pd.DataFrame:
+        """The (id, time) rows of :meth:`make_future_dataframe` that ``futr_df`` lacks (empty when it covers them)."""
+        state = self._state()
+        id_column, time_column, _ = state.columns
+        expected = self.make_future_dataframe(series=series)
+        given = _future_keys(futr_df, id_column, time_column)
+        keys = pd.MultiIndex.from_arrays([expected[id_column].astype(str), expected[time_column]])
+        return expected[~keys.isin(given)].reset_index(drop=True)
+
+    def _future_values(self, panel, futr_df):
+        """(n_series, horizon, futr columns) future-known values after each series of ``panel``, read from
+        ``futr_df``; None when the model takes none (a futr_df is then refused, never ignored)."""
+        state = self._state()
+        covariates = state.covariates
+        names = covariates.futr if covariates is not None else ()
+        if not names:
+            if futr_df is not None:
+                raise ConfigError("this model takes no future-known covariates (futr_exog), so futr_df is not used; drop "
+                                  "it, or fit with futr_exog=[...] naming its columns")
+            return None
+        if futr_df is None:
+            raise ConfigError(f"this model reads future-known covariates ({', '.join(names)}): pass futr_df with their "
+                              f"values for the next {state.horizon} steps of every series (make_future_dataframe() "
+                              "builds the id and time columns)")
+        if not isinstance(futr_df, pd.DataFrame):
+            raise ConfigError(f"futr_df must be a DataFrame with the id, time and {', '.join(names)} columns; got "
+                              f"{type(futr_df).__name__}")
+        id_column, time_column, _ = state.columns
+        from .panel import _exog_values, _parse_times, check_exog_columns
+
+        if id_column not in futr_df.columns and panel.n_series == 1:  # one series: its future needs no id column
+            futr_df = futr_df.assign(**{id_column: panel.ids[0]})
+
+        check_exog_columns(names, {"id": id_column, "time": time_column}, "futr_df",
+                           [str(c) for c in futr_df.columns])
+        for role, column in (("id", id_column), ("time", time_column)):
+            if column not in futr_df.columns:
+                raise DataError(f"futr_df has no {role} column {column!r}; give {id_column}, {time_column} and "
+                                f"{', '.join(names)}")
+        frame = futr_df.reset_index(drop=True)
+        ids = frame[id_column].astype(str).to_numpy()
+        times = _parse_times(frame[time_column], time_column)
+        codes, uniques = pd.factorize(ids)
+        values = _exog_values(frame, names, "futr_df", uniques, codes, times)
+        lookup = pd.Series(np.arange(len(frame)), index=pd.MultiIndex.from_arrays([ids, times]))
+        lookup = lookup[~lookup.index.duplicated(keep="first")]
+        if len(lookup) < len(frame):
+            raise DataError("futr_df has duplicate (id, time) rows; give one row per series and step")
+        out = np.empty((panel.n_series, state.horizon, len(names)))
+        missing = []
+        for i in range(panel.n_series):
+            labels = future_index(describe_index(panel.series_index(i)), state.horizon)
+            rows = lookup.reindex(pd.MultiIndex.from_arrays([[panel.ids[i]] * len(labels), labels]))
+            absent = rows.isna().to_numpy()
+            if absent.any():
+                missing.append((panel.ids[i], labels[int(np.flatnonzero(absent)[0])], int(absent.sum())))
+                continue
+            out[i] = values[rows.to_numpy(dtype=np.int64)]
+        if missing:
+            count = sum(n for _, _, n in missing)
+            sid, first, _ = missing[0]
+            raise DataError(f"futr_df lacks {count} (series, time) row(s) the forecast needs, in {len(missing)} series "
+                            f"(first {sid!r} at {first}); give every series' {', '.join(names)} for the next "
+                            f"{state.horizon} steps (get_missing_future(futr_df) lists them)")
+        return out
 
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, series, steps: int | None = None) -> dict:
@@ -268,7 +360,8 @@ class Forecaster:
     def cross_validation(self, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
                          refit: bool = True, level=None, validation: float | int | str = "auto",
                          epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
-                         time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN) -> pd.DataFrame:
+                         time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
+                         static_df=None) -> pd.DataFrame:
         """NeuralForecast's and statsforecast's cross-validation: ``n_windows`` forecasts of ``h`` steps at the end
         of every series, ``step_size`` apart, each made by a model that saw only the values before its window.
 
@@ -282,6 +375,8 @@ class Forecaster:
                 their histories with that model. This Forecaster itself is never changed.
             level: interval levels in percent (``<model>-lo-80`` columns), as in :meth:`predict`.
             validation, epochs, seed: as in :meth:`fit`, for every fit.
+            static_df: static features (``stat_exog``), as in :meth:`fit`. Future-known covariates of each window
+                come from ``df`` itself (known in advance by definition); past-observed ones only up to its cutoff.
 
         Returns:
             A long frame ``unique_id, ds, cutoff, y, <model>`` (+ interval columns), ``cutoff`` being the last
@@ -289,8 +384,12 @@ class Forecaster:
         """
         from sklearn.base import clone
 
+        from .covariates import Covariates
+
+        covariates = Covariates.of(*(self.params.get(kind) for kind in ("hist_exog", "futr_exog", "stat_exog",
+                                                                        "calendar")))
         panel = as_panel(df, id_column, time_column, value_column, fill=self.params.get("fill"),
-                         freq=self.params.get("freq"))
+                         freq=self.params.get("freq"), exog=covariates.dynamic if covariates else (), static=static_df)
         h = positive_int("h", self.horizon if h is None else h, 1, MAX_STEPS)
         n_windows = positive_int("n_windows", n_windows, 1, 10_000)
         step_size = positive_int("step_size", h if step_size is None else step_size, 1, 100_000)
@@ -305,9 +404,14 @@ class Forecaster:
             history = _heads(panel, cut).to_frame(id_column, time_column, value_column)
             if refit or model is None:
                 model = clone(self).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
-                                        time_column=time_column, value_column=value_column)
-            forecast = model.predict(h, series=history, level=level)
+                                        time_column=time_column, value_column=value_column, static_df=panel.static)
             positions = panel.offsets[:-1] + cut  # each window's first target
+            future = None  # the window's own future-known values: what a user would have known at its cutoff
+            if covariates is not None and covariates.futr:
+                reach = np.minimum(model.state_.horizon, panel.lengths - cut)
+                future = panel.take(np.arange(panel.n_series), positions, reach).to_frame(id_column, time_column,
+                                                                                         value_column)
+            forecast = model.predict(h, series=history, level=level, futr_df=future)
             targets = (positions[:, None] + np.arange(h)).ravel()
             forecast.insert(2, "cutoff", np.repeat(np.asarray(panel.index[positions - 1]), h))
             forecast.insert(3, value_column, panel.values[targets])
@@ -492,7 +596,7 @@ class Forecaster:
         return frame
 
     def plot(self, path=None, kind: str = "forecast", steps: int | None = None, series=None, level=None,
-             ids=None, actuals=None, max_insample_length: int | None = None, max_ids: int = 4):
+             ids=None, actuals=None, max_insample_length: int | None = None, max_ids: int = 4, futr_df=None):
         """A matplotlib Figure (written as a PNG too when ``path`` is given).
 
         Args:
@@ -500,7 +604,7 @@ class Forecaster:
             kind: "forecast" (history, the forecast and, with ``level``, its intervals as a fan, one panel per
                 series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``) or "loss" (training
                 history).
-            steps, series, level: as in :meth:`predict`.
+            steps, series, level, futr_df: as in :meth:`predict`.
             ids: the series to draw (default: the first ``max_ids``).
             actuals: the actual values (a long frame, or one series), drawn behind the forecast: what came after
                 the history, and the history itself (the fitted state keeps only each series' last values).
@@ -510,7 +614,7 @@ class Forecaster:
 
         state = self._state()
         if kind == "forecast":
-            forecast = self.predict(steps, series=series, ids=ids, level=level)
+            forecast = self.predict(steps, series=series, ids=ids, level=level, futr_df=futr_df)
             history = state.panel_of(series, ids).to_frame(*state.columns)
             id_column, time_column, value_column = state.columns
             if actuals is not None:
@@ -563,13 +667,8 @@ class Forecaster:
 
 
 def _heads(panel, counts) -> "Panel":
-    """The first ``counts[i]`` values of each series of ``panel``, as a Panel."""
-    from .panel import Panel
-
-    counts = np.asarray(counts, dtype=np.int64)
-    positions = np.concatenate([np.arange(a, a + n) for a, n in zip(panel.offsets[:-1], counts)])
-    return Panel(list(panel.ids), panel.values[positions], np.concatenate([[0], np.cumsum(counts)]),
-                 panel.index[positions], panel.freq, panel.name, panel.horizon, False)
+    """The first ``counts[i]`` values of each series of ``panel`` (covariates with them), as a Panel."""
+    return panel.take(np.arange(panel.n_series), panel.offsets[:-1], counts, single_input=False)
 
 
 def _validation_of(config):
@@ -595,3 +694,12 @@ def _refit_block(shared: dict, block_start: int):
     contexts = state.windows(shared["values"], block, np.zeros(len(block), dtype=np.int64))
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, np.zeros(len(block), dtype=np.int64))
     return forecasts, state.trained_until
+
+
+def _future_keys(futr_df, id_column: str, time_column: str) -> pd.MultiIndex:
+    from .panel import _parse_times
+
+    if not isinstance(futr_df, pd.DataFrame) or id_column not in futr_df.columns or time_column not in futr_df.columns:
+        raise DataError(f"futr_df must be a DataFrame with the {id_column} and {time_column} columns")
+    return pd.MultiIndex.from_arrays([futr_df[id_column].astype(str).to_numpy(),
+                                      _parse_times(futr_df[time_column], time_column)])

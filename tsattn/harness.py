@@ -122,7 +122,7 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
         if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
             extras = extras[np.random.default_rng(shuffle_seed).permutation(len(extras))]  # as the starts above
     if gather_once:  # the one gather of windows (tsattn.windows.gather_batch), done up front
-        batch = gather_batch(columns[:, 0], starts, window, horizon, first=first)
+        batch = gather_batch(columns if columns.shape[1] > 1 else columns[:, 0], starts, window, horizon, first=first)
         target = batch.target.astype(np.float32)
         if extras is not None:
             target = np.concatenate([target, extras], axis=1)
@@ -274,7 +274,8 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
-    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names)  # (window + 1, h)
+    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
+                                       covariates=True)  # (window * features + 1, h)
     skip = model.get_layer("linear_skip")
     intercept = coefficients[-1].astype(np.float32)
     if "window_scale" in names:  # the skip path sees windows over their largest value: an intercept fit in
@@ -480,9 +481,13 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         network, loss, training = config.parts()
         loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
         model, history, epochs_run, best = train_model(data, network, loss, training, progress, engine)
-        estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles)
+        estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
     else:
-        estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit).fit(data)
+        estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit)
+        if data.covariates is not None and not estimator.capabilities.covariates:
+            raise ConfigError(f"{baseline} takes no covariates ({', '.join(data.covariates.columns)} were given); fit a "
+                              "network (simple-rnn, attention-rnn, transformer, nbeats) to use them, or drop them")
+        estimator = estimator.fit(data)
         history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
     fit_seconds = time.perf_counter() - start
     panel = data.panel
@@ -499,7 +504,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        quantile_conformal=quantile_conformal,
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
-                       params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds)
+                       params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
+                       covariates=data.covariates)
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,

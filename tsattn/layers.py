@@ -335,14 +335,16 @@ class LastStep(layers.Layer):
 
 @keras.saving.register_keras_serializable(package="tsattn")
 class SubtractLast(layers.Layer):
-    """(batch, window, features) -> the same minus each window's last step: values relative to the present.
+    """(batch, window, features) -> the target minus each window's last target value: values relative to the
+    present (covariate columns unchanged).
 
     The network then sees the shape of the recent past, not its level, so it behaves the same on levels it
     never saw in training (a trend, a higher cycle); the level reaches the forecast through the linear skip.
     """
 
     def call(self, inputs):
-        return inputs - inputs[:, -1:, :]
+        target = inputs[:, :, :1] - inputs[:, -1:, :1]  # covariates keep their values (a promotion is 0 or 1)
+        return ops.concatenate([target, inputs[:, :, 1:]], axis=-1)
 
 
 ATTENTION_KINDS = {

@@ -12,6 +12,7 @@ is a panel of one and travels the same path as 1428 M3 series.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ class Panel:
         name: the value's name, for labels ("sunspots", "y").
         horizon: the competition hold-out length when the source defines one (M3 monthly: 18), else None.
         single_input: True when the user passed one series (Series, array): results come back as a Series.
+        exog: (N, k) float64 covariate columns beside ``values`` (past-observed and future-known ones, raw), or None.
+        exog_names: the names of those columns, in order.
+        static: one row of static features per series (indexed by id, raw: numbers or categories), or None.
     """
 
     ids: list[str]
@@ -49,6 +53,9 @@ class Panel:
     name: str | None = None
     horizon: int | None = None
     single_input: bool = False
+    exog: np.ndarray | None = None
+    exog_names: tuple = ()
+    static: pd.DataFrame | None = None
 
     # -- shape -----------------------------------------------------------------------------------------
     @property
@@ -99,17 +106,28 @@ class Panel:
                  value_column: str = VALUE_COLUMN) -> pd.DataFrame:
         """The long frame: one row per (series, timestamp)."""
         ids = pd.Categorical.from_codes(np.repeat(np.arange(self.n_series), self.lengths), categories=self.ids)
+        exog = {} if self.exog is None else {name: self.exog[:, j] for j, name in enumerate(self.exog_names)}
         return pd.DataFrame({id_column: ids, time_column: np.asarray(self.index) if self.index_kind == "range"
-                             else self.index, value_column: self.values})
+                             else self.index, value_column: self.values, **exog})
 
     def subset(self, keep: np.ndarray) -> "Panel":
         """The panel of the series numbered in ``keep`` (in that order)."""
         keep = np.asarray(keep, dtype=np.int64)
-        pieces = [np.arange(self.offsets[i], self.offsets[i + 1]) for i in keep]
+        return self.take(keep, self.offsets[keep], self.lengths[keep], self.single_input and len(keep) == 1)
+
+    def take(self, numbers, starts, counts, single_input: bool | None = None) -> "Panel":
+        """The panel of ``counts[i]`` values from flat position ``starts[i]`` of series ``numbers[i]`` (a subset,
+        tails, heads), covariates and static features carried along."""
+        numbers = np.asarray(numbers, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        pieces = [np.arange(a, a + n) for a, n in zip(np.asarray(starts, dtype=np.int64), counts)]
         positions = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(self.lengths[keep])]).astype(np.int64)
-        return Panel([self.ids[i] for i in keep], self.values[positions], offsets, self.index[positions],
-                     self.freq, self.name, self.horizon, self.single_input and len(keep) == 1)
+        ids = [self.ids[i] for i in numbers]
+        return Panel(ids, self.values[positions], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                     self.index[positions], self.freq, self.name, self.horizon,
+                     self.single_input if single_input is None else single_input,
+                     None if self.exog is None else self.exog[positions], self.exog_names,
+                     None if self.static is None else self.static.loc[ids])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -197,7 +215,7 @@ def _freq_text(freq) -> str:
 
 
 def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, single_input=False,
-              freq=None, fill=None) -> Panel:
+              freq=None, fill=None, exog_list=None, static=None) -> Panel:
     """One Panel from validated series, refusing a mix of frequencies or index kinds; with a stated ``freq``
     (:func:`check_freq`) every series is put on its grid (:func:`_on_grid`)."""
     if freq is not None:
@@ -242,7 +260,53 @@ def _assemble(ids: list[str], series_list: list[pd.Series], name, horizon=None, 
     elif not isinstance(index, pd.PeriodIndex):
         index = pd.Index(np.asarray(index), name=index.name)
     name = None if name is None else str(name)
-    return Panel(ids, values, offsets, index, freq, name, horizon, single_input)
+    exog, exog_names = None, ()
+    if exog_list is not None:
+        exog = np.concatenate([_aligned_exog(frame, s, sid) for frame, s, sid in zip(exog_list, series_list, ids)])
+        exog_names = tuple(exog_list[0].columns)
+    return Panel(ids, values, offsets, index, freq, name, horizon, single_input, exog, exog_names,
+                 check_static(static, ids))
+
+
+def _aligned_exog(frame: pd.DataFrame, series: pd.Series, sid: str) -> np.ndarray:
+    """A series' covariates on its final index (after fill / the stated grid): a step tsattn inserted into the target
+    has no covariate value, and covariates are never invented."""
+    if len(frame) == len(series) and frame.index.equals(series.index):
+        return frame.to_numpy(dtype=np.float64)
+    aligned = frame.reindex(series.index)
+    missing = aligned.isna().any(axis=1).to_numpy()
+    if missing.any():
+        first = series.index[int(np.flatnonzero(missing)[0])]
+        raise DataError(f"series {sid!r} has no covariate values at {first} (a step filled into the target; "
+                        f"{int(missing.sum())} in all); give covariate values for every step of every series")
+    return aligned.to_numpy(dtype=np.float64)
+
+
+def check_static(static, ids) -> pd.DataFrame | None:
+    """Static features, one row per series (a frame with the id column ``unique_id`` or indexed by id): every series
+    has exactly one row; rows of series not in the data are dropped. Returned indexed by id, in the panel's order."""
+    if static is None:
+        return None
+    if not isinstance(static, pd.DataFrame):
+        raise DataError(f"static features must be a DataFrame with one row per series; got {type(static).__name__}")
+    frame = static.copy()
+    if ID_COLUMN in frame.columns:
+        frame = frame.set_index(ID_COLUMN)
+    frame.index = pd.Index([str(i) for i in frame.index])
+    duplicated = frame.index[frame.index.duplicated()]
+    if len(duplicated):
+        raise DataError(f"static features have {len(duplicated)} duplicate row(s) for series {duplicated[0]!r}; give "
+                        "one row per series")
+    missing = [sid for sid in ids if sid not in frame.index]
+    if missing:
+        raise DataError(f"static features have no row for {len(missing)} series ({', '.join(missing[:3])}); give one "
+                        f"row per series ({ID_COLUMN} and the feature columns)")
+    frame = frame.loc[list(ids)]
+    for column in frame.columns:
+        if frame[column].isna().any():
+            first = frame.index[frame[column].isna().to_numpy()][0]
+            raise DataError(f"static feature {column!r} is missing for series {first!r}; give every series a value")
+    return frame
 
 
 def _parse_times(column: pd.Series, label: str) -> pd.Index:
@@ -259,14 +323,54 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
                         f"({str(exc).splitlines()[0]}); check the column") from None
 
 
+def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
+    """The covariate columns asked for, checked against the frame: each named once, none also the id, time or value
+    column, every one present (one line naming the column and the fix)."""
+    exog = tuple(str(c) for c in (exog or ()))
+    seen = set()
+    for name in exog:
+        if name in seen:
+            raise DataError(f"covariate column {name!r} is named twice; name each column once, in one kind "
+                            "(hist_exog, futr_exog or stat_exog)")
+        seen.add(name)
+        for role, column in roles.items():
+            if name == column:
+                raise DataError(f"covariate column {name!r} is also the {role} column; a covariate needs its own column")
+        if name not in columns:
+            raise DataError(f"covariate column {name!r} is not in {source}; available columns: {', '.join(columns)}")
+    return exog
+
+
+def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, times) -> np.ndarray:
+    """(rows, k) float64 covariate values of a long frame: numeric and finite, else one line naming the column,
+    series and time (tsattn never fills a covariate)."""
+    out = np.zeros((len(frame), len(names)))
+    for j, name in enumerate(names):
+        raw = frame[name]
+        if raw.dtype == bool:
+            raw = raw.astype(np.float64)
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            what = "is not numeric" if raw.notna().iloc[first] and not np.isinf(values[first]) else \
+                ("has an infinite value" if np.isinf(values[first]) else "has a missing (NaN) value")
+            raise DataError(f"covariate column {name!r} of {source} {what} ({str(raw.iloc[first])!r}) in series "
+                            f"{ids[codes[first]]!r} at {times[first]} ({int(bad.sum())} such row(s)); covariates must be "
+                            "finite numbers: fill or encode them first (a category is a static feature, stat_exog)")
+        out[:, j] = values
+    return out
+
+
 def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_column: str, fill, source: str,
-               freq=None):
+               freq=None, exog=()):
     columns = [str(c) for c in frame.columns]
     for role, column in (("id", id_column), ("time", time_column), ("value", value_column)):
         if column not in columns:
             raise DataError(f"{role} column {column!r} not found in {source}; available columns: "
                             f"{', '.join(columns)} (choose it with id_column= / time_column= / value_column=, "
                             "CLI: --id-column / --date-column / --column)")
+    exog = check_exog_columns(exog, {"id": id_column, "time": time_column, "value": value_column}, source, columns)
     if frame.empty:
         raise DataError(f"{source} has no rows; pass a frame with values")
     # series in order of first appearance; ids become text once per series, not once per row
@@ -296,6 +400,7 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
                       UserWarning, stacklevel=3)
     codes, keys, values = codes[order], keys[order], values[order]
     times = times[order]
+    covariates = _exog_values(frame.iloc[order], exog, source, uniques, codes, times) if exog else None
     duplicate = (codes[1:] == codes[:-1]) & (keys[1:] == keys[:-1])
     if duplicate.any():
         first = int(np.flatnonzero(duplicate)[0]) + 1
@@ -317,7 +422,7 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
                         f"at {times[first]} ({int(missing.sum())} in all); fill them with fill='interpolate' or 'ffill' "
                         "(CLI: --fill interpolate; missing values at a series' start or end are dropped, never "
                         "invented)")
-    series_list = []
+    series_list, exog_list = [], []
     for i, sid in enumerate(uniques):
         low, high = offsets[i], offsets[i + 1]
         index = times[low:high]
@@ -327,11 +432,13 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         if i in missing_series or (fill is not None and freq is None and _step_of(index) is None):
             series = as_series(series, name=f"series {sid!r}", fill=fill)
         series_list.append(series)
-    return [str(u) for u in uniques], series_list
+        if exog:
+            exog_list.append(pd.DataFrame(covariates[low:high], index=index, columns=list(exog)))
+    return [str(u) for u in uniques], series_list, (exog_list if exog else None)
 
 
 def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
-             fill: str | None = None, horizon: int | None = None, freq=None) -> Panel:
+             fill: str | None = None, horizon: int | None = None, freq=None, exog=(), static=None) -> Panel:
     """Validate one series or many into a :class:`Panel`.
 
     Args:
@@ -342,6 +449,9 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         horizon: the hold-out length the data defines (the competitions' h); kept on the panel.
         freq: the frequency the data follows, when known ("MS", "QS", "D", ...; an integer step for integer
             times): every series must lie on its grid (missing steps filled by ``fill``); None infers it.
+        exog: covariate columns of a long frame kept beside the target (past-observed and future-known ones:
+            finite numbers at every row, never filled).
+        static: static features, one row per series (``unique_id`` and the feature columns).
 
     Raises:
         DataError: one line naming the series and the problem (NaN, duplicate timestamps, mixed frequencies).
@@ -355,13 +465,24 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
     if fill is not None and fill not in FILL_METHODS:
         raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
     freq = check_freq(freq)
+    exog = tuple(exog or ())
     if isinstance(data, Panel):
+        missing = [name for name in exog if name not in data.exog_names]
+        if missing:
+            raise DataError(f"covariate column {missing[0]!r} is not in the data; it holds "
+                            f"{', '.join(data.exog_names) or 'no covariates'}")
+        if static is not None and data.static is None:
+            data = dataclasses.replace(data, static=check_static(static, data.ids))
         return data
-    if isinstance(data, pd.DataFrame) and data.shape[1] > 1:
+    if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and (id_column in data.columns or not exog):
         frame_horizon = data.attrs.get("horizon") if horizon is None else horizon
-        ids, series_list = _from_long(data, id_column, time_column, value_column, fill, "the frame", freq)
+        ids, series_list, exog_list = _from_long(data, id_column, time_column, value_column, fill, "the frame", freq,
+                                                 exog)
         return _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon,
-                         freq=freq, fill=fill)
+                         freq=freq, fill=fill, exog_list=exog_list, static=static)
+    if exog or static is not None:
+        raise DataError("covariates come in a long frame: unique_id, ds, y and the covariate columns (static features: "
+                        "a frame with unique_id and one row per series); pass the series that way")
     if isinstance(data, dict):
         if not data:
             raise DataError("the dict of series is empty; pass at least one series")
@@ -378,7 +499,8 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
 
 
 def read_csv_panel(path: str | Path, column: str | None = None, date_column: str | None = None,
-                   id_column: str | None = None, fill: str | None = None, freq=None) -> Panel:
+                   id_column: str | None = None, fill: str | None = None, freq=None, exog=(),
+                   static=None) -> Panel:
     """Read a CSV file as a panel: long form with ``id_column``, or one series without it.
 
     Args:
@@ -388,11 +510,34 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         id_column: the series-id column of a long file (e.g. unique_id).
         fill: per-series handling of NaN values (see :func:`as_panel`).
         freq: the frequency the file follows (see :func:`as_panel`); None infers it.
+        exog: covariate columns kept beside the value column (see :func:`as_panel`).
+        static: static features, one row per series (see :func:`as_panel`).
     """
     freq = check_freq(freq)
-    if id_column is None:
-        return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq)
+    exog = tuple(exog or ())
+    if id_column is None and not exog:
+        return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq, static=static)
     path = Path(path)
+    single = id_column is None
+    if single:  # one series with covariates: the long path with one id
+        frame = read_csv_frame(path)
+        others = [c for c in frame.columns if c != date_column and c not in exog]
+        if column is None and len(others) != 1:
+            raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
+        column = column or others[0]
+        id_column = "__series__"
+        frame[id_column] = str(column)
+        if date_column is None:
+            date_column = "__step__"
+            frame[date_column] = np.arange(len(frame))
+        unused = [c for c in frame.columns if c not in (id_column, date_column, column, *exog)]
+        if unused:
+            warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
+                          "forecast; name covariates with --hist-exog / --futr-exog)", UserWarning, stacklevel=2)
+        ids, series_list, exog_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}",
+                                                 freq, exog)
+        return _assemble(ids, series_list, column, single_input=True, freq=freq, fill=fill, exog_list=exog_list,
+                         static=static)
     named = {"--id-column": id_column, "--date-column": date_column, "--column": column}
     given = [(option, name) for option, name in named.items() if name is not None]
     for i, (option, name) in enumerate(given):
@@ -404,15 +549,14 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
                         f"(columns: {', '.join(frame.columns)})")
     if column is None:
-        others = [c for c in frame.columns if c not in (id_column, date_column)]
+        others = [c for c in frame.columns if c not in (id_column, date_column, *exog)]
         if len(others) != 1:
             raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
         column = others[0]
-    unused = [c for c in frame.columns if c not in (id_column, date_column, column)]
+    unused = [c for c in frame.columns if c not in (id_column, date_column, column, *exog)]
     if unused:
-        import warnings
-
         warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
-                      "forecast; tsattn does not take covariates yet)", UserWarning, stacklevel=2)
-    ids, series_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}", freq)
-    return _assemble(ids, series_list, column, freq=freq, fill=fill)
+                      "forecast; name covariates with --hist-exog / --futr-exog)", UserWarning, stacklevel=2)
+    ids, series_list, exog_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}",
+                                             freq, exog)
+    return _assemble(ids, series_list, column, freq=freq, fill=fill, exog_list=exog_list, static=static)

@@ -43,6 +43,7 @@ class FittedState:
         conformal, quantile_conformal: the calibration on the validation part (None without one).
         columns: the long frame's id, time and value column names.
         params: the facade's parameters (what ``Forecaster.get_params`` gave; recreates the estimator).
+        covariates: the fitted :class:`tsattn.covariates.Covariates` (None without covariates).
     """
 
     config: Any
@@ -62,6 +63,7 @@ class FittedState:
     epochs_run: int | None = None
     best_epoch: int | None = None
     fit_seconds: float = 0.0
+    covariates: Any = None
 
     # -- what it is --------------------------------------------------------------------------------------
     @property
@@ -89,7 +91,24 @@ class FittedState:
         return max(self.window, self.estimator.lookback)
 
     # -- the data to forecast after ----------------------------------------------------------------------
-    def panel_of(self, data=None, ids=None) -> Panel:
+    def _with_fitted_static(self, panel: Panel) -> Panel:
+        """``panel`` with the static features of its fitted series (a series not seen in fit needs static_df)."""
+        import dataclasses
+
+        unknown = [sid for sid in panel.ids if sid not in self.tails.ids]
+        if unknown:
+            raise DataError(f"series {unknown[0]!r} was not in fit, so its static features are unknown; pass static_df "
+                            f"with one row for it ({', '.join(self.covariates.stat)})")
+        return dataclasses.replace(panel, static=self.tails.static.loc[list(panel.ids)])
+
+    def source_of(self, panel: Panel, future=None) -> np.ndarray:
+        """What the estimator reads of ``panel``: its values, or with covariates the flat source (target, then the
+        standardised covariates; ``future``: the future-known values after each series' end)."""
+        if self.covariates is None:
+            return panel.values
+        return self.covariates.source(panel, self.horizon, future)
+
+    def panel_of(self, data=None, ids=None, static=None) -> Panel:
         """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
         if ids is not None and (isinstance(ids, (str, bytes)) or len(list(ids)) == 0):
             raise ConfigError(f"ids must be a non-empty list of series ids (or None for every series); got {ids!r}")
@@ -101,7 +120,11 @@ class FittedState:
         if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and not set(columns) <= set(map(str, data.columns)) \
                 and {ID_COLUMN, TIME_COLUMN, VALUE_COLUMN} <= set(map(str, data.columns)):
             columns = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)  # a Nixtla frame given to a model fitted on other names
-        panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None))
+        covariates = self.covariates
+        panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
+                         exog=covariates.dynamic if covariates else (), static=static)
+        if covariates is not None and covariates.stat and panel.static is None:
+            panel = self._with_fitted_static(panel)
         if ids is not None:
             panel = panel.subset(np.array([panel.number(sid) for sid in ids]))
         if panel.index_kind != self.tails.index_kind:
@@ -185,22 +208,34 @@ class FittedState:
             return gather_windows(values, origins, max(longest, self.lookback), first, missing="nan")
         return gather_windows(values, origins, max(self.lookback, 1), first if self.padded else None)
 
-    def contexts(self, panel: Panel) -> np.ndarray:
-        """(n_series, lookback) the last values of each series (see :meth:`windows`); a series too short is named."""
+    def contexts(self, panel: Panel, future=None) -> np.ndarray:
+        """(n_series, lookback) the last values of each series (see :meth:`windows`; with covariates
+        (n_series, lookback, 1 + columns) of the source, ``future`` giving the future-known values after each
+        series); a series too short is named."""
         needed = max(self.lookback, 1)
         short = np.flatnonzero(panel.lengths < needed)
         if len(short) and not self.padded:
             what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
             raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
                             f"{needed} (window {self.window}); pass a longer series")
-        return self.windows(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1])
+        return self.windows(self.source_of(panel, future), panel.offsets[1:] - 1, panel.offsets[:-1])
 
     def forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:
         """(k, steps) forecasts after each row of ``contexts`` (k, length); recursive beyond ``horizon``: each
-        block of ``horizon`` forecasts is appended to the inputs of the next block."""
+        block of ``horizon`` forecasts is appended to the inputs of the next block. Contexts with covariates
+        (k, length, 1 + columns) are forecast up to the horizon (covariates after it are unknown)."""
         needed = self.lookback
         if contexts.shape[1] < needed:
             raise DataError(f"need at least {needed} values before the first forecast; got {contexts.shape[1]}")
+        if contexts.ndim == 3:
+            if steps > self.horizon:
+                raise ConfigError(f"a model with covariates forecasts at most its horizon ({self.horizon} steps): their "
+                                  f"values after it are unknown; ask for steps <= {self.horizon} or fit with "
+                                  f"horizon={steps}")
+            k, length, width = contexts.shape
+            block = self.estimator.forecast(contexts.reshape(k * length, width), np.arange(k) * length + length - 1,
+                                            np.arange(k) * length, series, scaler)
+            return block[:, :steps]
         forecasts = np.zeros((len(contexts), 0))
         history = contexts
         while forecasts.shape[1] < steps:
@@ -227,8 +262,9 @@ class FittedState:
                 raise ConfigError(f"this quantile model outputs quantiles {have}, which do not bound a "
                                   f"{level_name(missing[0])}% interval; ask for a level they bound or fit with that "
                                   "level (level=...)")
-            k, length = contexts.shape
-            _, quantiles = self.estimator.forecast_distribution(contexts.ravel(), np.arange(k) * length + length - 1,
+            k, length = contexts.shape[:2]
+            flat = contexts.reshape(k * length, -1) if contexts.ndim == 3 else contexts.ravel()
+            _, quantiles = self.estimator.forecast_distribution(flat, np.arange(k) * length + length - 1,
                                                                 np.arange(k) * length, np.arange(k), scaler)
             quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
             if self.quantile_conformal is not None:
@@ -246,13 +282,10 @@ class FittedState:
 
 
 def tails_of(panel: Panel, keep: int) -> Panel:
-    """The last ``keep`` values of each series (all of a shorter one), as a Panel."""
+    """The last ``keep`` values of each series (all of a shorter one), covariates with them, as a Panel."""
     keep = max(int(keep), 1)
     starts = np.maximum(panel.offsets[1:] - keep, panel.offsets[:-1])
-    positions = np.concatenate([np.arange(a, b) for a, b in zip(starts, panel.offsets[1:])])
-    lengths = panel.offsets[1:] - starts
-    return Panel(list(panel.ids), panel.values[positions], np.concatenate([[0], np.cumsum(lengths)]),
-                 panel.index[positions], panel.freq, panel.name, panel.horizon, panel.single_input)
+    return panel.take(np.arange(panel.n_series), starts, panel.offsets[1:] - starts)
 
 
 def seen_until(data):

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import positive_int
+from .covariates import Covariates
 from .errors import ConfigError, DataError
 
 SPLITS = ("chronological", "shuffled", "holdout")
@@ -157,8 +158,9 @@ class Batch:
 
     Attributes:
         insample_y: (batch, window, 1) the target's history (scaled when the batch is).
-        hist_exog: (batch, window, n_hist) past-observed covariates.
-        futr_exog: (batch, window + horizon, n_futr) future-known covariates (inputs and forecast steps).
+        hist_exog: (batch, window, n_hist) past-observed covariates at the input steps.
+        futr_exog: (batch, window, n_futr) future-known covariates ``horizon`` steps after each input step (its last
+            ``horizon`` rows are the forecast steps' values; see :mod:`tsattn.covariates`).
         stat_exog: (batch, n_stat) static features of each window's series.
         target: (batch, horizon) the values to forecast, or None when forecasting.
         series: (batch,) the series number of each window.
@@ -179,12 +181,13 @@ class Batch:
 
     @property
     def features(self) -> int:
-        """Per-step inputs of a network: the target, the past covariates and the future-known ones."""
-        return self.insample_y.shape[-1] + self.hist_exog.shape[-1] + self.futr_exog.shape[-1]
+        """Per-step inputs of a network: the target, the past, future-known and static covariates."""
+        return self.insample_y.shape[-1] + self.hist_exog.shape[-1] + self.futr_exog.shape[-1] + self.stat_exog.shape[-1]
 
     def network_input(self) -> np.ndarray:
-        """(batch, window, features) float32: what a network's input layer takes."""
-        parts = [self.insample_y, self.hist_exog, self.futr_exog[:, :self.window]]
+        """(batch, window, features) float32: what a network's input layer takes (static features on every step)."""
+        static = np.repeat(self.stat_exog[:, None, :], self.window, axis=1)
+        parts = [self.insample_y, self.hist_exog, self.futr_exog, static]
         return np.concatenate([p for p in parts if p.shape[-1]] or [self.insample_y], axis=-1).astype(np.float32)
 
 
@@ -199,25 +202,34 @@ def window_positions(starts: np.ndarray, span: int, first=None) -> np.ndarray:
 
 
 def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: int = 0, series=None,
-                 scaler: "Scaler | None" = None, with_target: bool = True, first=None) -> Batch:
+                 scaler: "Scaler | None" = None, with_target: bool = True, first=None, layout=None) -> Batch:
     """The windows starting at ``starts`` (flat positions of each window's first input) of a panel's flat
     array ``source``: already scaled (a WindowedPanel's ``scaled``), or series units scaled here with
     ``scaler`` and ``series`` (the series number of each window). ``horizon`` values after each window are
     its target (``with_target=False``, or horizon 0: none, for forecasting). With ``first`` (each window's series
-    start) inputs before it are the series' first value: a padded window (``pad=True``)."""
+    start) inputs before it are the series' first value: a padded window (``pad=True``).
+
+    A 2-D ``source`` (N, 1 + columns) carries covariates after the target (:meth:`tsattn.covariates.Covariates.source`:
+    standardised, future-known ones shifted); ``layout`` (past, future-known, static columns) sorts them into the
+    batch's slots (default: all past-observed). Only the target is scaled by ``scaler``."""
     starts = np.asarray(starts, dtype=np.int64)
     count = len(starts)
     series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
     span = window + (horizon if with_target else 0)
-    values = np.asarray(source)[window_positions(starts, span, first)]  # (batch, window [+ horizon])
+    values = np.asarray(source)[window_positions(starts, span, first)]  # (batch, window [+ horizon][, columns])
+    covariates = values[:, :window, 1:] if values.ndim == 3 else np.zeros((count, window, 0))
+    if values.ndim == 3:
+        values = values[:, :, 0]
     if scaler is not None:
         values = scaler.transform(values, series)
         scale = scaler.scale[series] if len(scaler.scale) > 1 else np.full(count, scaler.scale[0])
     else:
         scale = np.ones(count)
-    empty = np.zeros((count, window, 0), dtype=np.float32)
-    return Batch(insample_y=values[:, :window, None], hist_exog=empty,
-                 futr_exog=np.zeros((count, span, 0), dtype=np.float32), stat_exog=np.zeros((count, 0), dtype=np.float32),
+    hist, futr, stat = layout if layout is not None else (covariates.shape[-1], 0, 0)
+    if hist + futr + stat != covariates.shape[-1]:
+        raise ValueError(f"layout {layout} does not match the source's {covariates.shape[-1]} covariate columns")
+    return Batch(insample_y=values[:, :window, None], hist_exog=covariates[:, :, :hist],
+                 futr_exog=covariates[:, :, hist:hist + futr], stat_exog=covariates[:, 0, hist + futr:],
                  target=values[:, window:] if with_target and horizon else None, series=series, scale=scale)
 
 
@@ -293,6 +305,18 @@ class WindowedPanel:
     dropped: list[str] = field(default_factory=list)
     train_history: int | None = None
     pad: bool = False
+    covariates: "Covariates | None" = None
+    source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
+    # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
+
+    def __post_init__(self):
+        if self.source is None:
+            self.source = self.panel.values
+
+    @property
+    def layout(self):
+        """(past, future-known, static) covariate columns after the target; None without covariates."""
+        return None if self.covariates is None else self.covariates.layout
 
     def rewindowed(self, window: int) -> "WindowedPanel":
         """The same series, split and scaler cut into windows of another length (an ensemble member's lookback):
@@ -302,7 +326,7 @@ class WindowedPanel:
             raise ConfigError(f"a member's window ({window}) cannot be longer than the data's ({self.window})")
         return window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
                             self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
-                            scaler=self.scaler)
+                            scaler=self.scaler, covariates=self.covariates, fitted_covariates=True)
 
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
@@ -327,15 +351,15 @@ class WindowedPanel:
 
     @property
     def features(self) -> int:
-        """Per-step inputs of a network on this data (the target; covariates add theirs)."""
-        return 1
+        """Per-step inputs of a network on this data: the target and the covariates' columns."""
+        return 1 if self.scaled.ndim == 1 else int(self.scaled.shape[1])
 
     def batch(self, part: str, scaled: bool = True, starts: np.ndarray | None = None) -> Batch:
         """The windows of a part (or those starting at ``starts``) as one :class:`Batch`."""
         starts = self.starts[part] if starts is None else starts
         series = self.panel.series_of(starts + self.window)
-        batch = gather_batch(self.scaled if scaled else self.panel.values, starts, self.window, self.horizon, series,
-                             first=self.panel.offsets[series])
+        batch = gather_batch(self.scaled if scaled else self.source, starts, self.window, self.horizon, series,
+                             first=self.panel.offsets[series], layout=self.layout)
         batch.scale = self.scaler.scale[series]
         return batch
 
@@ -347,7 +371,7 @@ class WindowedPanel:
     def y(self, part: str, scaled: bool = True) -> np.ndarray:
         """Targets of a part: (samples, horizon)."""
         source = self.scaled if scaled else self.panel.values
-        return source[self.target_positions(part)]
+        return (source if source.ndim == 1 else source[:, 0])[self.target_positions(part)]
 
     def target_index(self, part: str) -> pd.Index:
         """Index labels (timestamps) of each window's first target."""
@@ -431,6 +455,8 @@ def window_panel(
     train_history: int | None = None,
     pad: bool = False,
     scaler: "Scaler | None" = None,
+    covariates: "Covariates | None" = None,
+    fitted_covariates: bool = False,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -451,6 +477,8 @@ def window_panel(
             its windows). Chronological and hold-out splits without ``within_parts`` only.
         scaler: a fitted :class:`Scaler` to use instead of fitting one (the same data at another window length,
             :meth:`WindowedPanel.rewindowed`).
+        covariates: the :class:`tsattn.covariates.Covariates` the windows carry beside the target: standardised on
+            the same training values as the scaler (unless ``fitted_covariates``: fitted already).
 
     Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
@@ -541,6 +569,7 @@ def window_panel(
 
     values = panel.values
     position_series = np.repeat(np.arange(panel.n_series, dtype=np.int32), lengths)
+    mask = None
     if scaler is not None:  # given (another window length of the same data): used as it is
         pass
     elif scaler_fit == "all":
@@ -569,9 +598,16 @@ def window_panel(
             mask |= without[position_series] & (local < limit[position_series])
         scaler.fit(values[mask], position_series[mask], panel.n_series)
     scaled = scaler.transform(values, position_series).astype(np.float32)
+    source = values
+    if covariates is not None:
+        if not fitted_covariates:
+            covariates.fit(panel, mask)
+        source = covariates.source(panel, horizon)
+        scaled = np.concatenate([scaled[:, None], source[:, 1:].astype(np.float32)], axis=1)
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
-                         dropped=dropped, train_history=train_history, pad=bool(pad))
+                         dropped=dropped, train_history=train_history, pad=bool(pad), covariates=covariates,
+                         source=source)
 
 
 window_series = window_panel  # one function for one series and for many

