@@ -367,8 +367,9 @@ def _model_names() -> list[str]:
 @click.option("--preset", help="tutorial-sunspots or tutorial-fibonacci (the tutorials' exact setups) or nbeats-recipe "
                                 "(N-BEATS' training recipe for any model; options given beside it win).")
 @click.option("--baselines", "stat_baselines", metavar="NAMES",
-              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets "
-                   "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
+              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets, arima "
+                   "(with future-known covariates, AutoARIMA uses them as regressors and joins by itself; "
+                   "comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
 @level_option
@@ -628,14 +629,16 @@ def _names(text: str | None, what: str):
 @click.option("--id-column", help="the series-id column of a long --csv holding many series.")
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
 @click.option("--baselines", "stat_baselines", metavar="NAMES",
-              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets "
-                   "(comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
+              help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets, arima "
+                   "(with future-known covariates, AutoARIMA uses them as regressors and joins by itself; "
+                   "comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--window", type=int, help="input window for every model.")
 @click.option("--horizon", type=int, help="steps every model forecasts directly from each window.")
 @click.option("--epochs", type=int, help="maximum epochs of every run.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
 @click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
+@covariate_options
 @engine_options
 @level_option
 @click.option("--out", required=True, type=click.Path(), help="report directory (rerun to resume).")
@@ -643,8 +646,8 @@ def _names(text: str | None, what: str):
 @output_options
 @friendly_errors
 def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
-                    epochs, settings, config_path, jobs, engine, address, cpus_per_run, levels, out, force, quiet,
-                    as_json):
+                    epochs, settings, config_path, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
+                    address, cpus_per_run, levels, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
@@ -664,6 +667,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     elif column is not None or date_column is not None or id_column is not None:
         raise CliError("--column and --date-column go with --csv PATH")
     merged = dict(grid.get("set", {}))
+    merged.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
     if stat_baselines is not None:
         merged["baselines"] = _names(stat_baselines, "baselines")
     if levels:

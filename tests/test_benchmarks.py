@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
     ("paths.py", ["tsattn.Forecaster", "tsattn fit", "harness (compare, benchmarks)", "the paths agree", "QUICK MODE"]),
     ("recipe.py", ["M3 monthly", "### Every model: defaults and the recipe", "skip=naive", "members' test sMAPE",
                    "Theta (statsforecast)", "QUICK MODE"]),
+    ("covariates.py", ["## promodata", "AutoARIMA + regressors (statsforecast", "## Summary", "Promotion lift recovered",
+                       "Wilcoxon p", "QUICK MODE"]),
     ("intervals.py", ["## m3-monthly", "## sunspots", "(conformal)", "quantile loss", "AutoETS (its own intervals)",
                       "## Targets", "QUICK MODE"]),
 ])

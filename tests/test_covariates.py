@@ -154,7 +154,7 @@ def test_bad_covariate_inputs_get_one_line(frame):
         (lambda: fit(stat_exog=["colour"]), DataError, "static feature 'colour' is not in the static frame"),
         (lambda: fit(calendar=["fortnight"]), ConfigError, "unknown calendar feature 'fortnight'"),
         (lambda: fit(window=2), ConfigError, "use window >= horizon"),
-        (lambda: Forecaster("naive", horizon=H, futr_exog=["promo"]).fit(frame), ConfigError, "naive takes no covariates"),
+        (lambda: Forecaster("naive", horizon=H, futr_exog=["promo"]).fit(frame), ConfigError, "naive takes no future-known (futr_exog, calendar) covariates"),
         (lambda: fit(frame.assign(ds=np.arange(len(frame)) % 60), calendar=["month"], stat_exog=None, static=None),
          DataError, "calendar features (month) need dates"),
     ]

@@ -34,9 +34,10 @@ def gather_windows(values: np.ndarray, origins: np.ndarray, window: int, first=N
     reaching before its series is padded with the series' first value (``pad=True``), or with NaN for
     ``missing="nan"`` (what a local method reads: it fits on the values after the NaNs)."""
     starts = np.asarray(origins, dtype=np.int64) - window + 1
-    out = values[window_positions(starts, window, first)]
+    out = values[window_positions(starts, window, first)]  # (origins, window[, columns])
     if first is not None and missing == "nan":
-        out = np.where(starts[:, None] + np.arange(window) < np.asarray(first, dtype=np.int64)[:, None], np.nan, out)
+        before = starts[:, None] + np.arange(window) < np.asarray(first, dtype=np.int64)[:, None]
+        out = np.where(before if out.ndim == 2 else before[:, :, None], np.nan, out)
     return out
 
 
@@ -231,6 +232,23 @@ class StatisticalModel(WindowModel):
             raise ConfigError(f"unknown baseline {key!r}; available: {', '.join(STATISTICAL_LABELS)}")
         self.key, self.horizon, self.season = key, horizon, season
         self.label = STATISTICAL[key][0]
+        self.layout = None  # with covariates: (past, future-known, static) columns of the source after the target
+        if key in EXOGENOUS:
+            self.capabilities = Capabilities(scope="local", intervals="quantiles", scored_on=("test",),
+                                             covariates=("futr",))
+
+    def fit(self, data) -> "StatisticalModel":
+        """Remembers where the future-known covariates sit in the data's source (a method that takes regressors
+        uses them as X; the others forecast the target alone)."""
+        self.layout = getattr(data, "layout", None) if self.key in EXOGENOUS else None
+        return self
+
+    def _regressors(self, values):
+        """(N, k) future-known columns of a source, each row ``horizon`` steps ahead, or None."""
+        if self.layout is None or np.ndim(values) != 2 or not self.layout[1]:
+            return None
+        hist = self.layout[0]
+        return np.asarray(values, dtype=np.float64)[:, 1 + hist:1 + hist + self.layout[1]]
 
     def _method(self):
         models = statsforecast_models()
@@ -248,14 +266,16 @@ class StatisticalModel(WindowModel):
         from .intervals import check_levels
 
         levels = check_levels(levels)
+        regressors = self._regressors(values)
         values = target_column(values)
         origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
-        key = self._memo_key(values, origins, first, levels)
+        key = self._memo_key(values if regressors is None else np.column_stack([values, regressors]), origins, first,
+                             levels)
         if key not in _STATISTICAL_MEMO:
             if len(_STATISTICAL_MEMO) >= STATISTICAL_MEMO_SIZE:
                 _STATISTICAL_MEMO.pop(next(iter(_STATISTICAL_MEMO)))
             began = time.perf_counter()
-            point, bounds = self._fit_each(values, origins, first, levels)
+            point, bounds = self._fit_each(values, origins, first, levels, regressors)
             _STATISTICAL_MEMO[key] = point, bounds, time.perf_counter() - began
         point, bounds, self.compute_seconds = _STATISTICAL_MEMO[key]  # what fitting cost, even when remembered
         return point.copy(), None if bounds is None else {q: v.copy() for q, v in bounds.items()}
@@ -269,7 +289,7 @@ class StatisticalModel(WindowModel):
             digest.update(b"|")
         return self.key, self.horizon, self.season, levels, digest.hexdigest()
 
-    def _fit_each(self, values, origins, first, levels):
+    def _fit_each(self, values, origins, first, levels, regressors=None):
         import warnings
 
         from .intervals import level_bounds
@@ -283,9 +303,17 @@ class StatisticalModel(WindowModel):
             warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
             for i, (start, origin) in enumerate(zip(first, origins)):
                 history = np.asarray(values[start:origin + 1], dtype=np.float64)
-                history = history[int(np.argmax(np.isfinite(history))):]  # a context NaN-padded before its series
+                begin = int(np.argmax(np.isfinite(history)))  # a context NaN-padded before its series
+                history = history[begin:]
+                last = history[-1]
+                extra = {}
+                if regressors is not None:  # row p holds the regressors of p + horizon (tsattn.covariates)
+                    h = self.horizon
+                    rows = regressors[start + begin:origin + 1]
+                    extra = {"X": rows[:-h], "X_future": rows[-h:]}
+                    history = history[h:]  # the first h values have no regressors in the source
                 try:
-                    result = method.forecast(y=history, h=self.horizon, **arguments)
+                    result = method.forecast(y=history, h=self.horizon, **arguments, **extra)
                     found = {"mean": np.asarray(result["mean"], dtype=np.float64)}
                     for level in levels:
                         low, high = level_bounds(level)
@@ -294,7 +322,7 @@ class StatisticalModel(WindowModel):
                     if any(v.shape != (self.horizon,) or not np.isfinite(v).all() for v in found.values()):
                         raise ValueError("non-finite forecast")
                 except Exception:  # noqa: BLE001 - any failure of the method on this history: naive instead
-                    found = {key: np.full(self.horizon, history[-1]) for key in ["mean", *bounds]}
+                    found = {key: np.full(self.horizon, last) for key in ["mean", *bounds]}
                     failed += 1
                 out[i] = found["mean"]
                 for q in bounds:
@@ -308,7 +336,7 @@ class StatisticalModel(WindowModel):
         return out, dict(sorted({0.5: out, **bounds}.items()))
 
     def state(self) -> dict:
-        return {**super().state(), "season": self.season}
+        return {**super().state(), "season": self.season, "layout": None if self.layout is None else list(self.layout)}
 
 
 # key -> (label, statsforecast class): the statistical baselines `--baselines` can add
@@ -316,7 +344,9 @@ STATISTICAL = {
     "theta": ("theta", "Theta"),
     "dynamic_theta": ("dynamic-theta", "DynamicOptimizedTheta"),
     "ets": ("ets", "AutoETS"),
+    "arima": ("arima", "AutoARIMA"),
 }
+EXOGENOUS = {"arima"}  # the statistical methods that take future-known regressors (statsforecast's X / X_future)
 STATISTICAL_LABELS = {label: key for key, (label, _) in STATISTICAL.items()}  # what users type -> key
 INSTALL_HINT = "pip install 'tsattn[bench]' (or pip install statsforecast)"
 
@@ -326,7 +356,7 @@ def statsforecast_models():
     try:
         from statsforecast import models
     except ImportError:
-        raise ConfigError(f"the statistical baselines (theta, dynamic-theta, ets) need statsforecast, which is not "
+        raise ConfigError(f"the statistical baselines (theta, dynamic-theta, ets, arima) need statsforecast, which is not "
                           f"installed: {INSTALL_HINT}") from None
     return models
 
@@ -465,7 +495,9 @@ def from_state(state: dict) -> WindowModel:
     if key == SeasonalNaive.key:
         return SeasonalNaive(int(state["horizon"]), int(state["season"]))
     if key in STATISTICAL:
-        return StatisticalModel(key, int(state["horizon"]), int(state["season"]))
+        model = StatisticalModel(key, int(state["horizon"]), int(state["season"]))
+        model.layout = None if state.get("layout") is None else tuple(int(n) for n in state["layout"])
+        return model
     if key == LinearAR.key:
         model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])
         model.window_scaled = bool(state.get("window_scaled", False))

@@ -29,6 +29,8 @@ from .report import is_complete_record, results_table, summarise, write_report
 from .verdicts import comparison_verdict
 
 SPEC_FILE = "comparison.json"
+COVARIATE_SETTINGS = ("hist_exog", "futr_exog", "stat_exog", "calendar")
+WITHOUT_COVARIATES = " without covariates"  # the twin run of each network when covariates are compared
 
 
 @dataclass
@@ -55,8 +57,21 @@ class ComparisonSpec:
         return {"models": self.models, "sources": [asdict(s) for s in self.sources], "seeds": self.seeds,
                 "settings": self.settings}
 
+    @property
+    def with_covariates(self) -> bool:
+        """Whether the runs take covariates: each network then also runs without them (its twin), so the report
+        answers "does this covariate help?" with the same seeds and data."""
+        return any(self.settings.get(key) for key in COVARIATE_SETTINGS)
+
+    def run_models(self) -> list[str]:
+        """The models run: the ones named, each followed by its twin without covariates when covariates are given."""
+        if not self.with_covariates:
+            return list(self.models)
+        return [label for model in self.models for label in (model, model + WITHOUT_COVARIATES)]
+
     def run_keys(self) -> list[tuple[str, str, int]]:
-        return [(source.name, model, seed) for source in self.sources for model in self.models for seed in self.seeds]
+        return [(source.name, model, seed) for source in self.sources for model in self.run_models()
+                for seed in self.seeds]
 
     def source(self, name: str) -> SeriesSource:
         return next(s for s in self.sources if s.name == name)
@@ -204,7 +219,11 @@ GRID_KEYS = {
 def _run_config(spec: ComparisonSpec, source: SeriesSource, model: str, seed: int):
     from .config import RunConfig
 
+    plain = model.endswith(WITHOUT_COVARIATES)
+    model = model[:-len(WITHOUT_COVARIATES)] if plain else model
     overrides = _split_settings(spec.models, spec.settings)[model]
+    if plain:  # the twin: the same run without any covariate
+        overrides = {key: value for key, value in overrides.items() if key not in (*COVARIATE_SETTINGS, "static_csv")}
     base = RunConfig(model=model, seed=seed, dataset=source.dataset, dataset_options=dict(source.options),
                      csv=source.csv, column=source.column, date_column=source.date_column,
                      id_column=source.id_column)
@@ -214,7 +233,7 @@ def _run_config(spec: ComparisonSpec, source: SeriesSource, model: str, seed: in
 def _run_file(out: Path, key) -> Path:
     dataset, model, seed = key
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in dataset)
-    return out / "runs" / f"{safe}__{model}__seed{seed}.json"
+    return out / "runs" / f"{safe}__{model.replace(' ', '_')}__seed{seed}.json"
 
 
 BY_SERIES_METRICS = ("smape", "mase", "rmse")

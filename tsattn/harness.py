@@ -455,6 +455,36 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     return model, frame, len(frame), best
 
 
+def with_regression_baseline(baselines, covariates) -> list:
+    """The statistical baselines of a run: the ones asked for, and with future-known covariates statsforecast's
+    AutoARIMA with them as regressors (when statsforecast is installed), so every run with covariates is scored
+    beside the classical regression on the same covariates."""
+    from .baselines import statistical_keys
+
+    keys = statistical_keys(list(baselines or []))
+    if covariates is not None and covariates.futr and "arima" not in keys:
+        try:
+            import statsforecast  # noqa: F401
+        except ImportError:
+            return keys
+        keys.append("arima")
+    return keys
+
+
+def check_takes_covariates(name: str, estimator, covariates) -> None:
+    """One line when a forecaster is given covariate kinds it cannot use (never ignored silently)."""
+    if covariates is None:
+        return
+    given = {"hist": covariates.hist, "futr": covariates.futr + covariates.calendar, "stat": covariates.stat}
+    refused = [kind for kind, names in given.items() if names and kind not in estimator.capabilities.covariates]
+    if refused:
+        words = {"hist": "past-observed (hist_exog)", "futr": "future-known (futr_exog, calendar)",
+                 "stat": "static (stat_exog)"}
+        takes = ", ".join(words[k] for k in estimator.capabilities.covariates) or "none"
+        raise ConfigError(f"{name} takes no {' or '.join(words[k] for k in refused)} covariates (it takes: {takes}); "
+                          "fit a network (simple-rnn, attention-rnn, transformer, nbeats) to use them, or drop them")
+
+
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
               engine=None, baseline: str | None = None, params: dict | None = None,
               columns: tuple | None = None) -> FittedState:
@@ -484,9 +514,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
     else:
         estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit)
-        if data.covariates is not None and not estimator.capabilities.covariates:
-            raise ConfigError(f"{baseline} takes no covariates ({', '.join(data.covariates.columns)} were given); fit a "
-                              "network (simple-rnn, attention-rnn, transformer, nbeats) to use them, or drop them")
+        check_takes_covariates(baseline, estimator, data.covariates)
         estimator = estimator.fit(data)
         history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
     fit_seconds = time.perf_counter() - start
@@ -542,7 +570,7 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
     baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, state.season, config.linear_fit,
-                                                      config.baselines)]
+                                                      with_regression_baseline(config.baselines, data.covariates))]
     evaluation = score_windows(state.estimator, baselines, data, state.season, levels=config.level,
                                calibration=(state.conformal, state.quantile_conformal))
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,

@@ -109,6 +109,33 @@ def _paired_over_series(records: list[dict], dataset: str, model: str, other: st
         return None
     return paired_comparison(mine, theirs)
 
+WITHOUT_COVARIATES = " without covariates"  # tsattn.compare's twin runs
+
+
+def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: bool) -> list[str]:
+    """"Does the covariate help?": each network with its covariates against its twin without them, seed by seed
+    (same seeds) and, for a panel, series by series (averaged over seeds, Wilcoxon signed-rank)."""
+    lines = []
+    for twin in [m for m in table["model"] if str(m).endswith(WITHOUT_COVARIATES)]:
+        model = twin[:-len(WITHOUT_COVARIATES)]
+        if model not in set(table["model"]):
+            continue
+        mine = runs[runs["model"] == model].set_index("seed")[metric]
+        theirs = runs[runs["model"] == twin].set_index("seed")[metric].reindex(mine.index)
+        a, b = (float(table.loc[table["model"] == name, f"{metric}_mean"].iloc[0]) for name in (model, twin))
+        helps = "help" if a < b else "do not help"
+        line = (f"Do the covariates help {model}? They {helps} on average: {number_text(a)} with them, "
+                f"{number_text(b)} without; better with them on {int((mine < theirs).sum())} of {len(mine)} seeds")
+        if panel:
+            paired = _paired_over_series(records, dataset, model, twin)
+            if paired:
+                line += f" and on {paired[0]} of {paired[1]} series"
+                if paired[2] is not None:
+                    line += f" (Wilcoxon signed-rank p {p_text(paired[2])})"
+        lines.append(line + ".")
+    return lines
+
+
 def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
     """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account and, for a
     panel, each model compared with the runner-up and the baselines series by series (paired)."""
@@ -177,6 +204,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
+    lines += _covariate_lines(table, runs, records or [], dataset, metric, panel)
     statistical = table[table["model"].isin(list(STATISTICAL_LABELS))]
     for _, row in statistical.iterrows():  # the strong baselines asked for with --baselines
         value = float(row[f"{metric}_mean"])
