@@ -374,13 +374,15 @@ def _model_names() -> list[str]:
               help="any run setting or model parameter, e.g. --set units=64 --set validation_fraction=0.15.")
 @level_option
 @covariate_options
+@click.option("--config", "config_path", type=click.Path(), help="a JSON file of settings (e.g. the best.json of "
+              "`tsattn tune`); options given beside it win.")
 @click.option("--out", required=True, type=click.Path(), help="directory to write the run to.")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier run (and nothing else).")
 @output_options
 @friendly_errors
 def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, window, horizon, epochs, batch_size,
                 learning_rate, seed, preset, stat_baselines, settings, hist_exog, futr_exog, stat_exog, calendar,
-                static_csv, levels, out, force, quiet, as_json):
+                static_csv, config_path, levels, out, force, quiet, as_json):
     """Train one model, evaluate it beside the baselines and write the run to --out."""
     from tsattn.io import check_output_directory
 
@@ -395,7 +397,12 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     if levels:
         overrides["level"] = _levels(levels)
     overrides = with_settings(overrides, settings)
-    if preset is None and dataset is None and csv is None:
+    if config_path is not None:
+        from tsattn.tuning import load_best
+
+        overrides = {**load_best(config_path), **overrides}  # the options given beside it win
+    if preset is None and dataset is None and csv is None and overrides.get("dataset") is None \
+            and overrides.get("csv") is None:
         raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
     check_output_directory(out, force, "run", inputs=[csv, static_csv])  # fail before training, not after
 
@@ -638,6 +645,8 @@ def _names(text: str | None, what: str):
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
 @click.option("--config", "config_path", type=click.Path(), help="a TOML grid with the same keys.")
+@click.option("--tuned", multiple=True, type=click.Path(), help="the best.json (or folder) of a `tsattn tune` "
+              "search: its model runs with the settings found (repeat for several models).")
 @covariate_options
 @engine_options
 @level_option
@@ -646,8 +655,8 @@ def _names(text: str | None, what: str):
 @output_options
 @friendly_errors
 def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
-                    epochs, settings, config_path, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
-                    address, cpus_per_run, levels, out, force, quiet, as_json):
+                    epochs, settings, config_path, tuned, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs,
+                    engine, address, cpus_per_run, levels, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
     from tsattn.compare import compare, load_grid
 
@@ -666,7 +675,10 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         csv_entries.append({"path": csv, "column": column, "date_column": date_column, "id_column": id_column})
     elif column is not None or date_column is not None or id_column is not None:
         raise CliError("--column and --date-column go with --csv PATH")
+    from tsattn.tuning import tuned_settings
+
     merged = dict(grid.get("set", {}))
+    merged.update(tuned_settings(tuned))
     merged.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
     if stat_baselines is not None:
         merged["baselines"] = _names(stat_baselines, "baselines")
@@ -704,6 +716,61 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
                    f"them); the first: {failures[0]['dataset']} "
                    f"{failures[0]['model']} seed {failures[0]['seed']}: {failures[0]['error']}", err=True)
         sys.exit(1)
+
+
+@main.command("tune")
+@click.option("--model", "model_name", type=click.Choice(_model_names()), default="attention-rnn", show_default=True,
+              shell_complete=_complete_models, help="the network whose settings are searched.")
+@data_options
+@click.option("--horizon", type=int, help="steps the model forecasts directly (default 1; M3/M1 runs use the "
+              "competition's horizon, e.g. 18).")
+@click.option("--trials", type=int, default=20, show_default=True,
+              help="completed trials the study should hold (a resumed search runs the missing ones).")
+@click.option("--timeout", type=float, help="stop starting new trials after this many seconds.")
+@click.option("--metric", type=click.Choice(["auto", "smape", "mase", "rmse", "mae"]), default="auto",
+              show_default=True, help="validation metric minimised (auto: RMSE for one series, sMAPE for a panel).")
+@click.option("--space", "space_path", type=click.Path(), help="a YAML or JSON file of search dimensions overriding "
+              "the model's space (see `tsattn models --json`), e.g. {units: {int: [8, 64], log: true}}.")
+@click.option("--storage", help="an SQLAlchemy URL for the study (default: sqlite in --out), e.g. a PostgreSQL URL "
+              "shared by several machines.")
+@click.option("--seed", type=int, default=0, show_default=True, help="the sampler's seed and every trial's seed.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a fixed run setting of every trial, e.g. --set epochs=50.")
+@covariate_options
+@click.option("--out", required=True, type=click.Path(), help="the search's folder (rerun the command to resume).")
+@click.option("--force", is_flag=True, help="start the search in --out over (only the files a search writes).")
+@output_options
+@friendly_errors
+def tune_command(model_name, dataset, csv, column, date_column, id_column, fill, horizon, trials, timeout, metric,
+                 space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, out, force,
+                 quiet, as_json):
+    """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
+    on the test part beside the defaults."""
+    from tsattn.tuning import read_space, tune
+
+    output = Output(quiet, as_json)
+    fixed = {key: value for key, value in {"horizon": horizon}.items() if value is not None}
+    fixed.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
+    fixed.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
+    fixed = with_settings(fixed, settings)
+    if fixed.get("dataset") is None and fixed.get("csv") is None:
+        raise CliError("no data: give --dataset NAME (see `tsattn datasets`) or --csv PATH --column COL")
+    space = read_space(space_path) if space_path else None
+    dataset_name = fixed.pop("dataset", None)
+    result = tune(model_name, dataset=dataset_name, trials=trials, timeout=timeout, metric=metric, storage=storage,
+                  out=out, space=space, seed=seed, settings=fixed, echo=output.progress, force=force)
+    complete = int((result.trials["state"] == "COMPLETE").sum())
+    output.document({"out": str(out), "metric": result.metric, "best_value": result.best_value,
+                     "best_settings": result.best_settings, "trials": len(result.trials), "completed": complete,
+                     "test": {label: values["test"] for label, values in result.test.items()}})
+    output.say(f"Best validation {result.metric}: {result.best_value:.4g} after {complete} completed trial(s)")
+    output.say("Best settings: " + ", ".join(f"{k}={v}" for k, v in result.best_settings.items()))
+    for label in ("defaults", "tuned"):
+        if label in result.test:
+            test = result.test[label]["test"]
+            output.say(f"  {label:8s} test " + ", ".join(f"{k} {test[k]:.4g}" for k in ("smape", "mase", "rmse")))
+    output.say(f"Wrote {out}: trials.csv, best.json, report.md, history.png, importance.png, study.db "
+               f"(refit: tsattn fit --config {Path(out) / 'best.json'} ...)")
 
 
 def _parse_start(text: str):

@@ -22,6 +22,7 @@ LAYERS = [
     {"artefacts", "harness", "report"},
     {"runs", "forecaster"},
     {"compare"},
+    {"tuning"},
 ]
 
 

@@ -242,3 +242,31 @@ def test_single_series_csv_with_covariates(tmp_path):
 
     panel = read_csv_panel(tmp_path / "one.csv", column="y", date_column="ds", exog=["promo"])
     assert panel.n_series == 1 and panel.single_input and panel.exog_names == ("promo",)
+
+
+def test_covariates_through_ensembles_and_engines(frame):
+    from tsattn.engine import get_engine
+
+    def run(engine=None):
+        f = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"], ensemble=2)
+        f.fit(frame.groupby("unique_id").head(57), engine=engine)
+        return f.predict(futr_df=future_of(frame))
+
+    pd.testing.assert_frame_equal(run(get_engine("local", jobs=2)), run())
+
+
+def test_compare_answers_whether_the_covariates_help(tmp_path):
+    from tsattn.compare import compare
+    from tsattn.tuning import tuned_settings
+
+    (tmp_path / "best.json").write_text(json.dumps({"model": "simple-rnn", "learning_rate": 0.002, "units": 3}))
+    results = compare(models=["simple-rnn"], datasets=[{"name": "promo-panel", "options": {"n_series": 3,
+                                                                                           "length": 60}}],
+                      seeds=[0, 1], settings={"futr_exog": ["promo"], "horizon": H, "epochs": 2,
+                                              **tuned_settings([tmp_path / "best.json"])},
+                      out=tmp_path / "cmp", echo=lambda line: None)
+    assert set(results["model"]) >= {"simple-rnn", "simple-rnn without covariates", "arima"}
+    runs = json.loads(next((tmp_path / "cmp" / "runs").glob("*without_covariates*")).read_text())
+    assert runs["config"]["futr_exog"] is None and runs["config"]["learning_rate"] == 0.002
+    verdict = " ".join(next(iter(results.attrs["verdict"].values())))
+    assert "Do the covariates help simple-rnn?" in verdict

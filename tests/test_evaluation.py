@@ -81,7 +81,7 @@ def test_gather_batch_scales_per_series_and_has_empty_covariate_slots():
     batch = gather_batch(values, np.array([0, 5]), window=3, horizon=2, series=np.array([0, 1]), scaler=scaler)
     np.testing.assert_allclose(batch.insample_y[:, :, 0], [[0, 0.5, 1.0], [0, 0.2, 0.4]])
     np.testing.assert_allclose(batch.target, [[1.5, 2.0], [0.6, 0.8]])
-    assert batch.hist_exog.shape == (2, 3, 0) and batch.futr_exog.shape == (2, 5, 0) and batch.stat_exog.shape == (2, 0)
+    assert batch.hist_exog.shape == (2, 3, 0) and batch.futr_exog.shape == (2, 3, 0) and batch.stat_exog.shape == (2, 0)
     assert batch.features == 1 and batch.network_input().shape == (2, 3, 1)
     np.testing.assert_array_equal(batch.scale, [2.0, 5.0])
     forecast_only = gather_batch(values, np.array([0]), window=3, with_target=False)

@@ -49,8 +49,8 @@ def test_theta_scored_like_every_baseline_and_equal_to_statsforecast():
 
 
 def test_statistical_baseline_names_and_missing_statsforecast(monkeypatch):
-    with pytest.raises(ConfigError, match="unknown baseline 'arima'; --baselines takes theta, dynamic-theta, ets"):
-        fit(config(baselines=["arima"]), series=panel())
+    with pytest.raises(ConfigError, match="unknown baseline 'prophet'; --baselines takes theta, dynamic-theta, ets, arima"):
+        fit(config(baselines=["prophet"]), series=panel())
     with pytest.raises(ConfigError, match="always on"):
         fit(config(baselines=["naive"]), series=panel())
     monkeypatch.setitem(sys.modules, "statsforecast", None)  # import statsforecast now fails

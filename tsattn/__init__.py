@@ -20,6 +20,7 @@ from .windows import SplitSpec, make_windows, window_panel, window_series  # noq
 _LAZY = {
     "Forecaster": ("tsattn.forecaster", "Forecaster"),
     "compare": ("tsattn.compare", "compare"),
+    "tune": ("tsattn.tuning", "tune"),
     "get_model": ("tsattn.models", "get_model"),
     "list_models": ("tsattn.specs", "list_models"),
     "fit": ("tsattn.harness", "fit"),

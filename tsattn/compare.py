@@ -92,6 +92,9 @@ def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
         if target and target != "model":
             if target not in per_model:
                 raise ConfigError(f"--set {key}: {target!r} is not one of the compared models ({', '.join(models)})")
+            if name in RunConfig.fields() and name not in get_spec(target).params:  # one model's run setting (tuned)
+                per_model[target][name] = value
+                continue
             if name not in get_spec(target).params:
                 raise ConfigError(f"--set {key}: {target} has no parameter {name!r}; it takes: "
                                   f"{', '.join(sorted(get_spec(target).params))}")

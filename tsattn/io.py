@@ -73,9 +73,12 @@ LAYOUTS = {
     "forecast": ("forecast.json", ("forecast.json", "forecast.csv", "forecast.png")),
     "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",
                                     "runs/*.json", "figures/*.png")),
+    "tune": ("study.db", ("study.db", "study.db-journal", "study.db-wal", "study.db-shm", "trials.csv", "best.json",
+                          "history.png", "importance.png", "report.md")),
 }
 WHAT = {"run": "run directory of `tsattn fit`", "backtest": "backtest of `tsattn backtest`",
-        "compare": "comparison of `tsattn compare`", "forecast": "forecast of `tsattn predict`"}
+        "compare": "comparison of `tsattn compare`", "forecast": "forecast of `tsattn predict`",
+        "tune": "search of `tsattn tune`"}
 
 
 def resolve_output(out, option: str = "--out") -> Path:

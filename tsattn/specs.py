@@ -59,6 +59,71 @@ def one_of(options) -> str:
 
 
 @dataclass(frozen=True)
+class Search:
+    """One dimension of a hyper-parameter search: integers or numbers in [low, high] (``log``: a log-uniform prior,
+    as for a learning rate or a layer's width) or one of ``choices``."""
+
+    kind: str                 # "int", "float" or "choice"
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in ("int", "float", "choice"):
+            raise ConfigError(f"a search dimension is int, float or choice; got {self.kind!r}")
+        if self.kind == "choice":
+            if not self.choices:
+                raise ConfigError("a choice dimension needs at least one choice; got an empty list")
+            return
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (self.low, self.high)):
+            raise ConfigError(f"a {self.kind} dimension needs numbers low and high; got {self.low!r}, {self.high!r}")
+        if self.low > self.high:
+            raise ConfigError(f"an empty range: low {self.low} is above high {self.high}")
+        if self.log and self.low <= 0:
+            raise ConfigError(f"a log-uniform range must be above 0; got low {self.low}")
+
+    def to_dict(self) -> dict:
+        if self.kind == "choice":
+            return {"choice": list(self.choices)}
+        return {self.kind: [self.low, self.high], **({"log": True} if self.log else {})}
+
+    @classmethod
+    def from_value(cls, name: str, value) -> "Search":
+        """A dimension as users write it (YAML / JSON / Python): {"int": [8, 128], "log": true},
+        {"float": [0.0, 0.3]}, {"choice": ["rnn", "gru"]}, a list (choices) or one value (fixed)."""
+        if isinstance(value, Search):
+            return value
+        if isinstance(value, list):
+            return cls("choice", choices=tuple(value))
+        if isinstance(value, dict):
+            kinds = [k for k in ("int", "float", "choice") if k in value]
+            extra = sorted(set(value) - {"int", "float", "choice", "log"})
+            if len(kinds) != 1 or extra:
+                raise ConfigError(f"search dimension {name}: give one of int: [low, high], float: [low, high] or "
+                                  f"choice: [...] (and log: true); got {value!r}")
+            kind = kinds[0]
+            if kind == "choice":
+                return cls("choice", choices=tuple(value["choice"] or ()))
+            bounds = value[kind]
+            if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+                raise ConfigError(f"search dimension {name}: {kind} takes [low, high]; got {bounds!r}")
+            try:
+                return cls(kind, bounds[0], bounds[1], bool(value.get("log", False)))
+            except ConfigError as exc:
+                raise ConfigError(f"search dimension {name}: {exc}") from None
+        return cls("choice", choices=(value,))
+
+
+# run settings every network's search may vary (in tsattn.config.RunConfig), with their priors
+TRAINING_SPACE = {
+    "learning_rate": Search("float", 1e-4, 1e-2, log=True),
+    "batch_size": Search("choice", choices=(16, 32, 64, 128)),
+    "lookback": Search("int", 1, 6),
+}
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     """A registered model: name, description, parameters and what its attention weights are (None,
     "rnn": (batch, window) over the recurrent states, or "transformer": (batch, heads, window, window))."""
@@ -68,6 +133,7 @@ class ModelSpec:
     params: dict[str, Param]
     attention: str | None = None
     xla: bool = True  # jit_compile="auto" compiles it with XLA on long epochs (benchmarks/results/xla.md)
+    space: dict = dataclasses.field(default_factory=dict)  # parameter -> Search: what `tsattn tune` varies by default
 
     def resolve(self, params: dict) -> dict:
         """Defaults updated with ``params``, each checked; errors list what is accepted."""
@@ -89,7 +155,12 @@ class ModelSpec:
         """JSON-ready description (for ``tsattn models --json``)."""
         return {"name": self.name, "description": self.description, "attention": self.attention,
                 "params": {key: {"default": p.default, "accepts": p.accepts, "help": p.help}
-                           for key, p in self.params.items()}}
+                           for key, p in self.params.items()},
+                "search_space": {key: dimension.to_dict() for key, dimension in self.default_space().items()}}
+
+    def default_space(self) -> dict:
+        """The search `tsattn tune` runs by default: the training settings, then this model's own dimensions."""
+        return {**TRAINING_SPACE, **self.space}
 
 
 _COMMON = {
@@ -119,6 +190,8 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         "simple-rnn",
         "recurrent layer (SimpleRNN, LSTM or GRU) -> Dense(horizon), as in the sunspots tutorial",
         {**_RNN, **_COMMON},
+        space={"units": Search("int", 8, 128, log=True), "cell": Search("choice", choices=("rnn", "gru", "lstm")),
+               "dropout": Search("float", 0.0, 0.3), "skip": Search("choice", choices=("relative", "naive", "linear"))},
     ),
     ModelSpec(
         "attention-rnn",
@@ -129,6 +202,9 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
                             "additive (the tutorial's tanh(hW+b)), bahdanau, luong-dot or luong-general"),
          **_COMMON},
         attention="rnn",
+        space={"units": Search("int", 8, 128, log=True), "cell": Search("choice", choices=("rnn", "gru", "lstm")),
+               "attention": Search("choice", choices=ATTENTIONS), "dropout": Search("float", 0.0, 0.3),
+               "skip": Search("choice", choices=("relative", "naive", "linear"))},
     ),
     ModelSpec(
         "transformer",
@@ -153,6 +229,10 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
             **_COMMON,
         },
         attention="transformer",
+        space={"d_model": Search("choice", choices=(16, 32, 64)), "num_heads": Search("choice", choices=(1, 2, 4)),
+               "ff_dim": Search("int", 16, 256, log=True), "num_blocks": Search("int", 1, 3),
+               "dropout": Search("float", 0.0, 0.3), "pooling": Search("choice", choices=POOLINGS),
+               "skip": Search("choice", choices=("relative", "naive", "linear"))},
         xla=False,  # on M3 monthly XLA changed its numerics and was only ~5% faster per epoch: not by default
     ),
     ModelSpec(
@@ -172,6 +252,8 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
             "skip": dataclasses.replace(_COMMON["skip"], default="naive"),
             "center": dataclasses.replace(_COMMON["center"], default="none"),
         },
+        space={"units": Search("int", 32, 512, log=True), "layers": Search("int", 1, 4), "blocks": Search("int", 1, 6),
+               "dropout": Search("float", 0.0, 0.3)},
     ),
 )}
 

@@ -1,0 +1,128 @@
+"""Hyper-parameter search (issue 27): spaces, validation only, failures recorded, resumable after SIGKILL."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsattn.errors import ConfigError, TrainingError
+
+optuna = pytest.importorskip("optuna")
+
+from tsattn import tuning as T  # noqa: E402
+
+from conftest import make_series  # noqa: E402
+
+SPACE = {"units": [2, 3], "window": {"int": [4, 8]}, "learning_rate": {"float": [1e-3, 1e-2], "log": True},
+         "batch_size": [16], "cell": None, "dropout": None, "skip": None}
+FIXED = {"epochs": 2}
+
+
+def test_default_spaces_are_valid_settings_of_every_model():
+    from tsattn.specs import MODELS
+
+    for name, spec in MODELS.items():
+        space = T.search_space(name, horizon=18)
+        assert "learning_rate" in space and "lookback" in space
+        assert "window" in T.search_space(name, horizon=1)
+        assert spec.to_dict()["search_space"]["learning_rate"] == {"float": [1e-4, 1e-2], "log": True}
+
+
+@pytest.mark.parametrize("space, message", [
+    ({"units": {"int": [64, 8]}}, "an empty range: low 64 is above high 8"),
+    ({"units": {"choice": []}}, "at least one choice"),
+    ({"num_heads": [1, 2]}, "unknown search dimension 'num_heads': simple-rnn takes"),
+    ({"colour": [1]}, "unknown search dimension 'colour'"),
+    ({"learning_rate": {"float": [0, 1], "log": True}}, "log-uniform range must be above 0"),
+    ({"units": {"int": [1, 2], "step": 2}}, "give one of int"),
+    ({"seed": [0, 1]}, "it defines the run"),
+    ({"scaling": ["minmax", "cubic"]}, "search dimension scaling: 'cubic' is not a valid setting"),
+])
+def test_bad_spaces_get_one_line(space, message):
+    with pytest.raises(ConfigError) as caught:
+        T.tune("simple-rnn", data=make_series(n=80), trials=1, space=space, settings=FIXED, refit=False)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_space_files(tmp_path):
+    (tmp_path / "space.json").write_text(json.dumps({"units": {"int": [2, 4]}}))
+    assert T.read_space(tmp_path / "space.json") == {"units": {"int": [2, 4]}}
+    (tmp_path / "bad.json").write_text("{units: ")
+    with pytest.raises(ConfigError, match="does not parse"):
+        T.read_space(tmp_path / "bad.json")
+
+
+def test_the_test_part_is_never_read():
+    series = make_series(n=120)
+    garbage = series.copy()
+    garbage.iloc[-24:] = 1e6  # the test part (last 20% of the chronological split)
+    runs = [T.tune("simple-rnn", data=data, trials=2, space=SPACE, settings=FIXED, refit=False).trials
+            for data in (series, garbage)]
+    assert runs[0]["validation_rmse"].notna().all()
+    pd.testing.assert_frame_equal(runs[0].drop(columns="seconds"), runs[1].drop(columns="seconds"))
+
+
+def test_a_failing_trial_is_recorded_and_the_search_goes_on(monkeypatch, tmp_path):
+    real = T._validation_score
+
+    def flaky(config, data, metric, trial=None):
+        if config.model_params.get("units") == 3:
+            raise TrainingError("training loss became non-finite at epoch 1")
+        return real(config, data, metric, trial)
+
+    monkeypatch.setattr(T, "_validation_score", flaky)
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=3, space=SPACE, settings=FIXED, out=tmp_path / "t",
+                    refit=False)
+    failed = result.trials[result.trials["state"] == "FAIL"]
+    assert (result.trials["state"] == "COMPLETE").sum() == 3
+    assert len(failed) >= 1 and failed["error"].str.contains("non-finite").all()
+    assert (tmp_path / "t" / "trials.csv").is_file() and json.loads((tmp_path / "t" / "best.json").read_text())["units"] == 2
+
+
+def _completed(db) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db) as connection:
+            return connection.execute("select count(*) from trials where state = 'COMPLETE'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_a_killed_search_resumes_to_the_same_number_of_trials(tmp_path):
+    csv = tmp_path / "series.csv"
+    make_series(n=100).rename_axis("date").reset_index().to_csv(csv, index=False)
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps(SPACE))
+    out = tmp_path / "search"
+    command = [sys.executable, "-m", "tsattn", "tune", "--model", "simple-rnn", "--csv", str(csv), "--column", "demand",
+               "--date-column", "date", "--trials", "4", "--space", str(space), "--set", "epochs=3", "--out", str(out),
+               "-q"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while _completed(out / "study.db") < 1 and time.time() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert 1 <= _completed(out / "study.db") < 4
+    done = subprocess.run(command[:-1] + ["--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["completed"] == 4 and _completed(out / "study.db") == 4
+    trials = pd.read_csv(out / "trials.csv")
+    assert (trials["state"] == "RUNNING").sum() == 0  # a trial killed mid-way is marked failed, not left running
+    # the best settings are a config tsattn fit takes
+    run = subprocess.run([sys.executable, "-m", "tsattn", "fit", "--config", str(out / "best.json"), "--csv", str(csv),
+                          "--column", "demand", "--date-column", "date", "--out", str(tmp_path / "refit"), "--json",
+                          "-q"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    config = json.loads((tmp_path / "refit" / "config.json").read_text())["config"]
+    best = json.loads((out / "best.json").read_text())
+    assert config["model_params"]["units"] == best["units"] and config["learning_rate"] == best["learning_rate"]
+    assert np.isfinite(json.loads(run.stdout)["metrics"]["test"]["model"]["rmse"])

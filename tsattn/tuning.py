@@ -1,0 +1,450 @@
+"""Hyper-parameter search: `tsattn tune`, resumable, chosen on validation only.
+
+    result = tsattn.tune("attention-rnn", dataset="m3-monthly", settings={"horizon": 18}, trials=30, out="tunes/m3")
+    result.best_settings        # the settings found (a RunConfig's keys)
+    result.forecaster           # refitted with them on everything before the test part
+
+Optuna (TPE sampler, median pruning of poor trials from their validation curve) keeps its study in a real database:
+``study.db`` (SQLite) in the result folder by default, or any SQLAlchemy URL (``storage=``, e.g. PostgreSQL) so several
+machines can work on one study. A search that is interrupted (Ctrl-C, a killed process, a lost machine) resumes from
+the database: trials it finished are kept, a trial that was running when it died is marked failed, and the search
+runs until ``trials`` trials have completed.
+
+The test part is cut off before anything else: each trial sees only the values before it (for M3, the values before
+the competition's hold-out), fits on them with the end of each series as validation (the Forecaster's split: the
+data's horizon, or the last 10% of each series) and is scored on those validation windows with ``metric``. Only
+the final model, refitted with the best settings on the same values, is scored on the test part, once, beside the
+defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import ConfigError, DataError, TsattnError
+from .io import atomic_file, write_json
+
+METRICS = ("smape", "mase", "rmse", "mae")
+MAX_FAILURES_IN_A_ROW = 10
+STUDY_FILE = "study.db"
+BEST_FILE = "best.json"
+INSTALL_HINT = "pip install 'tsattn[tune]' (or pip install optuna)"
+
+
+def _optuna():
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigError(f"tsattn tune needs optuna, which is not installed: {INSTALL_HINT}") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+# ----------------------------------------------------------------------------------------------------
+# The space
+# ----------------------------------------------------------------------------------------------------
+def search_space(model: str, horizon: int = 1, overrides: dict | None = None) -> dict:
+    """The dimensions a search of ``model`` varies: its spec's default space (a lookback in horizons for horizons of
+    4 and more, else a window of 8-96 values), updated by ``overrides`` ({name: dimension as in
+    :meth:`tsattn.specs.Search.from_value`}, ``None`` removing one). Every name must be a run setting or a parameter
+    of the model (one line otherwise)."""
+    from .config import RunConfig
+    from .specs import Search, get_spec
+
+    spec = get_spec(model)
+    space = dict(spec.default_space())
+    if horizon < 4:
+        space.pop("lookback", None)
+        space["window"] = Search("int", 8, 96, log=True)
+    if overrides is not None and not isinstance(overrides, dict):
+        raise ConfigError(f"a search space is a table of name: dimension; got {type(overrides).__name__}")
+    for name, value in (overrides or {}).items():
+        if name in ("model", "dataset", "csv", "seed", "horizon"):
+            raise ConfigError(f"search dimension {name}: it defines the run, it cannot be searched; set it outside the "
+                              "space")
+        if name not in spec.params and name not in RunConfig.fields():
+            raise ConfigError(f"unknown search dimension {name!r}: {model} takes {', '.join(sorted(spec.params))} and "
+                              f"the run settings ({', '.join(RunConfig.fields())})")
+        if value is None:
+            space.pop(name, None)
+            continue
+        space[name] = Search.from_value(name, value)
+    if "window" in space and "lookback" in space:
+        space.pop("window" if overrides and "lookback" in overrides else "lookback")
+    if not space:
+        raise ConfigError("the search space is empty: name at least one dimension")
+    return space
+
+
+def read_space(path) -> dict:
+    """A search space from a YAML or JSON file ({name: dimension}); one line for a file that does not parse."""
+    from .data import regular_file
+
+    path = Path(path)
+    regular_file(path, "search space file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            loaded = yaml.safe_load(text)
+        else:
+            loaded = json.loads(text)
+    except ImportError:
+        raise ConfigError(f"{path} is YAML, which needs PyYAML (pip install pyyaml); or write it as JSON") from None
+    except Exception as exc:  # noqa: BLE001 - any parse error: one line naming the file
+        raise ConfigError(f"search space file {path} does not parse ({str(exc).splitlines()[0]}); fix it") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"search space file {path} must hold a table of name: dimension")
+    return loaded
+
+
+def _sample(trial, space: dict) -> dict:
+    values = {}
+    for name, dimension in space.items():
+        if dimension.kind == "choice":
+            values[name] = trial.suggest_categorical(name, list(dimension.choices))
+        elif dimension.kind == "int":
+            values[name] = trial.suggest_int(name, int(dimension.low), int(dimension.high), log=dimension.log)
+        else:
+            values[name] = trial.suggest_float(name, float(dimension.low), float(dimension.high), log=dimension.log)
+    return values
+
+
+# ----------------------------------------------------------------------------------------------------
+# Data: the test part is gone before the search starts
+# ----------------------------------------------------------------------------------------------------
+def before_test(panel, config):
+    """The panel of the values before each series' test part (as ``tsattn fit`` splits it): all a search sees."""
+    from .config import window_config
+
+    data = window_config(panel, config)
+    ends = data.insample_end()
+    return data.panel.take(np.arange(data.panel.n_series), data.panel.offsets[:-1], ends, single_input=False), data
+
+
+# ----------------------------------------------------------------------------------------------------
+# The search
+# ----------------------------------------------------------------------------------------------------
+@dataclass
+class TuneResult:
+    best_settings: dict
+    best_value: float
+    metric: str
+    trials: pd.DataFrame
+    forecaster: object = None
+    test: dict = field(default_factory=dict)       # "tuned" / "defaults" -> test metrics of the refits
+    out: Path | None = None
+
+
+def _validation_score(config, data, metric: str, trial=None) -> float:
+    from .evaluation import score_windows
+    from .harness import fit_state
+
+    callback = _PruningCallback(trial) if trial is not None else None
+    state = fit_state(config, data, progress=callback)
+    evaluation = score_windows(state.estimator, [], data, state.season, parts=("validation",))
+    value = evaluation.metrics["validation"]["model"][metric]
+    if value is None or not math.isfinite(value):
+        raise DataError(f"the trial's validation {metric} is not finite")
+    return float(value)
+
+
+class _PruningCallback:
+    """Reports each epoch's validation loss to the trial and stops a trial the pruner calls poor (a Keras callback
+    built lazily, so importing this module does not import TensorFlow)."""
+
+    def __new__(cls, trial):
+        from ._backend import keras
+
+        optuna = _optuna()
+
+        class Callback(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                value = (logs or {}).get("val_loss")
+                if value is None or not math.isfinite(value):
+                    return
+                trial.report(float(value), epoch)
+                if trial.should_prune():
+                    raise optuna.TrialPruned(f"validation loss {value:.4g} at epoch {epoch + 1} is below the median")
+
+        return Callback()
+
+
+def _fail_stale(study) -> int:
+    """Mark trials left RUNNING by a search that died (SIGKILL, a lost machine) as failed; how many."""
+    optuna = _optuna()
+    stale = 0
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+        study._storage.set_trial_user_attr(trial._trial_id, "error", "interrupted (the search stopped during it)")
+        stale += 1
+    return stale
+
+
+def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, trials: int = 20,
+         timeout: float | None = None, metric: str = "auto", storage: str | None = None, out=None,
+         space: dict | None = None, seed: int = 0, settings: dict | None = None, study_name: str | None = None,
+         refit: bool = True, echo=None, force: bool = False) -> TuneResult:
+    """Search ``model``'s settings on validation windows, refit the best on everything before the test part and
+    score it once on test (beside the defaults).
+
+    Args:
+        model: a registered network.
+        data: user data (a long frame, a Series, a Panel) or None with ``dataset``.
+        trials: completed trials the study should hold (a resumed study runs only the missing ones).
+        timeout: stop starting trials after this many seconds.
+        metric: the validation metric minimised: smape, mase, rmse or mae; "auto": RMSE for one series, sMAPE for a
+            panel (what compare ranks by).
+        storage: an SQLAlchemy URL for the study (default: ``sqlite:///<out>/study.db``; in memory without ``out``).
+        out: the result folder (trials.csv, best.json, plots, report.md, study.db); rerun to resume.
+        space: overrides of the model's search space (see :func:`search_space`).
+        seed: the sampler's seed and every trial's training seed.
+        settings: fixed run settings of every trial (``horizon=18``, ``epochs=50``, covariates, ...).
+    """
+    from .config import RunConfig, check_config, load_panel, window_config
+    from .panel import as_panel
+    from .specs import get_spec
+
+    optuna = _optuna()
+    get_spec(model)
+    if metric not in METRICS + ("auto",):
+        raise ConfigError(f"metric must be auto or one of {', '.join(METRICS)}; got {metric!r}")
+    if not isinstance(trials, int) or isinstance(trials, bool) or not 1 <= trials <= 100_000:
+        raise ConfigError(f"trials must be an integer in 1..100000; got {trials!r}")
+    echo = echo or (lambda line: None)
+    base = check_config(RunConfig(model=model, dataset=dataset, seed=seed).updated(**(settings or {})))
+    dimensions = search_space(model, base.horizon, space)
+    for name, dimension in dimensions.items():  # every value of the space must be a valid setting
+        probes = dimension.choices if dimension.kind == "choice" else (dimension.low, dimension.high)
+        for value in probes:
+            value = int(value) if dimension.kind == "int" else value
+            try:
+                check_config(base.updated(**{name: value}))
+            except TsattnError as exc:
+                raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
+    panel = load_panel(base) if data is None else as_panel(data, fill=base.fill, freq=base.freq)
+    seen, _ = before_test(panel, base)
+    if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
+        metric = "rmse" if panel.n_series == 1 else "smape"
+    if out is not None:
+        from .io import check_output_directory
+
+        out = Path(check_output_directory(out, True, "tune"))  # new, empty, or an earlier search (resumed)
+        if force and storage is None:  # start over: only the files a search writes are removed
+            from .io import LAYOUTS
+
+            for name in LAYOUTS["tune"][1]:
+                (out / name).unlink(missing_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        storage = storage or f"sqlite:///{out / STUDY_FILE}"
+    name = study_name or f"tsattn-{model}"
+    study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True, direction="minimize",
+                                sampler=optuna.samplers.TPESampler(seed=seed),
+                                pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=5))
+    study.sampler = optuna.samplers.TPESampler(seed=seed + len(study.trials))  # a resumed search draws new points
+    stale = _fail_stale(study)
+    if stale:
+        echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
+
+    def objective(trial):
+        values = _sample(trial, dimensions)
+        trial.set_user_attr("settings", values)
+        try:
+            config = check_config(base.updated(**values))
+            windowed = window_config(seen, config, with_test=False)
+            return _validation_score(config, windowed, metric, trial)
+        except optuna.TrialPruned:
+            raise
+        except (TsattnError, ValueError, ArithmeticError) as exc:  # a bad combination: recorded, the search goes on
+            trial.set_user_attr("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            raise
+
+    done = _counted(study)
+    started = time.perf_counter()
+    if done < trials:
+        echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}")
+        failures_in_a_row = 0
+        try:
+            while _counted(study) < trials:
+                left = None if timeout is None else timeout - (time.perf_counter() - started)
+                if left is not None and left <= 0:
+                    break
+                if failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
+                    error = study.trials[-1].user_attrs.get("error", "see trials.csv")
+                    raise TsattnError(f"{MAX_FAILURES_IN_A_ROW} trials in a row failed (the last: {error}); narrow the "
+                                      "search space or fix the settings")
+                study.optimize(objective, n_trials=1, timeout=left, catch=(TsattnError, ValueError, ArithmeticError),
+                               gc_after_trial=True)
+                last = study.trials[-1]
+                failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
+                echo(_trial_line(last, metric, trials, _counted(study)))
+        except KeyboardInterrupt:
+            echo("stopped: the finished trials are in the study; rerun the same command to resume")
+            raise
+    frame = trials_table(study, metric)
+    complete = frame[frame["state"] == "COMPLETE"]
+    if complete.empty:
+        errors = frame["error"].dropna()
+        raise TsattnError("no trial completed" + (f"; the first error: {errors.iloc[0]}" if len(errors) else ""))
+    best = study.best_trial
+    best_settings = {**(settings or {}), **best.user_attrs.get("settings", best.params)}
+    result = TuneResult(best_settings, float(best.value), metric, frame, out=out)
+    if refit:
+        result.test = _refits(model, panel, base, best_settings, seed, echo)
+        result.forecaster = result.test.pop("forecaster", None)
+    if out is not None:
+        write_result(out, result, model, dimensions, study)
+    return result
+
+
+def _counted(study) -> int:
+    optuna = _optuna()
+    return len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
+                                                        optuna.trial.TrialState.PRUNED)))
+
+
+def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
+    value = f"validation {metric} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
+    error = trial.user_attrs.get("error")
+    return f"[{done}/{wanted}] trial {trial.number}: {value}" + (f" ({error})" if error else "")
+
+
+def trials_table(study, metric: str) -> pd.DataFrame:
+    rows = []
+    for trial in study.trials:
+        rows.append({"number": trial.number, "state": trial.state.name, f"validation_{metric}": trial.value,
+                     "seconds": (trial.datetime_complete - trial.datetime_start).total_seconds()
+                     if trial.datetime_complete and trial.datetime_start else None,
+                     "error": trial.user_attrs.get("error"),
+                     **{f"param_{k}": v for k, v in trial.user_attrs.get("settings", trial.params).items()}})
+    return pd.DataFrame(rows)
+
+
+def _refits(model, panel, base, best_settings, seed, echo) -> dict:
+    """The defaults and the tuned settings refitted as `tsattn fit` fits them, scored once on the test part."""
+    from .forecaster import Forecaster
+    from .harness import fit
+
+    out = {}
+    for label, config in (("defaults", base), ("tuned", base.updated(**best_settings))):
+        result = fit(config, panel=panel)
+        out[label] = {"test": result.metrics["test"]["model"], "validation": result.metrics["validation"]["model"],
+                      "epochs_run": result.epochs_run, "fit_seconds": result.fit_seconds,
+                      "naive": result.metrics["test"]["naive"]}
+        if label == "tuned":
+            out["forecaster"] = Forecaster.from_state(result.state)
+        echo(f"{label}: test {_headline(out[label]['test'])}")
+    return out
+
+
+def _headline(metrics: dict) -> str:
+    return ", ".join(f"{key} {metrics[key]:.4g}" for key in ("smape", "mase", "rmse") if metrics.get(key) is not None)
+
+
+def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, study) -> None:
+    """trials.csv, best.json (settings `tsattn fit --config` takes), history.png, importance.png, report.md."""
+    from .plots import save_figure
+
+    with atomic_file(out / "trials.csv") as temporary:
+        result.trials.to_csv(temporary, index=False)
+    with atomic_file(out / BEST_FILE) as temporary:
+        write_json(temporary, {"model": model, **result.best_settings})
+    figures = {}
+    try:
+        figures["history.png"] = _history_figure(result)
+        figures["importance.png"] = _importance_figure(study, result.metric)
+    except Exception as exc:  # noqa: BLE001 - a figure that cannot be drawn never costs the search
+        import warnings
+
+        warnings.warn(f"a tuning figure could not be drawn ({exc}); the trials and best settings are written",
+                      UserWarning, stacklevel=2)
+    for name, figure in figures.items():
+        if figure is not None:
+            save_figure(figure, out / name)
+    lines = [f"# Tuning {model}", "", f"Validation metric: {result.metric} (minimised); "
+             f"{int((result.trials['state'] == 'COMPLETE').sum())} trials completed, "
+             f"{int((result.trials['state'] == 'PRUNED').sum())} pruned, {int((result.trials['state'] == 'FAIL').sum())} "
+             "failed.", "", "## Best settings (validation only)", ""]
+    lines += [f"- {key}: {value}" for key, value in result.best_settings.items()]
+    lines += ["", f"Best validation {result.metric}: {result.best_value:.4g}", ""]
+    if result.test:
+        lines += ["## Refitted and scored once on the test part", "", "| settings | validation | test | epochs |",
+                  "|---|---|---|---|"]
+        for label in ("defaults", "tuned"):
+            row = result.test[label]
+            lines.append(f"| {label} | {_headline(row['validation'])} | {_headline(row['test'])} | {row['epochs_run']} |")
+        lines += ["", f"Naive on test: {_headline(result.test['tuned']['naive'])}", ""]
+    lines += ["![optimisation history](history.png)", "", "![parameter importance](importance.png)", ""]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _history_figure(result: TuneResult):
+    from matplotlib.figure import Figure
+
+    column = f"validation_{result.metric}"
+    done = result.trials[result.trials["state"] == "COMPLETE"]
+    figure = Figure(figsize=(7, 3.5), layout="constrained")
+    axes = figure.subplots()
+    axes.scatter(done["number"], done[column], s=14, label="trial")
+    axes.plot(done["number"], done[column].cummin(), color="C3", label="best so far")
+    axes.set_xlabel("trial")
+    axes.set_ylabel(f"validation {result.metric}")
+    axes.legend()
+    return figure
+
+
+def _importance_figure(study, metric: str):
+    optuna = _optuna()
+    from matplotlib.figure import Figure
+
+    complete = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    if len(complete) < 3:
+        return None
+    importances = optuna.importance.get_param_importances(study)
+    figure = Figure(figsize=(6, 0.4 * len(importances) + 1.2), layout="constrained")
+    axes = figure.subplots()
+    names = list(importances)[::-1]
+    axes.barh(names, [importances[n] for n in names])
+    axes.set_xlabel(f"importance for validation {metric} (fANOVA)")
+    return figure
+
+
+def load_best(path) -> dict:
+    """The settings of a best.json (or of a tune folder) as RunConfig keys."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / BEST_FILE
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path} is not a tuning result's best.json ({exc}); run tsattn tune first") from None
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{path} must hold a table of settings")
+    return settings
+
+
+def tuned_settings(paths) -> dict:
+    """Settings of ``tsattn tune`` results (best.json files or tune folders) as per-model compare settings
+    ("attention-rnn.learning_rate": ...), so "does attention help?" can be asked of tuned models."""
+    settings = {}
+    for path in paths or []:
+        best = dict(load_best(path))
+        model = best.pop("model", None)
+        if not isinstance(model, str):
+            raise ConfigError(f"{path} names no model; give the best.json of a tsattn tune search")
+        for key, value in best.items():
+            if key in ("horizon", "dataset", "csv", "column", "date_column", "id_column"):
+                continue  # the comparison's data and horizon are its own
+            settings[f"{model}.{key}"] = value
+    return settings
+
+
+__all__ = ["tune", "search_space", "read_space", "TuneResult", "load_best", "trials_table", "tuned_settings"]
