@@ -270,3 +270,20 @@ def test_compare_answers_whether_the_covariates_help(tmp_path):
     assert runs["config"]["futr_exog"] is None and runs["config"]["learning_rate"] == 0.002
     verdict = " ".join(next(iter(results.attrs["verdict"].values())))
     assert "Do the covariates help simple-rnn?" in verdict
+
+
+def test_least_squares_start_regresses_each_step_on_its_own_future_values():
+    from tsattn.baselines import _structured_coefficients
+
+    rng = np.random.default_rng(1)
+    windows, window, horizon = 400, 5, 2
+    X = rng.normal(size=(windows, window, 3))  # target, one future-known column, one static
+    # step k's future value sits in window row window - horizon + k
+    y = np.stack([X[:, -1, 0] + 3.0 * X[:, window - horizon + k, 1] for k in range(horizon)], axis=1)
+    coefficients = _structured_coefficients(X, y, (0, 1, 1))
+    assert coefficients.shape == (window * 3 + 1, horizon)
+    for k in range(horizon):
+        assert np.isclose(coefficients[(window - horizon + k) * 3 + 1, k], 3.0)
+        assert np.isclose(coefficients[(window - 1) * 3, k], 1.0)
+    used = np.flatnonzero(np.abs(coefficients[:-1, 0]) > 1e-9)
+    assert set(used) <= {r * 3 for r in range(window)} | {(window - horizon) * 3 + 1, (window - 1) * 3 + 2}

@@ -148,6 +148,9 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
     if relative:
         last = X[:, -1:, 0]
         X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
+    layout = getattr(data, "layout", None)
+    if covariates and layout is not None:
+        return _structured_coefficients(X, y, layout)
     try:
         return M.fit_linear_autoregression(X, y)
     except np.linalg.LinAlgError:
@@ -155,6 +158,37 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
 
         raise TrainingError("the least-squares autoregression did not converge on these windows (extreme or "
                             "degenerate values); rescale the data or pass skip_init=zeros") from None
+
+
+def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout) -> np.ndarray:
+    """Least squares with covariates, few coefficients: step k of the forecast regresses on the target's window, the
+    future-known values of step k (the window row that holds them), and the past-observed and static values of the
+    last step; every other covariate coefficient is 0. Laid out as a skip Dense over the flattened window
+    (window * features + 1, horizon). Regressing on every covariate of every step (window x features coefficients
+    per step) interpolates a short series' few promotions (PromoData: validation forecasts from 592 to 6326 against
+    actuals of 1420-2789)."""
+    windows, window, features = X.shape
+    horizon = y.shape[1]
+    hist, futr, stat = layout
+    out = np.zeros((window * features + 1, horizon))
+    lags = [r * features for r in range(window)]
+    last = [(window - 1) * features + 1 + i for i in range(hist)] + \
+        [(window - 1) * features + 1 + hist + futr + i for i in range(stat)]
+    flat = X.reshape(windows, -1)
+    for k in range(horizon):
+        row = window - horizon + k  # holds the future-known values of forecast step k + 1
+        aligned = [row * features + 1 + hist + j for j in range(futr)] if row >= 0 else []
+        columns = lags + aligned + last
+        try:
+            coefficients = M.fit_linear_autoregression(flat[:, columns], y[:, k:k + 1])
+        except np.linalg.LinAlgError:
+            from .errors import TrainingError
+
+            raise TrainingError("the least-squares start did not converge on these windows; pass skip_init=zeros") \
+                from None
+        out[columns, k] = coefficients[:-1, 0]
+        out[-1, k] = coefficients[-1, 0]
+    return out
 
 
 class LinearAR(WindowModel):

@@ -338,7 +338,7 @@ def _refits(model, panel, base, best_settings, seed, echo) -> dict:
         result = fit(config, panel=panel)
         out[label] = {"test": result.metrics["test"]["model"], "validation": result.metrics["validation"]["model"],
                       "epochs_run": result.epochs_run, "fit_seconds": result.fit_seconds,
-                      "naive": result.metrics["test"]["naive"]}
+                      "naive": result.metrics["test"]["naive"], "linear": result.metrics["test"]["linear"]}
         if label == "tuned":
             out["forecaster"] = Forecaster.from_state(result.state)
         echo(f"{label}: test {_headline(out[label]['test'])}")
