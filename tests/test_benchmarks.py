@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
                    "Theta (statsforecast)", "QUICK MODE"]),
     ("covariates.py", ["## promodata", "AutoARIMA + regressors (statsforecast", "## Summary", "Promotion lift recovered",
                        "Wilcoxon p", "QUICK MODE"]),
+    ("covariates_defaults.py", ["Mean validation sMAPE", "Chosen (skip_init=auto with covariates)", "QUICK MODE"]),
     ("tuning.py", ["| attention-rnn | tuned |", "linear AR (the defaults' window)", "## Settings found", "QUICK MODE"]),
     ("intervals.py", ["## m3-monthly", "## sunspots", "(conformal)", "quantile loss", "AutoETS (its own intervals)",
                       "## Targets", "QUICK MODE"]),

@@ -31,7 +31,7 @@ from .specs import ENSEMBLE_METHODS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt", "halving")
-SKIP_INITS = ("least-squares", "least-squares+zero-output", "zeros")
+SKIP_INITS = ("auto", "least-squares", "least-squares+zero-output", "zeros")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -140,7 +140,8 @@ class RunConfig:
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
     steps_per_execution: int = 32
-    skip_init: str = "least-squares"
+    skip_init: str = "auto"          # auto: least-squares, or with covariates least-squares+zero-output (chosen on
+                                     # validation: benchmarks/results/covariates_defaults.md)
     linear_fit: str = "pooled"
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model

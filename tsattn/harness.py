@@ -402,8 +402,11 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
                       quantiles=loss.quantiles, **network.params)
-    if training.skip_init != "zeros":
-        start_from_linear_autoregression(model, data, zero_output=training.skip_init.endswith("zero-output"))
+    init = training.skip_init
+    if init == "auto":  # with covariates the network's random first output over a few events misled training
+        init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
+    if init != "zeros":
+        start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"))
     sampled = training.sampled_steps is not None
     batch_size = training.batch_size if sampled else min(training.batch_size, data.count("train"))
     steps_per_epoch = training.sampled_steps if sampled else math.ceil(data.count("train") / batch_size)

@@ -312,15 +312,25 @@ def _counted(study) -> int:
 
 
 def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
-    value = f"validation {metric} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
+    optuna = _optuna()
+    if trial.state == optuna.trial.TrialState.PRUNED:  # its value is its last validation loss, not the metric
+        step = max(trial.intermediate_values) + 1 if trial.intermediate_values else 0
+        value = f"pruned after epoch {step} (validation loss below the median of earlier trials)"
+    else:
+        value = f"validation {metric} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
     error = trial.user_attrs.get("error")
     return f"[{done}/{wanted}] trial {trial.number}: {value}" + (f" ({error})" if error else "")
 
 
 def trials_table(study, metric: str) -> pd.DataFrame:
+    optuna = _optuna()
     rows = []
     for trial in study.trials:
-        rows.append({"number": trial.number, "state": trial.state.name, f"validation_{metric}": trial.value,
+        complete = trial.state == optuna.trial.TrialState.COMPLETE
+        losses = trial.intermediate_values
+        rows.append({"number": trial.number, "state": trial.state.name,
+                     f"validation_{metric}": trial.value if complete else None,  # a pruned trial's value is a loss
+                     "epochs_reported": len(losses), "last_validation_loss": losses[max(losses)] if losses else None,
                      "seconds": (trial.datetime_complete - trial.datetime_start).total_seconds()
                      if trial.datetime_complete and trial.datetime_start else None,
                      "error": trial.user_attrs.get("error"),
