@@ -287,3 +287,10 @@ def test_least_squares_start_regresses_each_step_on_its_own_future_values():
         assert np.isclose(coefficients[(window - 1) * 3, k], 1.0)
     used = np.flatnonzero(np.abs(coefficients[:-1, 0]) > 1e-9)
     assert set(used) <= {r * 3 for r in range(window)} | {(window - horizon) * 3 + 1, (window - 1) * 3 + 2}
+
+
+def test_attention_weights_with_covariates(fitted, frame):
+    weights = fitted.attention_weights()
+    assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)
+    # the last window whose forecast steps' future values are in the data: its target is H steps before the end
+    assert list(weights.index) == list(frame.groupby("unique_id").head(57).groupby("unique_id")["ds"].nth(-H))

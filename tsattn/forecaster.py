@@ -567,19 +567,24 @@ class Forecaster:
         if not state.estimator.capabilities.attention:
             raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn or transformer")
         panel = state.panel_of(series)
+        # with future-known covariates a window needs the values of its forecast steps: the last window whose
+        # future is in the data (the window after each series needs predict's futr_df)
+        ahead = state.horizon if state.covariates is not None and state.covariates.layout[1] else 0
         if series is None:  # the window after each fitted series
-            origins = panel.offsets[1:] - 1
+            origins = panel.offsets[1:] - 1 - ahead
         else:
-            origins = np.concatenate([np.arange(panel.offsets[i] + window - 1, panel.offsets[i + 1])
+            origins = np.concatenate([np.arange(panel.offsets[i] + window - 1, panel.offsets[i + 1] - ahead)
                                       for i in range(panel.n_series)])
-        short = np.flatnonzero(panel.lengths < window)
+        short = np.flatnonzero(panel.lengths < window + ahead)
         if len(short):
             what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
             raise DataError(f"{what} has {int(panel.lengths[short[0]])} values, fewer than the window ({window}) the "
-                            "attention is over; pass a longer series")
+                            "attention is over" + (f" and the {ahead} future steps it reads" if ahead else "") +
+                            "; pass a longer series")
         numbers = panel.series_of(origins)
         scaler = state.scaler_for(panel)
-        batch = gather_batch(panel.values, origins - window + 1, window, series=numbers, scaler=scaler, with_target=False)
+        batch = gather_batch(state.source_of(panel), origins - window + 1, window, series=numbers, scaler=scaler,
+                             with_target=False, layout=getattr(state.estimator, "layout", None))
         weights = attention_model(state.keras_model).predict(batch.network_input(), verbose=0, batch_size=1024)
         weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
         if weights.ndim == 4:  # (windows, heads, query, key): last query, mean over heads
@@ -587,8 +592,10 @@ class Forecaster:
         labels = []
         for i in range(panel.n_series):
             mine = origins[numbers == i]
-            following = list(panel.index[mine[:-1] + 1]) if len(mine) > 1 else []
-            labels += following + list(future_index(describe_index(panel.series_index(i)), 1))
+            inside = mine[mine + 1 < panel.offsets[i + 1]]  # the target of each window: in the data, or the next step
+            labels += list(panel.index[inside + 1])
+            if len(inside) < len(mine):
+                labels += list(future_index(describe_index(panel.series_index(i)), 1))
         columns = [f"lag_{lag}" for lag in range(window, 0, -1)]
         frame = pd.DataFrame(weights, index=pd.Index(labels, name="target"), columns=columns)
         if panel.n_series > 1:
