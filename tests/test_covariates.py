@@ -294,3 +294,17 @@ def test_attention_weights_with_covariates(fitted, frame):
     assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)
     # the last window whose forecast steps' future values are in the data: its target is H steps before the end
     assert list(weights.index) == list(frame.groupby("unique_id").head(57).groupby("unique_id")["ds"].nth(-H))
+
+
+def test_backtest_refits_with_covariates_see_only_their_past():
+    one = panel_frame(1, length=50)
+    f = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"]).fit(one.head(40))
+    rows = f.backtest(one, start=44, retrain=4)
+    assert np.isfinite(rows["predicted"]).all()
+    assert (pd.to_datetime(rows["trained_until"]) < pd.to_datetime(rows["timestamp"])).all()
+    # the first refit is the Forecaster fitted on the values up to its origin, forecasting with the known future
+    origin = rows["origin"].iloc[0]
+    history = one[one["ds"] <= origin]
+    alone = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"]).fit(history)
+    future = one[one["ds"] > origin].head(H)[["unique_id", "ds", "promo"]]
+    np.testing.assert_allclose(rows["predicted"].iloc[:H], alone.predict(futr_df=future)["simple-rnn"], rtol=1e-5)

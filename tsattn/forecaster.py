@@ -486,7 +486,10 @@ class Forecaster:
             from .engine import get_engine
 
             runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
-            shared = {"template": clone(self), "series": panel.series(0), "values": panel.values,
+            covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns
+            shared = {"template": clone(self), "values": panel.values,
+                      "series": panel.to_frame(*state.columns) if covariates else panel.series(0),
+                      "panel": panel if covariates else None, "columns": state.columns, "static": panel.static,
                       "origins": origins, "every": every, "horizon": horizon, "epochs": epochs,
                       "validation": _validation_of(state.config), "seed": state.config.seed}
             predicted = np.zeros((len(origins), horizon))
@@ -694,11 +697,15 @@ def _refit_block(shared: dict, block_start: int):
 
     origins, every = shared["origins"], shared["every"]
     origin = origins[block_start]
+    panel = shared.get("panel")  # with covariates: the frame's rows (one series) and its static features
+    extra = {} if panel is None else dict(zip(("id_column", "time_column", "value_column"), shared["columns"]),
+                                          static_df=shared["static"])
     refit = clone(shared["template"]).fit(shared["series"].iloc[:origin + 1], validation=shared["validation"],
-                                   epochs=shared["epochs"], seed=shared["seed"])
+                                   epochs=shared["epochs"], seed=shared["seed"], **extra)
     state = refit.state_
     block = origins[block_start:block_start + every]
-    contexts = state.windows(shared["values"], block, np.zeros(len(block), dtype=np.int64))
+    values = shared["values"] if panel is None else state.source_of(panel)  # standardised as this refit was fitted
+    contexts = state.windows(values, block, np.zeros(len(block), dtype=np.int64))
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, np.zeros(len(block), dtype=np.int64))
     return forecasts, state.trained_until
 
