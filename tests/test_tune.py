@@ -126,3 +126,21 @@ def test_a_killed_search_resumes_to_the_same_number_of_trials(tmp_path):
     best = json.loads((out / "best.json").read_text())
     assert config["model_params"]["units"] == best["units"] and config["learning_rate"] == best["learning_rate"]
     assert np.isfinite(json.loads(run.stdout)["metrics"]["test"]["model"]["rmse"])
+
+
+def test_missing_optuna_gives_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    with pytest.raises(ConfigError, match=r"tsattn tune needs optuna, which is not installed: pip install 'tsattn\[tune\]'"):
+        T.tune("simple-rnn", data=make_series(n=80), trials=1)
+
+
+def test_cli_refuses_a_bad_space_with_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    (tmp_path / "space.json").write_text(json.dumps({"units": {"int": [9, 3]}}))
+    result = CliRunner().invoke(main, ["tune", "--model", "simple-rnn", "--dataset", "sunspots", "--space",
+                                       str(tmp_path / "space.json"), "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2 and "an empty range: low 9 is above high 3" in result.output
+    assert not (tmp_path / "t").exists()
