@@ -530,33 +530,28 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         if date_column is None:
             date_column = "__step__"
             frame[date_column] = np.arange(len(frame))
-        unused = [c for c in frame.columns if c not in (id_column, date_column, column, *exog)]
-        if unused:
-            warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
-                          "forecast; name covariates with --hist-exog / --futr-exog)", UserWarning, stacklevel=2)
-        ids, series_list, exog_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}",
-                                                 freq, exog)
-        return _assemble(ids, series_list, column, single_input=True, freq=freq, fill=fill, exog_list=exog_list,
-                         static=static)
-    named = {"--id-column": id_column, "--date-column": date_column, "--column": column}
-    given = [(option, name) for option, name in named.items() if name is not None]
-    for i, (option, name) in enumerate(given):
-        for other, other_name in given[i + 1:]:
-            if name == other_name:
-                raise DataError(f"{option} and {other} both name the column {name!r}; each role needs its own column")
-    frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
-    if date_column is None:
-        raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
-                        f"(columns: {', '.join(frame.columns)})")
-    if column is None:
-        others = [c for c in frame.columns if c not in (id_column, date_column, *exog)]
-        if len(others) != 1:
-            raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
-        column = others[0]
+    else:
+        named = {"--id-column": id_column, "--date-column": date_column, "--column": column}
+        given = [(option, name) for option, name in named.items() if name is not None]
+        for i, (option, name) in enumerate(given):
+            for other, other_name in given[i + 1:]:
+                if name == other_name:
+                    raise DataError(f"{option} and {other} both name the column {name!r}; each role needs its own "
+                                    "column")
+        frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
+        if date_column is None:
+            raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
+                            f"(columns: {', '.join(frame.columns)})")
+        if column is None:
+            others = [c for c in frame.columns if c not in (id_column, date_column, *exog)]
+            if len(others) != 1:
+                raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
+            column = others[0]
     unused = [c for c in frame.columns if c not in (id_column, date_column, column, *exog)]
     if unused:
         warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
                       "forecast; name covariates with --hist-exog / --futr-exog)", UserWarning, stacklevel=2)
     ids, series_list, exog_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}",
                                              freq, exog)
-    return _assemble(ids, series_list, column, freq=freq, fill=fill, exog_list=exog_list, static=static)
+    return _assemble(ids, series_list, column, single_input=single, freq=freq, fill=fill, exog_list=exog_list,
+                     static=static)
