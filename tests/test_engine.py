@@ -136,14 +136,22 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
     killed = []
 
     def busy_worker():
-        running = {t.node_id for t in list_tasks(filters=[("state", "=", "RUNNING"), ("name", "=", "_ray_call")])}
-        return next((node for node in workers if node.node_id in running), None)
+        # the worker that started a run last: a run that has just begun, so the kill lands mid-run (a node whose
+        # run is ending, or whose RUNNING state is stale, would lose nothing and Ray would retry nothing)
+        running = [t for t in list_tasks(filters=[("state", "=", "RUNNING"), ("name", "=", "_ray_call")], detail=True)
+                   if t.start_time_ms and not t.end_time_ms]
+        for task in sorted(running, key=lambda t: t.start_time_ms, reverse=True):
+            node = next((node for node in workers if node.node_id == task.node_id), None)
+            if node is not None:
+                return node
+        return None
 
     def echo(line):
-        if line.startswith("[") and not killed:  # a run is in: kill a node while it runs another
+        if line.startswith("[") and not killed:  # a run is in: kill the node that has just begun the next one
             for _ in range(100):
                 node = busy_worker()
                 if node is not None:
+                    time.sleep(0.5)  # well inside the run (each takes seconds), past its start
                     nodes.remove_node(node, allow_graceful=False)
                     killed.append(node)
                     return
