@@ -737,13 +737,14 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="a fixed run setting of every trial, e.g. --set epochs=50.")
 @covariate_options
+@engine_options
 @click.option("--out", required=True, type=click.Path(), help="the search's folder (rerun the command to resume).")
 @click.option("--force", is_flag=True, help="start the search in --out over (only the files a search writes).")
 @output_options
 @friendly_errors
 def tune_command(model_name, dataset, csv, column, date_column, id_column, fill, horizon, trials, timeout, metric,
-                 space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, out, force,
-                 quiet, as_json):
+                 space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
+                 address, cpus_per_run, out, force, quiet, as_json):
     """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
     on the test part beside the defaults."""
     from tsattn.tuning import read_space, tune
@@ -758,7 +759,8 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     space = read_space(space_path) if space_path else None
     dataset_name = fixed.pop("dataset", None)
     result = tune(model_name, dataset=dataset_name, trials=trials, timeout=timeout, metric=metric, storage=storage,
-                  out=out, space=space, seed=seed, settings=fixed, echo=output.progress, force=force)
+                  out=out, space=space, seed=seed, settings=fixed, echo=output.progress, force=force, engine=engine,
+                  jobs=jobs, address=address, cpus=cpus_per_run)
     complete = int((result.trials["state"] == "COMPLETE").sum())
     output.document({"out": str(out), "metric": result.metric, "best_value": result.best_value,
                      "best_settings": result.best_settings, "trials": len(result.trials), "completed": complete,

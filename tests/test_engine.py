@@ -171,6 +171,56 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
     assert records(tmp_path / "ray") == records(tmp_path / "one") and len(records(tmp_path / "one")) == 6
 
 
+@pytest.mark.slow
+def test_a_search_runs_trials_on_two_ray_nodes_and_survives_losing_one(cluster, tmp_path):
+    """Issue 27: tune's workers are Ray tasks sharing the study's database; a node killed mid-trial costs that
+    trial (marked failed) and nothing else: the search still ends with the trials asked for."""
+    import sqlite3
+
+    import numpy as np
+    import pandas as pd
+
+    from tsattn import tuning
+
+    nodes, workers = cluster
+    db = tmp_path / "t" / "study.db"
+    killed = []
+
+    def trials_by_node():
+        with sqlite3.connect(db, timeout=30) as connection:
+            rows = connection.execute("select t.state, t.datetime_start, a.value_json from trials t join "
+                                      "trial_user_attributes a on a.trial_id = t.trial_id where a.key = 'worker'").fetchall()
+        return [(state, start, json.loads(value).get("node")) for state, start, value in rows]
+
+    def echo(line):  # progress lines come as trials finish: once both nodes finished one, kill the one mid-trial
+        if killed or not line.startswith("["):
+            return
+        seen = trials_by_node()
+        if len({node for state, _, node in seen if state == "COMPLETE"}) < 2:
+            return
+        running = sorted((start, node) for state, start, node in seen if state == "RUNNING" and start)
+        for _, node_id in reversed(running):  # the trial that began last: well inside it after half a second
+            node = next((node for node in workers if node.node_id == node_id), None)
+            if node is not None:
+                time.sleep(0.5)
+                nodes.remove_node(node, allow_graceful=False)
+                killed.append(node)
+                return
+
+    t = np.arange(90)
+    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=90, freq="MS"))
+    result = tuning.tune("simple-rnn", data=series, trials=8, refit=False, out=tmp_path / "t", engine="ray",
+                         address=nodes.address, echo=echo, settings={"epochs": 30},
+                         space={"units": [3, 4], "window": {"int": [4, 8]}, "learning_rate": [0.003], "batch_size": [8],
+                                "cell": None, "dropout": None, "skip": None})
+    assert killed  # a node died while it ran a trial
+    assert result.trials["state"].isin(["COMPLETE", "PRUNED"]).sum() == 8  # the search still has every trial asked
+    failed = result.trials[result.trials["state"] == "FAIL"]
+    assert len(failed) == 1 and failed["error"].iloc[0] == tuning.INTERRUPTED  # the trial lost with the node
+    assert len({node for state, _, node in trials_by_node() if state == "COMPLETE"}) == 2  # trials ran on both nodes
+    assert len(result.trials) == 9  # nothing more: 8 finished and the lost one
+
+
 def _backtest(**engine):
     import numpy as np
     import pandas as pd

@@ -144,3 +144,38 @@ def test_cli_refuses_a_bad_space_with_exit_2(tmp_path):
                                        str(tmp_path / "space.json"), "--out", str(tmp_path / "t")])
     assert result.exit_code == 2 and "an empty range: low 9 is above high 3" in result.output
     assert not (tmp_path / "t").exists()
+
+
+def _workers(trials: pd.DataFrame, db) -> dict:
+    """trial number -> the worker record (host, pid, Ray node) of each trial in the study database."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("select t.number, a.value_json from trials t join trial_user_attributes a "
+                                  "on a.trial_id = t.trial_id where a.key = 'worker'").fetchall()
+    return {number: json.loads(value) for number, value in rows}
+
+
+@pytest.mark.slow
+def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_path):
+    lines = []
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=4, space=SPACE, settings=FIXED, out=tmp_path / "t",
+                    refit=False, jobs=2, echo=lines.append)
+    assert (result.trials["state"] == "COMPLETE").sum() == 4 and len(result.trials) == 4  # exactly the trials asked
+    workers = _workers(result.trials, tmp_path / "t" / "study.db")
+    assert len({worker["pid"] for worker in workers.values()}) == 2  # both processes ran trials
+    assert lines[0].startswith("0 of 4 trials done") and "with 2 workers (local, 2 processes)" in lines[0]
+    assert len(lines) == 5 and lines[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
+
+
+def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_one_is_left(tmp_path):
+    import os
+
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, storage=storage, refit=False)
+    study = optuna.load_study(study_name="tsattn-simple-rnn", storage=storage)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    for pid in (int(dead.stdout), os.getpid()):
+        trial = study.ask()
+        trial.set_user_attr("worker", {"host": T._host(), "pid": pid})
+    assert T._fail_stale(study) == 1
+    states = [t.state.name for t in study.trials]
+    assert states == ["COMPLETE", "FAIL", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED

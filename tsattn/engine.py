@@ -105,6 +105,10 @@ class LocalEngine:
         """Whether units run here, one after another (callers may then pass them what cannot be pickled)."""
         return self.jobs == 1
 
+    def slots(self) -> int:
+        """How many units run at once."""
+        return self.jobs
+
     def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
         keys = list(keys)
         if self.jobs == 1 or len(keys) <= 1:
@@ -186,6 +190,7 @@ class RayEngine:
             _token_auth_if_available()  # before Ray is imported: it reads the mode once
         self.ray = import_ray()
         self.address, self.cpus = address, cpus
+        self._owned = False  # whether slots() started Ray for this engine (map then shuts it down)
 
     def check(self) -> None:
         """Refuse at once a HOST:PORT address nothing listens on (Ray itself retries for minutes): callers run
@@ -222,12 +227,18 @@ class RayEngine:
                               f"{RAY_FIX}") from None
         return True
 
+    def slots(self) -> int:
+        """How many units run at once: the cluster's CPUs / the CPUs per task (connects to the cluster)."""
+        self._owned = self._connect() or self._owned
+        return max(1, int(self.ray.cluster_resources().get("CPU", 0) // self.cpus))
+
     def map(self, function: Callable, shared, keys: Iterable) -> Iterator[tuple[Any, Outcome]]:
         keys = list(keys)
         if not keys:
             return
         ray = self.ray
-        started = self._connect()
+        started = self._connect() or self._owned
+        self._owned = False
         try:
             available = ray.cluster_resources().get("CPU", 0)
             if available < self.cpus:

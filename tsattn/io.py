@@ -178,7 +178,7 @@ def clean_stale_staging(target: Path) -> list[Path]:
     for prefix in (_staging_prefix(target), f".{target.name}.old-"):
         for candidate in parent.glob(prefix + "*"):
             pid = candidate.name[len(prefix):].split("-", 1)[0]
-            if not pid.isdigit() or _alive(int(pid)):
+            if not pid.isdigit() or process_alive(int(pid)):
                 continue
             if candidate.is_dir() and not candidate.is_symlink():
                 shutil.rmtree(candidate, ignore_errors=True)
@@ -188,16 +188,23 @@ def clean_stale_staging(target: Path) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine still runs (a zombie, killed but not yet reaped, does not)."""
     if pid == os.getpid():
         return True
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
         return False
-    except PermissionError:
+    except (OSError, IndexError):  # no /proc (or an unexpected line): ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
         return True
-    return True
 
 
 @contextlib.contextmanager

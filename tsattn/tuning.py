@@ -10,6 +10,14 @@ machines can work on one study. A search that is interrupted (Ctrl-C, a killed p
 the database: trials it finished are kept, a trial that was running when it died is marked failed, and the search
 runs until ``trials`` trials have completed.
 
+Trials run in parallel on the engines compare uses (``jobs`` local processes, or Ray tasks with ``engine="ray"``):
+every worker is a loop of Optuna trials on the same study, sharing it through its database, so the study stays the
+one record whether the search ran here, on a cluster, or on several machines at once (``storage=`` a PostgreSQL URL).
+We use Optuna's shared storage rather than Ray Tune's Optuna searcher because Ray Tune keeps the searcher's state in
+the driver: a search could then not be resumed from the database, nor shared by machines outside one Ray cluster.
+A Ray worker lost with its node is run again by Ray (the engine's retries); the trial it was running is marked failed
+at once when its process was on this machine, else when its heartbeat (every 10 s to the database) stops for 60 s.
+
 The test part is cut off before anything else: each trial sees only the values before it (for M3, the values before
 the competition's hold-out), fits on them with the end of each series as validation (the Forecaster's split: the
 data's horizon, or the last 10% of each series) and is scored on those validation windows with ``metric``. Only
@@ -29,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError
-from .io import atomic_file, write_json
+from .io import atomic_file, process_alive, write_json
 
 METRICS = ("smape", "mase", "rmse", "mae")
 MAX_FAILURES_IN_A_ROW = 10
@@ -178,28 +186,199 @@ class _PruningCallback:
         return Callback()
 
 
+HEARTBEAT_SECONDS = 10   # a running trial writes a heartbeat this often to a database study
+GRACE_SECONDS = 60       # ... and is failed by any worker when none came for this long (its machine was lost)
+POLL_SECONDS = 1.0
+INTERRUPTED = "interrupted (the search stopped during it: a killed process or a lost machine)"
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _interrupted(study, trial) -> None:
+    """What a trial failed by Optuna's heartbeat check (or ours) says in trials.csv."""
+    study._storage.set_trial_user_attr(trial._trial_id, "error", INTERRUPTED)
+
+
 def _fail_stale(study) -> int:
-    """Mark trials left RUNNING by a search that died (SIGKILL, a lost machine) as failed; how many."""
+    """Fail the trials left RUNNING by a worker that died: at once when the worker was a process of this machine
+    (a SIGKILL, a Ray node of a local cluster), otherwise when its heartbeat stopped for GRACE_SECONDS (Optuna's
+    check, for studies in a database shared by several machines); a trial running elsewhere is left alone.
+    How many were failed here."""
     optuna = _optuna()
-    stale = 0
+    host, stale = _host(), 0
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-        study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
-        study._storage.set_trial_user_attr(trial._trial_id, "error", "interrupted (the search stopped during it)")
-        stale += 1
+        worker = trial.user_attrs.get("worker") or {}
+        if worker.get("host") == host and isinstance(worker.get("pid"), int) and not process_alive(worker["pid"]):
+            _interrupted(study, trial)
+            try:
+                study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+                stale += 1
+            except optuna.exceptions.UpdateFinishedTrialError:  # another worker failed it first
+                pass
+    import warnings
+
+    with warnings.catch_warnings():  # fail_stale_trials is "experimental" since Optuna 2.9
+        warnings.simplefilter("ignore")
+        optuna.storages.fail_stale_trials(study)
     return stale
+
+
+def _storage(storage):
+    """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
+    others), or an in-memory storage object as it is."""
+    if not isinstance(storage, str):
+        return storage
+    optuna = _optuna()
+    import warnings
+
+    engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
+    with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.storages.RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS,
+                                          grace_period=GRACE_SECONDS, heartbeat_stale_trial_callback=_interrupted)
+
+
+@dataclass
+class _Search:
+    """All a search worker needs, sent to each worker once (a local process, a Ray task, or this process)."""
+
+    storage: object          # an SQLAlchemy URL, or (in this process only) an in-memory storage
+    study_name: str
+    base: object             # the RunConfig every trial starts from
+    dimensions: dict
+    metric: str
+    seen: object             # the panel before the test part
+    trials: int
+    deadline: float | None   # time.time() after which no trial starts
+    seed: int
+    echo: object = None      # progress lines (in this process only)
+
+
+def _worker_identity() -> dict:
+    import os
+    import sys
+
+    identity = {"host": _host(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        try:
+            identity["node"] = ray.get_runtime_context().get_node_id()
+        except Exception:  # noqa: BLE001 - the node id only labels the trial
+            pass
+    return identity
+
+
+def _search_worker(job: _Search, worker: int) -> int:
+    """One worker of a search: runs trials until the study holds ``job.trials`` finished (complete or pruned) ones
+    or the deadline passes, while other workers (processes, Ray tasks, machines) do the same on the same study. A
+    worker whose own trials fail MAX_FAILURES_IN_A_ROW times in a row stops with the last error. Its trial count."""
+    from .config import check_config, window_config
+
+    optuna = _optuna()
+    storage = job.storage
+    if isinstance(storage, str) and storage.startswith("sqlite:///"):
+        path = Path(storage[len("sqlite:///"):])
+        if not path.is_file():  # a Ray node on another machine: never start a second, empty study there
+            raise ConfigError(f"the study is a SQLite file ({path}) this worker ({_host()}) cannot see; on a cluster of "
+                              "several machines give --storage a database URL every node reaches (e.g. postgresql://...)")
+    study = optuna.load_study(study_name=job.study_name, storage=_storage(storage),
+                              pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=5))
+    # each worker its own draws, and a resumed search new ones
+    study.sampler = optuna.samplers.TPESampler(seed=job.seed + 7919 * worker + len(study.trials))
+    identity = _worker_identity()
+
+    def objective(trial):
+        trial.set_user_attr("worker", identity)
+        values = _sample(trial, job.dimensions)
+        trial.set_user_attr("settings", values)
+        try:
+            config = check_config(job.base.updated(**values))
+            windowed = window_config(job.seen, config, with_test=False)
+            return _validation_score(config, windowed, job.metric, trial)
+        except optuna.TrialPruned:
+            raise
+        except (TsattnError, ValueError, ArithmeticError) as exc:  # a bad combination: recorded, the search goes on
+            trial.set_user_attr("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            raise
+
+    running_states = (optuna.trial.TrialState.RUNNING,)
+    ran, failures_in_a_row, mine = 0, 0, []
+    while True:
+        _fail_stale(study)
+        finished = _counted(study)
+        left = None if job.deadline is None else job.deadline - time.time()
+        if finished >= job.trials or (left is not None and left <= 0):
+            return ran
+        if finished + len(study.get_trials(deepcopy=False, states=running_states)) >= job.trials:
+            time.sleep(POLL_SECONDS)  # the trials still wanted are running on other workers: wait for them to end
+            continue
+        if failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
+            error = mine[-1].user_attrs.get("error", "see trials.csv")
+            raise TsattnError(f"{MAX_FAILURES_IN_A_ROW} trials in a row failed (the last: {error}); narrow the "
+                              "search space or fix the settings")
+        study.optimize(objective, n_trials=1, timeout=left, catch=(TsattnError, ValueError, ArithmeticError),
+                       gc_after_trial=True, callbacks=[lambda _, trial: mine.append(trial)])
+        ran += 1
+        last = mine[-1]
+        failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
+        if job.echo is not None:
+            job.echo(_trial_line(last, job.metric, job.trials, _counted(study)))
+
+
+class _Progress:
+    """Echoes the trials other processes finish (read from the study's database every POLL_SECONDS) while this
+    process waits for its workers."""
+
+    def __init__(self, storage: str, study_name: str, metric: str, wanted: int, echo):
+        import threading
+
+        self.storage, self.study_name, self.metric, self.wanted, self.echo = storage, study_name, metric, wanted, echo
+        self.stop = threading.Event()
+        self.seen = set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        optuna = _optuna()
+        study = optuna.load_study(study_name=self.study_name, storage=self.storage)
+        self.seen = {t.number for t in study.get_trials(deepcopy=False) if t.state.is_finished()}
+        self.done = _counted(study)
+        while not self.stop.wait(POLL_SECONDS):
+            self.report(study)
+        self.report(study)  # the trials that ended since the last look
+
+    def report(self, study) -> None:
+        for trial in study.get_trials(deepcopy=False):
+            if trial.state.is_finished() and trial.number not in self.seen:
+                self.seen.add(trial.number)
+                self.done += trial.state.name in ("COMPLETE", "PRUNED")
+                self.echo(_trial_line(trial, self.metric, self.wanted, self.done))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
 
 
 def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, trials: int = 20,
          timeout: float | None = None, metric: str = "auto", storage: str | None = None, out=None,
          space: dict | None = None, seed: int = 0, settings: dict | None = None, study_name: str | None = None,
-         refit: bool = True, echo=None, force: bool = False) -> TuneResult:
+         refit: bool = True, echo=None, force: bool = False, engine: str = "local", jobs: int = 1,
+         address: str | None = None, cpus: int = 1, workers: int | None = None) -> TuneResult:
     """Search ``model``'s settings on validation windows, refit the best on everything before the test part and
     score it once on test (beside the defaults).
 
     Args:
         model: a registered network.
         data: user data (a long frame, a Series, a Panel) or None with ``dataset``.
-        trials: completed trials the study should hold (a resumed study runs only the missing ones).
+        trials: finished (completed or pruned) trials the study should hold (a resumed study runs only the missing
+            ones).
         timeout: stop starting trials after this many seconds.
         metric: the validation metric minimised: smape, mase, rmse or mae; "auto": RMSE for one series, sMAPE for a
             panel (what compare ranks by).
@@ -208,8 +387,14 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         space: overrides of the model's search space (see :func:`search_space`).
         seed: the sampler's seed and every trial's training seed.
         settings: fixed run settings of every trial (``horizon=18``, ``epochs=50``, covariates, ...).
+        engine, jobs, address, cpus: where trials run (as for compare): one after another in this process
+            (the default), in ``jobs`` local processes, or as Ray tasks (``engine="ray"``, ``cpus`` per trial) that
+            share the study through its database; a worker lost with its node is rerun by Ray and the trial it was
+            running is marked failed.
+        workers: trials at once (default: ``jobs``; on Ray, the cluster's CPUs / ``cpus``).
     """
-    from .config import RunConfig, check_config, load_panel, window_config
+    from .config import RunConfig, check_config, load_panel
+    from .engine import get_engine
     from .panel import as_panel
     from .specs import get_spec
 
@@ -219,6 +404,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         raise ConfigError(f"metric must be auto or one of {', '.join(METRICS)}; got {metric!r}")
     if not isinstance(trials, int) or isinstance(trials, bool) or not 1 <= trials <= 100_000:
         raise ConfigError(f"trials must be an integer in 1..100000; got {trials!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"workers must be an integer >= 1; got {workers!r}")
+    runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus)
     echo = echo or (lambda line: None)
     base = check_config(RunConfig(model=model, dataset=dataset, seed=seed).updated(**(settings or {})))
     dimensions = search_space(model, base.horizon, space)
@@ -234,6 +422,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     seen, _ = before_test(panel, base)
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = "rmse" if panel.n_series == 1 else "smape"
+    runner.check()  # an unreachable cluster is refused before anything is written
+    scratch = None
     if out is not None:
         from .io import check_output_directory
 
@@ -245,57 +435,56 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 (out / name).unlink(missing_ok=True)
         out.mkdir(parents=True, exist_ok=True)
         storage = storage or f"sqlite:///{out / STUDY_FILE}"
+    elif storage is None and not runner.in_process:  # workers in other processes share the study through a file
+        import tempfile
+
+        scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
+        storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
     name = study_name or f"tsattn-{model}"
-    study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True, direction="minimize",
-                                sampler=optuna.samplers.TPESampler(seed=seed),
-                                pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=5))
-    study.sampler = optuna.samplers.TPESampler(seed=seed + len(study.trials))  # a resumed search draws new points
-    stale = _fail_stale(study)
-    if stale:
-        echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
+    try:
+        study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
+                                    load_if_exists=True, direction="minimize")
+        stale = _fail_stale(study)
+        if stale:
+            echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
+        done = _counted(study)
+        started = time.perf_counter()
+        if done < trials:
+            count = workers or (runner.slots() if hasattr(runner, "slots") else 1)
+            count = max(1, min(count, trials - done))
+            echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}"
+                 + (f" with {count} workers ({runner.describe()})" if count > 1 or not runner.in_process else ""))
+            job = _Search(storage if storage else study._storage, name, base, dimensions, metric, seen, trials,
+                          None if timeout is None else time.time() + timeout, seed,
+                          echo if runner.in_process else None)
+            try:
+                if runner.in_process:
+                    outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
+                else:
+                    with _Progress(storage, name, metric, trials, echo):
+                        outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
+            except KeyboardInterrupt:
+                echo("stopped: the finished trials are in the study; rerun the same command to resume")
+                raise
+            errors = [outcome.error for outcome in outcomes if not outcome.ok]
+            if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
+                raise TsattnError(errors[0])
+        return _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
 
-    def objective(trial):
-        values = _sample(trial, dimensions)
-        trial.set_user_attr("settings", values)
-        try:
-            config = check_config(base.updated(**values))
-            windowed = window_config(seen, config, with_test=False)
-            return _validation_score(config, windowed, metric, trial)
-        except optuna.TrialPruned:
-            raise
-        except (TsattnError, ValueError, ArithmeticError) as exc:  # a bad combination: recorded, the search goes on
-            trial.set_user_attr("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            raise
 
-    done = _counted(study)
-    started = time.perf_counter()
-    if done < trials:
-        echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}")
-        failures_in_a_row = 0
-        try:
-            while _counted(study) < trials:
-                left = None if timeout is None else timeout - (time.perf_counter() - started)
-                if left is not None and left <= 0:
-                    break
-                if failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
-                    error = study.trials[-1].user_attrs.get("error", "see trials.csv")
-                    raise TsattnError(f"{MAX_FAILURES_IN_A_ROW} trials in a row failed (the last: {error}); narrow the "
-                                      "search space or fix the settings")
-                study.optimize(objective, n_trials=1, timeout=left, catch=(TsattnError, ValueError, ArithmeticError),
-                               gc_after_trial=True)
-                last = study.trials[-1]
-                failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
-                echo(_trial_line(last, metric, trials, _counted(study)))
-        except KeyboardInterrupt:
-            echo("stopped: the finished trials are in the study; rerun the same command to resume")
-            raise
+def _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo) -> TuneResult:
+    """The search's result: the trials, the best settings, their refit scored once on test, the files in out."""
     frame = trials_table(study, metric)
     complete = frame[frame["state"] == "COMPLETE"]
     if complete.empty:
         errors = frame["error"].dropna()
         raise TsattnError("no trial completed" + (f"; the first error: {errors.iloc[0]}" if len(errors) else ""))
     best = study.best_trial
-    best_settings = {**(settings or {}), **best.user_attrs.get("settings", best.params)}
+    fixed = {key: value for key, value in (settings or {}).items() if value is not None}  # e.g. csv=None from the CLI
+    best_settings = {**fixed, **best.user_attrs.get("settings", best.params)}
     result = TuneResult(best_settings, float(best.value), metric, frame, out=out)
     if refit:
         result.test = _refits(model, panel, base, best_settings, seed, echo)
