@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsattn.errors import ConfigError, TrainingError
+from tsattn.errors import ConfigError, TrainingError, TsattnError
 
 optuna = pytest.importorskip("optuna")
 
@@ -179,3 +179,16 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     assert T._fail_stale(study) == 1
     states = [t.state.name for t in study.trials]
     assert states == ["COMPLETE", "FAIL", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED
+
+
+def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path):
+    long, short = make_series(n=90), make_series(n=36, seed=1)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": s.index, "y": s.to_numpy()})
+                       for name, s in (("long", long), ("short", short))])
+    space = {**SPACE, "units": [2], "window": [30]}  # 30 + 4 is more than the short series holds before its test part
+    settings = {**FIXED, "horizon": 4}
+    with pytest.warns(UserWarning, match="left out"), pytest.raises(TsattnError, match="10 trials in a row failed") as error:
+        T.tune("simple-rnn", data=frame, trials=1, space=space, settings=settings, refit=False)
+    assert "leaves out 1 of 2 series too short for it" in str(error.value) and "pad=true" in str(error.value)
+    padded = T.tune("simple-rnn", data=frame, trials=1, space=space, settings={**settings, "pad": True}, refit=False)
+    assert (padded.trials["state"] == "COMPLETE").sum() == 1

@@ -298,6 +298,11 @@ def _search_worker(job: _Search, worker: int) -> int:
         try:
             config = check_config(job.base.updated(**values))
             windowed = window_config(job.seen, config, with_test=False)
+            left_out = job.seen.n_series - windowed.panel.n_series
+            if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
+                raise DataError(f"window {windowed.window} + horizon {config.horizon} leaves out {left_out} of "
+                                f"{job.seen.n_series} series too short for it, so its score is not comparable; "
+                                "set pad=true to keep them (N-BEATS pads) or narrow the window / lookback")
             return _validation_score(config, windowed, job.metric, trial)
         except optuna.TrialPruned:
             raise
@@ -537,7 +542,9 @@ def _refits(model, panel, base, best_settings, seed, echo) -> dict:
         result = fit(config, panel=panel)
         out[label] = {"test": result.metrics["test"]["model"], "validation": result.metrics["validation"]["model"],
                       "epochs_run": result.epochs_run, "fit_seconds": result.fit_seconds,
-                      "naive": result.metrics["test"]["naive"], "linear": result.metrics["test"]["linear"]}
+                      "series": result.data.panel.n_series,
+                      "naive": result.metrics["test"]["naive"], "linear": result.metrics["test"]["linear"],
+                      "baselines": {name: values for name, values in result.metrics["test"].items() if name != "model"}}
         if label == "tuned":
             out["forecaster"] = Forecaster.from_state(result.state)
         echo(f"{label}: test {_headline(out[label]['test'])}")
