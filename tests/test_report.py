@@ -131,3 +131,12 @@ def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_wh
     simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
     assert "ranged 18–18.6" in simple and "first epoch in 3 of 3 seed(s): training never improved" in simple
     assert "never improved" not in next(line for line in lines if line.startswith("transformer: beats"))
+
+
+def test_the_runner_up_is_another_network_not_the_best_ones_twin_without_covariates():
+    twins = RECORDS + [record("simple-rnn without covariates", s, v) for s, v in ((0, 18.5), (1, 18.6), (2, 18.7))]
+    results = results_table(twins)
+    lines = comparison_verdict(results, summarise(results), "sun", twins)
+    assert lines[1].startswith("It beats the runner-up network, transformer")
+    assert lines[-1] == ("Do the covariates help simple-rnn? They help on average: 18.1 with them, 18.6 without; "
+                         "better with them on 3 of 3 seeds.")

@@ -26,11 +26,10 @@ from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
 from .io import atomic_file, number_text, write_json
 from .report import is_complete_record, results_table, summarise, write_report
-from .verdicts import comparison_verdict
+from .verdicts import WITHOUT_COVARIATES, comparison_verdict
 
 SPEC_FILE = "comparison.json"
 COVARIATE_SETTINGS = ("hist_exog", "futr_exog", "stat_exog", "calendar")
-WITHOUT_COVARIATES = " without covariates"  # the twin run of each network when covariates are compared
 
 
 @dataclass

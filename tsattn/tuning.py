@@ -455,7 +455,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         done = _counted(study)
         started = time.perf_counter()
         if done < trials:
-            count = workers or (runner.slots() if hasattr(runner, "slots") else 1)
+            count = workers or runner.slots()
             count = max(1, min(count, trials - done))
             echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}"
                  + (f" with {count} workers ({runner.describe()})" if count > 1 or not runner.in_process else ""))

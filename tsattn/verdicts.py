@@ -112,6 +112,11 @@ def _paired_over_series(records: list[dict], dataset: str, model: str, other: st
 WITHOUT_COVARIATES = " without covariates"  # tsattn.compare's twin runs
 
 
+def _architecture(model: str) -> str:
+    """The network a compare row is: a twin without covariates is the same architecture as the model."""
+    return model[:-len(WITHOUT_COVARIATES)] if str(model).endswith(WITHOUT_COVARIATES) else str(model)
+
+
 def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: bool) -> list[str]:
     """"Does the covariate help?": each network with its covariates against its twin without them, seed by seed
     (same seeds) and, for a panel, series by series (averaged over seeds, Wilcoxon signed-rank)."""
@@ -160,8 +165,10 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     else:
         lines.append(f"Best model on {name}: **{best['model']}**, {number_text(best[f'{metric}_mean'])} ± "
                      f"{number_text(best[f'{metric}_std'], 2)} (mean ± standard deviation over {seeds} seed(s)).")
-    if len(neural) > 1:
-        runner_up = neural.iloc[1]
+    # the runner-up is another architecture: the best network's own twin without covariates is asked about below
+    others = neural[neural["model"].map(_architecture) != _architecture(best["model"])]
+    if len(others):
+        runner_up = others.iloc[0]
         mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
         theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
         wins = int((mine < theirs.reindex(mine.index)).sum())
@@ -178,8 +185,8 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             test = f"Wilcoxon signed-rank p {p_text(p_value)}" if p_value is not None else "too few series for a test"
             lines.append(f"Series by series (sMAPE averaged over seeds) it is better on {won} of {total} series "
                          f"({test}).")
-        if seeds < 3:
-            lines.append("With fewer than 3 seeds this ranking is not reliable.")
+    if len(neural) > 1 and seeds < 3:
+        lines.append("With fewer than 3 seeds this ranking is not reliable.")
     for _, row in neural.iterrows():
         model_runs = runs[runs["model"] == row["model"]][metric]
         beats = int((model_runs < naive).sum())
