@@ -112,6 +112,11 @@ def _paired_over_series(records: list[dict], dataset: str, model: str, other: st
 WITHOUT_COVARIATES = " without covariates"  # tsattn.compare's twin runs
 
 
+def _wilcoxon(p_value) -> str:
+    """The Wilcoxon signed-rank p-value in brackets after a count of series; nothing when there were too few."""
+    return "" if p_value is None else f" (Wilcoxon signed-rank p {p_text(p_value)})"
+
+
 def _architecture(model: str) -> str:
     """The network a compare row is: a twin without covariates is the same architecture as the model."""
     return model[:-len(WITHOUT_COVARIATES)] if str(model).endswith(WITHOUT_COVARIATES) else str(model)
@@ -134,9 +139,7 @@ def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: boo
         if panel:
             paired = _paired_over_series(records, dataset, model, twin)
             if paired:
-                line += f" and on {paired[0]} of {paired[1]} series"
-                if paired[2] is not None:
-                    line += f" (Wilcoxon signed-rank p {p_text(paired[2])})"
+                line += f" and on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
         lines.append(line + ".")
     return lines
 
@@ -223,8 +226,6 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             key = STATISTICAL_LABELS[row["model"]]
             paired = _paired_over_series(records or [], dataset, best["model"], key)
             if paired:
-                line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series"
-                if paired[2] is not None:
-                    line += f" (Wilcoxon signed-rank p {p_text(paired[2])})"
+                line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
         lines.append(line + ".")
     return lines
