@@ -166,7 +166,7 @@ def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_pa
     assert len(lines) == 5 and lines[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
 
 
-def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_one_is_left(tmp_path):
+def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_one_is_left(tmp_path, monkeypatch):
     import os
 
     storage = f"sqlite:///{tmp_path / 'study.db'}"
@@ -176,9 +176,12 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     for pid in (int(dead.stdout), os.getpid()):
         trial = study.ask()
         trial.set_user_attr("worker", {"host": T._host(), "pid": pid})
+    study.ask()  # a trial that never said who runs it (no heartbeat either): left alone within the grace period
     assert T._fail_stale(study) == 1
     states = [t.state.name for t in study.trials]
-    assert states == ["COMPLETE", "FAIL", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED
+    assert states == ["COMPLETE", "FAIL", "RUNNING", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED
+    monkeypatch.setattr(T, "GRACE_SECONDS", 0)  # ... and failed after it, or a search could wait for it for ever
+    assert T._fail_stale(study) == 1 and [t.state.name for t in study.trials][2:] == ["RUNNING", "FAIL"]
 
 
 def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path):

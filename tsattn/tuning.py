@@ -208,11 +208,18 @@ def _fail_stale(study) -> int:
     (a SIGKILL, a Ray node of a local cluster), otherwise when its heartbeat stopped for GRACE_SECONDS (Optuna's
     check, for studies in a database shared by several machines); a trial running elsewhere is left alone.
     How many were failed here."""
+    import datetime
+
     optuna = _optuna()
-    host, stale = _host(), 0
+    host, stale, now = _host(), 0, datetime.datetime.now()
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         worker = trial.user_attrs.get("worker") or {}
-        if worker.get("host") == host and isinstance(worker.get("pid"), int) and not process_alive(worker["pid"]):
+        dead = worker.get("host") == host and isinstance(worker.get("pid"), int) and not process_alive(worker["pid"])
+        # a trial that never said who runs it (an earlier tsattn, another program) has no heartbeat either: it is
+        # failed once it is older than the grace period, or a search could wait for it for ever
+        unknown = not worker and trial.datetime_start is not None and \
+            (now - trial.datetime_start).total_seconds() > GRACE_SECONDS
+        if dead or unknown:
             _interrupted(study, trial)
             try:
                 study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
