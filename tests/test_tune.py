@@ -195,3 +195,15 @@ def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path
     assert "leaves out 1 of 2 series too short for it" in str(error.value) and "pad=true" in str(error.value)
     padded = T.tune("simple-rnn", data=frame, trials=1, space=space, settings={**settings, "pad": True}, refit=False)
     assert (padded.trials["state"] == "COMPLETE").sum() == 1
+
+
+def test_the_first_trial_is_the_defaults_where_the_space_holds_them(tmp_path):
+    space = {**SPACE, "units": [2, 32], "learning_rate": {"float": [1e-4, 1e-2], "log": True}}
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=space, settings=FIXED, out=tmp_path / "t",
+                    refit=False)
+    first = result.trials.iloc[0]
+    assert first["defaults"] and not result.trials["defaults"].iloc[1:].any()
+    assert first["param_units"] == 32 and first["param_learning_rate"] == 1e-3  # simple-rnn's defaults
+    assert 4 <= first["param_window"] <= 8  # no default window in the space: sampled
+    assert "The defaults (trial 0): validation rmse" in (tmp_path / "t" / "report.md").read_text()
+    assert result.best_value <= first["validation_rmse"]

@@ -181,7 +181,7 @@ class _PruningCallback:
                     return
                 trial.report(float(value), epoch)
                 if trial.should_prune():
-                    raise optuna.TrialPruned(f"validation loss {value:.4g} at epoch {epoch + 1} is below the median")
+                    raise optuna.TrialPruned(f"validation loss {value:.4g} at epoch {epoch + 1} is worse than the median")
 
         return Callback()
 
@@ -277,6 +277,29 @@ def _worker_identity() -> dict:
         except Exception:  # noqa: BLE001 - the node id only labels the trial
             pass
     return identity
+
+
+def _defaults_in(base, dimensions: dict) -> dict:
+    """The run's own value of each search dimension, for those the space holds (a choice it lists, a number in its
+    range); the others are left to the sampler."""
+    from .specs import get_spec
+
+    params = get_spec(base.model).params
+    found = {}
+    for name, dimension in dimensions.items():
+        if name in params:
+            value = base.model_params.get(name, params[name].default)
+        else:
+            value = getattr(base, name, None)
+        if value is None:
+            continue
+        if dimension.kind == "choice":
+            if any(value == choice and type(value) is type(choice) for choice in dimension.choices):
+                found[name] = value
+        elif not isinstance(value, bool) and isinstance(value, (int, float)) and \
+                dimension.low <= value <= dimension.high and (dimension.kind == "float" or float(value).is_integer()):
+            found[name] = int(value) if dimension.kind == "int" else float(value)
+    return found
 
 
 def _search_worker(job: _Search, worker: int) -> int:
@@ -456,6 +479,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     try:
         study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
                                     load_if_exists=True, direction="minimize")
+        if not study.trials:  # the first trial is the defaults (where the space holds them): a search is never
+            defaults = _defaults_in(base, dimensions)  # worse on validation than not searching
+            if defaults:
+                study.enqueue_trial(defaults, user_attrs={"defaults": True})
         stale = _fail_stale(study)
         if stale:
             echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
@@ -516,7 +543,7 @@ def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
     optuna = _optuna()
     if trial.state == optuna.trial.TrialState.PRUNED:  # its value is its last validation loss, not the metric
         step = max(trial.intermediate_values) + 1 if trial.intermediate_values else 0
-        value = f"pruned after epoch {step} (validation loss below the median of earlier trials)"
+        value = f"pruned after epoch {step} (its validation loss was worse than the median of earlier trials)"
     else:
         value = f"validation {metric} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
     error = trial.user_attrs.get("error")
@@ -534,7 +561,7 @@ def trials_table(study, metric: str) -> pd.DataFrame:
                      "epochs_reported": len(losses), "last_validation_loss": losses[max(losses)] if losses else None,
                      "seconds": (trial.datetime_complete - trial.datetime_start).total_seconds()
                      if trial.datetime_complete and trial.datetime_start else None,
-                     "error": trial.user_attrs.get("error"),
+                     "error": trial.user_attrs.get("error"), "defaults": bool(trial.user_attrs.get("defaults")),
                      **{f"param_{k}": v for k, v in trial.user_attrs.get("settings", trial.params).items()}})
     return pd.DataFrame(rows)
 
@@ -587,7 +614,13 @@ def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, st
              f"{int((result.trials['state'] == 'PRUNED').sum())} pruned, {int((result.trials['state'] == 'FAIL').sum())} "
              "failed.", "", "## Best settings (validation only)", ""]
     lines += [f"- {key}: {value}" for key, value in result.best_settings.items()]
-    lines += ["", f"Best validation {result.metric}: {result.best_value:.4g}", ""]
+    lines += ["", f"Best validation {result.metric}: {result.best_value:.4g}"]
+    defaults = result.trials[result.trials["defaults"] & (result.trials["state"] == "COMPLETE")]
+    if len(defaults):  # trial 0 ran the run's own settings where the space holds them
+        row = defaults.iloc[0]
+        lines.append(f"The defaults (trial {int(row['number'])}): validation {result.metric} "
+                     f"{row[f'validation_{result.metric}']:.4g}")
+    lines.append("")
     if result.test:
         lines += ["## Refitted and scored once on the test part", "", "| settings | validation | test | epochs |",
                   "|---|---|---|---|"]
