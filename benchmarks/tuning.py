@@ -71,9 +71,8 @@ def main() -> None:
                          f"{figures['test']['smape']:.4g}", f"{figures['test']['mase']:.4g}", figures["epochs_run"],
                          figures["series"]])
         for name, values in result.test["defaults"]["baselines"].items():
-            if not isinstance(values, dict) or values.get(metric) is None:
-                print(f"(not a baseline's figures: {name}: {values})", file=sys.stderr)
-                continue
+            if not isinstance(values, dict) or any(values.get(key) is None for key in (metric, "smape", "mase")):
+                continue  # not a baseline's forecast ("scaled": the model's errors on the scaled values)
             label = "linear AR (the defaults' window)" if name == "linear" else name
             rows.append([model, label, "-", f"{values[metric]:.4g}", f"{values['smape']:.4g}", f"{values['mase']:.4g}",
                          "-", result.test["defaults"]["series"]])

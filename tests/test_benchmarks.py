@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ("paths.py", ["tsattn.Forecaster", "tsattn fit", "harness (compare, benchmarks)", "the paths agree", "QUICK MODE"]),
     ("recipe.py", ["M3 monthly", "### Every model: defaults and the recipe", "skip=naive", "members' test sMAPE",
                    "Theta (statsforecast)", "QUICK MODE"]),
-    ("covariates.py", ["## promodata", "AutoARIMA + regressors (statsforecast", "## Summary", "Promotion lift recovered",
+    ("covariates.py", ["## promodata", "AutoARIMA + regressors (statsforecast", "## Summary", "lift on promoted steps (real calendar)",
                        "Wilcoxon p", "QUICK MODE"]),
     ("covariates_defaults.py", ["Mean validation sMAPE", "Chosen (skip_init=auto with covariates)", "QUICK MODE"]),
     ("tuning.py", ["| attention-rnn | tuned |", "linear AR (the defaults' window)", "## Settings found", "QUICK MODE"]),
