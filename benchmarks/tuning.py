@@ -36,6 +36,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=15)
     parser.add_argument("--timeout", type=float, default=None, help="seconds per model")
     parser.add_argument("--jobs", type=int, default=1, help="trials at once (local processes)")
+    parser.add_argument("--windows", type=int, default=None, help="rolling validation windows per series (tune's "
+                                                                   "windows; default: the fit's own validation part)")
+    parser.add_argument("--step", type=int, default=None, help="values between validation windows (default: horizon)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a fixed setting of every trial and of the defaults' refit (a JSON value or a word), "
                              "e.g. preset=nbeats-recipe or baselines='[\"theta\"]'")
@@ -59,7 +62,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             started = time.perf_counter()
             result = tune(model, dataset=args.dataset, trials=trials, timeout=args.timeout, settings=settings,
-                          out=Path(scratch) / "search", jobs=args.jobs,
+                          out=Path(scratch) / "search", jobs=args.jobs, windows=args.windows, step=args.step,
                           space=json.loads(args.space) if args.space else None,
                           echo=lambda line: print(line, file=sys.stderr, flush=True))
             minutes = (time.perf_counter() - started) / 60
@@ -83,8 +86,10 @@ def main() -> None:
                      f"{gap:+.3g}); settings: "
                      + ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
                                  for k, v in result.best_settings.items()))
-    lines += [f"Validation metric: {metric} (RMSE for one series, sMAPE for a panel); the test part was cut off "
-              "before the search.", ""]
+    validation = ("the fit's own validation part" if not args.windows else
+                  f"{args.windows} rolling windows per series, {args.step or 'one horizon'} apart, one fit per trial")
+    lines += [f"Validation metric: {metric} (RMSE for one series, sMAPE for a panel) on {validation}; the test part "
+              "was cut off before the search.", ""]
     lines += C.table(["model", "settings", f"validation {metric} (refit)", f"test {metric}", "test sMAPE", "test MASE",
                       "epochs", "series scored"], rows) + ["", "## Settings found", ""] + found + [""]
     C.write(args.out, lines)

@@ -729,6 +729,10 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @click.option("--timeout", type=float, help="stop starting new trials after this many seconds.")
 @click.option("--metric", type=click.Choice(["auto", "smape", "mase", "rmse", "mae"]), default="auto",
               show_default=True, help="validation metric minimised (auto: RMSE for one series, sMAPE for a panel).")
+@click.option("--windows", type=click.IntRange(min=1), help="rolling-origin validation: score each trial on this many "
+              "forecasts of one horizon at the end of each series (before the test part), one fit per trial; "
+              "default: the fit's own validation part.")
+@click.option("--step", type=click.IntRange(min=1), help="values between the validation windows (default: the horizon).")
 @click.option("--space", "space_path", type=click.Path(), help="a YAML or JSON file of search dimensions overriding "
               "the model's space (see `tsattn models --json`), e.g. {units: {int: [8, 64], log: true}}.")
 @click.option("--storage", help="an SQLAlchemy URL for the study (default: sqlite in --out), e.g. a PostgreSQL URL "
@@ -743,7 +747,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @output_options
 @friendly_errors
 def tune_command(model_name, dataset, csv, column, date_column, id_column, fill, horizon, trials, timeout, metric,
-                 space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
+                 windows, step, space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
                  address, cpus_per_run, out, force, quiet, as_json):
     """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
     on the test part beside the defaults."""
@@ -760,7 +764,7 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     dataset_name = fixed.pop("dataset", None)
     result = tune(model_name, dataset=dataset_name, trials=trials, timeout=timeout, metric=metric, storage=storage,
                   out=out, space=space, seed=seed, settings=fixed, echo=output.progress, force=force, engine=engine,
-                  jobs=jobs, address=address, cpus=cpus_per_run)
+                  jobs=jobs, address=address, cpus=cpus_per_run, windows=windows, step=step)
     complete = int((result.trials["state"] == "COMPLETE").sum())
     output.document({"out": str(out), "metric": result.metric, "best_value": result.best_value,
                      "best_settings": result.best_settings, "trials": len(result.trials), "completed": complete,

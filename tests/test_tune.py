@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tsattn.errors import ConfigError, TrainingError, TsattnError
+from tsattn.errors import ConfigError, DataError, TrainingError, TsattnError
 
 optuna = pytest.importorskip("optuna")
 
@@ -58,12 +58,13 @@ def test_space_files(tmp_path):
         T.read_space(tmp_path / "bad.json")
 
 
-def test_the_test_part_is_never_read():
+@pytest.mark.parametrize("windows", [None, 3])
+def test_the_test_part_is_never_read(windows):
     series = make_series(n=120)
     garbage = series.copy()
     garbage.iloc[-24:] = 1e6  # the test part (last 20% of the chronological split)
-    runs = [T.tune("simple-rnn", data=data, trials=2, space=SPACE, settings=FIXED, refit=False).trials
-            for data in (series, garbage)]
+    runs = [T.tune("simple-rnn", data=data, trials=2, space=SPACE, settings=FIXED, refit=False, windows=windows,
+                   step=windows and 2).trials for data in (series, garbage)]
     assert runs[0]["validation_rmse"].notna().all()
     pd.testing.assert_frame_equal(runs[0].drop(columns="seconds"), runs[1].drop(columns="seconds"))
 
@@ -71,10 +72,10 @@ def test_the_test_part_is_never_read():
 def test_a_failing_trial_is_recorded_and_the_search_goes_on(monkeypatch, tmp_path):
     real = T._validation_score
 
-    def flaky(config, data, metric, trial=None):
+    def flaky(config, data, metric, trial=None, windows=None, step=None):
         if config.model_params.get("units") == 3:
             raise TrainingError("training loss became non-finite at epoch 1")
-        return real(config, data, metric, trial)
+        return real(config, data, metric, trial, windows, step)
 
     monkeypatch.setattr(T, "_validation_score", flaky)
     result = T.tune("simple-rnn", data=make_series(n=80), trials=3, space=SPACE, settings=FIXED, out=tmp_path / "t",
@@ -207,3 +208,73 @@ def test_the_first_trial_is_the_defaults_where_the_space_holds_them(tmp_path):
     assert 4 <= first["param_window"] <= 8  # no default window in the space: sampled
     assert "The defaults (trial 0): validation rmse" in (tmp_path / "t" / "report.md").read_text()
     assert result.best_value <= first["validation_rmse"]
+
+
+def test_rolling_validation_fits_before_the_earliest_window_and_scores_every_window(monkeypatch):
+    from tsattn import evaluation, harness
+    from tsattn.config import RunConfig, check_config
+    from tsattn.panel import as_panel
+
+    fitted, scored = [], []
+    real_fit, real_score = harness.fit_state, evaluation.score_origins
+
+    def fit_state(config, data, **kwargs):
+        fitted.append(data.panel.lengths.copy())
+        return real_fit(config, data, **kwargs)
+
+    def score_origins(state, panel, origins, horizon, predicted=None):
+        scored.append(origins - panel.offsets[panel.series_of(origins)])  # local positions
+        return real_score(state, panel, origins, horizon, predicted)
+
+    monkeypatch.setattr(harness, "fit_state", fit_state)
+    monkeypatch.setattr(evaluation, "score_origins", score_origins)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": s.index, "y": s.to_numpy()})
+                       for name, s in (("a", make_series(n=60)), ("b", make_series(n=50, seed=1)))])
+    seen = as_panel(frame)
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=3, window=6, epochs=1,
+                                    model_params={"units": 2}))
+    value = T._validation_score(config, seen, "smape", windows=4, step=2)
+    assert np.isfinite(value)
+    np.testing.assert_array_equal(fitted[0], seen.lengths - 6)  # the values before the earliest of 4 windows
+    # the origins (last input) of the 4 windows of 3 values, 2 apart, the last ending at each series' last value
+    assert sorted(scored[0].tolist()) == sorted([n - 3 - 1 - j * 2 for n in (60, 50) for j in range(4)])
+    T._validation_score(config, seen, "smape")  # without windows: the fit's own validation part, all of it
+    np.testing.assert_array_equal(fitted[1], seen.lengths)
+    assert len(scored[1]) >= 2
+    with pytest.raises(DataError, match="4 validation windows 20 apart need more than 64 values per series"):
+        T._validation_score(config, seen, "smape", windows=4, step=20)
+
+
+def test_a_resumed_search_must_score_its_trials_the_same_way(tmp_path):
+    T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, out=tmp_path / "t",
+           refit=False, windows=2, step=3)
+    assert "scored on 2 validation windows per series, 3 values apart" in (tmp_path / "t" / "report.md").read_text()
+    with pytest.raises(ConfigError, match=r"this study's trials were scored with windows 2 \(now None\), step 3 "
+                                          r"\(now None\); rerun with the same options"):
+        T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t",
+               refit=False)
+    with pytest.raises(ConfigError, match="step is the distance between validation windows; give windows too"):
+        T.tune("simple-rnn", data=make_series(n=80), trials=2, step=3)
+    resumed = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t",
+                     refit=False, windows=2, step=3)
+    assert (resumed.trials["state"] == "COMPLETE").sum() == 2
+
+
+def test_cli_tune_takes_rolling_validation_windows(tmp_path):
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    csv = tmp_path / "series.csv"
+    make_series(n=80).rename_axis("date").reset_index().to_csv(csv, index=False)
+    space = tmp_path / "space.json"
+    space.write_text(json.dumps(SPACE))
+    common = ["tune", "--model", "simple-rnn", "--csv", str(csv), "--column", "demand", "--date-column", "date",
+              "--space", str(space), "--set", "epochs=1", "--trials", "1"]
+    refused = CliRunner().invoke(main, common + ["--windows", "0", "--out", str(tmp_path / "bad")])
+    assert refused.exit_code == 2 and not (tmp_path / "bad").exists()
+    result = CliRunner().invoke(main, common + ["--windows", "2", "--step", "4", "--out", str(tmp_path / "t"), "--json",
+                                                "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["completed"] == 1
+    assert "2 validation windows per series, 4 values apart" in (tmp_path / "t" / "report.md").read_text()

@@ -20,7 +20,9 @@ at once when its process was on this machine, else when its heartbeat (every 10 
 
 The test part is cut off before anything else: each trial sees only the values before it (for M3, the values before
 the competition's hold-out), fits on them with the end of each series as validation (the Forecaster's split: the
-data's horizon, or the last 10% of each series) and is scored on those validation windows with ``metric``. Only
+data's horizon, or the last 10% of each series) and is scored on those validation windows with ``metric``; or, with
+``windows=k`` (rolling origins), fits once on the values before the earliest of k one-horizon windows ``step`` apart at
+the end of each series and is scored on all k, forecast from their own histories. Only
 the final model, refitted with the best settings on the same values, is scored on the test part, once, beside the
 defaults.
 """
@@ -152,14 +154,46 @@ class TuneResult:
     out: Path | None = None
 
 
-def _validation_score(config, data, metric: str, trial=None) -> float:
-    from .evaluation import score_windows
+def _validation_score(config, seen, metric: str, trial=None, windows: int | None = None,
+                      step: int | None = None) -> float:
+    """A trial's score on the values of ``seen`` (everything before the test part).
+
+    Without ``windows``: fitted as `tsattn fit` fits (the end of each series as validation: the data's hold-out of one
+    horizon, or the last 10%) and scored on every window of that validation part. With ``windows=k``: fitted on the
+    values before the earliest of k validation windows of one horizon at the end of each series, ``step`` apart
+    (default: the horizon), the last ending at each series' last value; the fit keeps its own validation part for
+    early stopping and pruning, and every window is forecast from its own history by that one model
+    (NeuralForecast's cross-validation without refits). The figure is the mean over series of each series' metric
+    over its windows: the later windows are values the model never saw, so it is less tied to one stretch of time.
+    """
+    from .config import window_config
+    from .evaluation import origins_of, score_origins, summarise
+    from .forecaster import _heads
     from .harness import fit_state
 
+    h = config.horizon
+    step = h if step is None else step
+    extra = (windows - 1) * step if windows else 0
+    if extra and int(seen.lengths.min()) - extra <= h + 1:
+        raise DataError(f"{windows} validation windows {step} apart need more than {extra + h + 1} values per series "
+                        f"before the test part; the shortest series has {int(seen.lengths.min())}: use fewer windows "
+                        "or a smaller step")
+    data = window_config(_heads(seen, seen.lengths - extra) if extra else seen, config, with_test=False)
+    left_out = seen.n_series - data.panel.n_series
+    if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
+        raise DataError(f"window {data.window} + horizon {h} leaves out {left_out} of {seen.n_series} series too "
+                        "short for it, so its score is not comparable; set pad=true to keep them (N-BEATS pads) or "
+                        "narrow the window / lookback")
     callback = _PruningCallback(trial) if trial is not None else None
     state = fit_state(config, data, progress=callback)
-    evaluation = score_windows(state.estimator, [], data, state.season, parts=("validation",))
-    value = evaluation.metrics["validation"]["model"][metric]
+    if windows:
+        ends = seen.offsets[1:]
+        origins = np.sort(np.concatenate([ends - h - 1 - j * step for j in range(windows)]))
+    else:  # the fit's validation windows: the same local positions in seen, which is the fitted panel
+        local, _, series = origins_of(data, "validation")
+        origins = local - data.panel.offsets[series] + seen.offsets[series]
+    scores = score_origins(state, seen, origins.astype(np.int64), h)
+    value = summarise(seen, scores, h)["model"][metric]
     if value is None or not math.isfinite(value):
         raise DataError(f"the trial's validation {metric} is not finite")
     return float(value)
@@ -262,6 +296,8 @@ class _Search:
     trials: int
     deadline: float | None   # time.time() after which no trial starts
     seed: int
+    windows: int | None = None  # validation windows per series, ``step`` values apart (None: the fit's own)
+    step: int | None = None
     echo: object = None      # progress lines (in this process only)
 
 
@@ -327,13 +363,7 @@ def _search_worker(job: _Search, worker: int) -> int:
         trial.set_user_attr("settings", values)
         try:
             config = check_config(job.base.updated(**values))
-            windowed = window_config(job.seen, config, with_test=False)
-            left_out = job.seen.n_series - windowed.panel.n_series
-            if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
-                raise DataError(f"window {windowed.window} + horizon {config.horizon} leaves out {left_out} of "
-                                f"{job.seen.n_series} series too short for it, so its score is not comparable; "
-                                "set pad=true to keep them (N-BEATS pads) or narrow the window / lookback")
-            return _validation_score(config, windowed, job.metric, trial)
+            return _validation_score(config, job.seen, job.metric, trial, job.windows, job.step)
         except optuna.TrialPruned:
             raise
         except (TsattnError, ValueError, ArithmeticError) as exc:  # a bad combination: recorded, the search goes on
@@ -405,7 +435,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
          timeout: float | None = None, metric: str = "auto", storage: str | None = None, out=None,
          space: dict | None = None, seed: int = 0, settings: dict | None = None, study_name: str | None = None,
          refit: bool = True, echo=None, force: bool = False, engine: str = "local", jobs: int = 1,
-         address: str | None = None, cpus: int = 1, workers: int | None = None) -> TuneResult:
+         address: str | None = None, cpus: int = 1, workers: int | None = None, windows: int | None = None,
+         step: int | None = None) -> TuneResult:
     """Search ``model``'s settings on validation windows, refit the best on everything before the test part and
     score it once on test (beside the defaults).
 
@@ -427,6 +458,11 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             share the study through its database; a worker lost with its node is rerun by Ray and the trial it was
             running is marked failed.
         workers: trials at once (default: ``jobs``; on Ray, the cluster's CPUs / ``cpus``).
+        windows, step: rolling-origin validation: each trial is fitted once on the values before the earliest of
+            ``windows`` forecasts of one horizon at the end of each series' values before the test part, ``step``
+            apart (default: the horizon), and scored on all of them; None (default) scores the fit's own validation
+            part (the data's hold-out, or the last 10% of each series). A resumed study must use the same metric,
+            windows, step and settings (it is refused otherwise: its trials would not be comparable).
     """
     from .config import RunConfig, check_config, load_panel
     from .engine import get_engine
@@ -439,6 +475,11 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         raise ConfigError(f"metric must be auto or one of {', '.join(METRICS)}; got {metric!r}")
     if not isinstance(trials, int) or isinstance(trials, bool) or not 1 <= trials <= 100_000:
         raise ConfigError(f"trials must be an integer in 1..100000; got {trials!r}")
+    for name, value in (("windows", windows), ("step", step)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+            raise ConfigError(f"{name} must be an integer >= 1; got {value!r}")
+    if step is not None and windows is None:
+        raise ConfigError("step is the distance between validation windows; give windows too (e.g. windows=3)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(f"workers must be an integer >= 1; got {workers!r}")
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus)
@@ -479,10 +520,15 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     try:
         study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
                                     load_if_exists=True, direction="minimize")
+        protocol = {"metric": metric, "windows": windows, "step": (step or base.horizon) if windows else None,
+                    "settings": json.loads(json.dumps(settings or {}, sort_keys=True, default=str))}
         if not study.trials:  # the first trial is the defaults (where the space holds them): a search is never
+            study.set_user_attr("protocol", protocol)
             defaults = _defaults_in(base, dimensions)  # worse on validation than not searching
             if defaults:
                 study.enqueue_trial(defaults, user_attrs={"defaults": True})
+        else:
+            _check_protocol(study.user_attrs.get("protocol"), protocol)
         stale = _fail_stale(study)
         if stale:
             echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
@@ -494,8 +540,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}"
                  + (f" with {count} workers ({runner.describe()})" if count > 1 or not runner.in_process else ""))
             job = _Search(storage if storage else study._storage, name, base, dimensions, metric, seen, trials,
-                          None if timeout is None else time.time() + timeout, seed,
-                          echo if runner.in_process else None)
+                          None if timeout is None else time.time() + timeout, seed, windows,
+                          protocol["step"], echo if runner.in_process else None)
             try:
                 if runner.in_process:
                     outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
@@ -512,6 +558,26 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     finally:
         if scratch is not None:
             scratch.cleanup()
+
+
+def _protocol_line(protocol: dict | None) -> str:
+    windows = (protocol or {}).get("windows")
+    if not windows:
+        return "Each trial was scored on its fit's own validation part (the end of each series before the test part)."
+    return (f"Each trial was fitted once and scored on {windows} validation windows per series, {protocol['step']} "
+            "values apart, the last ending where the test part begins (rolling origins, no refits).")
+
+
+def _check_protocol(recorded: dict | None, wanted: dict) -> None:
+    """A resumed study's trials were scored one way; a search that would score its new trials another way (metric,
+    validation windows, fixed settings) is refused rather than mixing figures that cannot be compared."""
+    if recorded is None:  # a study from before the protocol was recorded
+        return
+    changed = [key for key in wanted if recorded.get(key) != wanted[key]]
+    if changed:
+        what = ", ".join(f"{key} {recorded.get(key)!r} (now {wanted[key]!r})" for key in changed)
+        raise ConfigError(f"this study's trials were scored with {what}; rerun with the same options to resume, "
+                          "or start over with --force or another --out")
 
 
 def _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo) -> TuneResult:
@@ -612,7 +678,7 @@ def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, st
     lines = [f"# Tuning {model}", "", f"Validation metric: {result.metric} (minimised); "
              f"{int((result.trials['state'] == 'COMPLETE').sum())} trials completed, "
              f"{int((result.trials['state'] == 'PRUNED').sum())} pruned, {int((result.trials['state'] == 'FAIL').sum())} "
-             "failed.", "", "## Best settings (validation only)", ""]
+             "failed.", "", _protocol_line(study.user_attrs.get("protocol")), "", "## Best settings (validation only)", ""]
     lines += [f"- {key}: {value}" for key, value in result.best_settings.items()]
     lines += ["", f"Best validation {result.metric}: {result.best_value:.4g}"]
     defaults = result.trials[result.trials["defaults"] & (result.trials["state"] == "COMPLETE")]
