@@ -56,7 +56,7 @@ def main() -> None:
         for model in MODELS:
             for seed in seeds:
                 keras.backend.clear_session()
-                config = RunConfig(model=model, seed=seed, **settings, **({"epochs": 3} if args.quick else {}))
+                config = RunConfig(model=model, seed=seed, preset="classic", **settings, **({"epochs": 3} if args.quick else {}))
                 from tsattn.config import load_panel
 
                 windowed = window_config(frame if frame is not None else load_panel(config), config)

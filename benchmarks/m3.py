@@ -252,6 +252,8 @@ def main() -> None:
             args.ensemble_frequencies.split(","))
         lines += section + [""]
         everything[frequency] = found
+        if frequency != frequencies[-1]:  # a long run keeps what it measured
+            C.write(args.out, lines + [f"(incomplete: {', '.join(frequencies[len(everything):])} still running)"])
     if len(frequencies) == len(FREQUENCIES) and args.collection == "m3":
         rows = []
         names = [n for n in everything[FREQUENCIES[0]]["per_series"] if all(n in everything[f]["per_series"]

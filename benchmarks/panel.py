@@ -90,7 +90,7 @@ def memory_child(n_series: int, length: int, batch_size: int) -> dict:
     panel = as_panel(frame)
     del frame
     panel_seconds = time.perf_counter() - start
-    config = RunConfig(model="simple-rnn", dataset=None, epochs=1, batch_size=batch_size, early_stopping=False)
+    config = RunConfig(model="simple-rnn", dataset=None, preset="classic", epochs=1, batch_size=batch_size, early_stopping=False)
     start = time.perf_counter()
     data = window_config(panel, config)
     window_seconds = time.perf_counter() - start

@@ -110,7 +110,7 @@ def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: 
     rng = np.random.default_rng(0)
     t = np.arange(length)
     series = pd.Series(np.sin(2 * np.pi * t / 50) + 0.1 * rng.normal(size=length))
-    config = RunConfig(model=model, dataset=None, window=64, epochs=epochs, batch_size=batch_size,
+    config = RunConfig(model=model, dataset=None, preset="classic", window=64, epochs=epochs, batch_size=batch_size,
                        early_stopping=False)
     data = window_config(series, config)
     times = []

@@ -416,13 +416,19 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.data import check_dataset_name
 
         check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
-    from tsattn.config import load_panel
+    from tsattn.config import check_config, load_panel, settle
 
     panel = load_panel(config)  # the data's errors come before "Training ..." (fit then checks the settings)
+    automatic = config.preset == "auto"
+    config = settle(check_config(config), panel)  # preset "auto": the settings for this data's shape
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
     window = "auto" if config.window is None else config.window
+    if config.lookback is not None:
+        window = f"{config.lookback} horizons"
+    chosen = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
+                                              if automatic else "")
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
-                    f"seed {config.seed})")
+                    f"seed {config.seed}{chosen})")
     result = fit(config, panel=panel, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
     verdict = run_verdict(result)

@@ -88,7 +88,7 @@ def test_forecasts_do_not_depend_on_past_covariates_after_the_origin(fitted, fra
 
 
 def test_training_windows_never_read_an_unknown_future_value(frame):
-    config = check_config(RunConfig(model="simple-rnn", dataset=None, **{k: v for k, v in SETTINGS.items()
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, preset="classic", **{k: v for k, v in SETTINGS.items()
                                                                          if k not in ("units", "stat_exog")}))
     data = window_config(as_panel(frame, exog=["promo", "price"]), config)
     assert np.isnan(data.scaled).any()  # the unknown future-known values after each series' end ...

@@ -74,16 +74,16 @@ def test_presets_reproduce_tutorial_setups():
     fib = preset_config("tutorial-fibonacci", model="simple-rnn", epochs=2)
     assert (fib.model, fib.split, fib.shuffle_seed, fib.window, fib.epochs) == ("simple-rnn", "shuffled", 13, 20, 2)
     assert fib.model_params["units"] == 2
-    assert set(PRESETS) == {"tutorial-sunspots", "tutorial-fibonacci", "nbeats-recipe"}
+    assert set(PRESETS) == {"auto", "classic", "tutorial-sunspots", "tutorial-fibonacci", "nbeats-recipe"}
     recipe = preset_config("nbeats-recipe", model="attention-rnn", epochs=3, units=16)  # overrides after the preset
     assert (recipe.model, recipe.preset, recipe.loss, recipe.lookback, recipe.epochs) == \
         ("attention-rnn", "nbeats-recipe", "smape", 2, 3)
     assert recipe.model_params == {"normalise": "window", "units": 16}
     ensemble = preset_config("nbeats-recipe", ensemble_lookbacks=[2, 3])  # the members' lookbacks replace the preset's
     assert (ensemble.lookback, ensemble.ensemble_lookbacks) == (None, [2, 3])
-    assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").to_dict() == \
+    assert RunConfig(model="nbeats").updated(preset="nbeats-recipe", model="nbeats").to_dict() == \
         preset_config("nbeats-recipe", model="nbeats").to_dict()  # --preset and --set preset= agree
-    with pytest.raises(ConfigError, match="unknown preset 'tutorial'; available: tutorial-sunspots"):
+    with pytest.raises(ConfigError, match="unknown preset 'tutorial'; available: auto, classic, tutorial-sunspots"):
         preset_config("tutorial")
 
 

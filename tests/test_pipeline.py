@@ -14,7 +14,7 @@ import tsattn
 from conftest import make_series
 from tsattn import artefacts
 from tsattn.cli.main import main
-from tsattn.config import RunConfig, check_config, window_config
+from tsattn.config import AUTO_MIN_SERIES, RunConfig, auto_preset, check_config, settle, window_config
 from tsattn.errors import ConfigError, DataError
 from tsattn.evaluation import calibrate, origins_in, score_origins, summarise
 from tsattn.forecaster import Forecaster
@@ -105,8 +105,8 @@ def test_api_defaults_are_the_cli_defaults():
     frame = panel(n_series=4, n=40)
     frame.attrs["horizon"] = HORIZON
     f = Forecaster("simple-rnn", horizon=HORIZON, epochs=1, units=4).fit(frame)
-    assert f.config_.split == "auto"
-    config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON))
+    assert f.config_.split == "auto" and f.config_.preset == "classic"  # 4 series: the classic settings
+    config = settle(check_config(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON)), tsattn.as_panel(frame))
     cli_window = window_config(frame, config).window  # what `tsattn fit --horizon 4` picks on the full data
     assert f.window_ == cli_window == 24  # the shortest series has 34 values: the default window fits
     # the last HORIZON values of each series are the validation part (nothing is held out unused)
@@ -138,6 +138,7 @@ def test_calibration_is_one_function():
     frame = panel(n_series=3)
     config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=HORIZON, split="holdout",
                                     holdout=HORIZON).updated(**SETTINGS))
+    config = settle(config, tsattn.as_panel(frame))
     data = window_config(frame, config)
     state = fit_state(config, data)
     again, _ = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale))
@@ -189,10 +190,67 @@ def test_the_m3_line_of_the_issue_fits_with_the_cli_defaults():
     m3 = tsattn.load_dataset("m3-monthly")
     ids = m3["unique_id"].unique()[::60]
     frame = m3[m3["unique_id"].isin(ids)]
-    f = Forecaster("simple-rnn", horizon=18, epochs=1, units=4).fit(frame)
-    cli = window_config(frame, check_config(RunConfig(model="simple-rnn", dataset=None, horizon=18)))
-    assert f.window_ == cli.window == 24
+    f = Forecaster("simple-rnn", horizon=18, epochs=1, units=4, sampled_steps=2).fit(frame)
+    config = settle(check_config(RunConfig(model="simple-rnn", dataset=None, horizon=18)), tsattn.as_panel(frame))
+    cli = window_config(frame, config)
+    assert f.config_.preset == config.preset == "nbeats-recipe"  # 24 series, h = 18: the recipe, padded
+    assert f.window_ == cli.window == 36 and f.config_.pad
     assert cli.split.method == "holdout" and cli.split.holdout == 18
     assert f.conformal_.counts == [len(ids)] * 18  # one validation window of 18 steps per series
     forecast = f.predict(level=80)
     assert len(forecast) == 18 * len(ids) and forecast["simple-rnn-lo-80"].notna().all()
+
+
+def test_the_default_preset_is_chosen_from_the_shape_of_the_data():
+    """preset "auto" (the default): the N-BEATS recipe for a panel of many series and a multi-step horizon, the
+    classic settings for one series, a few series or one-step forecasts; never by a dataset's name."""
+    many, few = tsattn.as_panel(panel(n_series=AUTO_MIN_SERIES, n=40)), tsattn.as_panel(panel(n_series=3, n=40))
+    assert auto_preset(many, 4) == ("nbeats-recipe", {"pad": True})
+    one = tsattn.as_panel(panel(n_series=1, n=40))
+    assert auto_preset(many, 1)[0] == auto_preset(few, 4)[0] == auto_preset(one, 4)[0] == "classic"
+    assert RunConfig().preset == "auto"
+    with pytest.raises(ConfigError, match="call settle"):
+        window_config(many, RunConfig(dataset=None, horizon=4))
+
+
+def test_settings_given_explicitly_survive_the_automatic_preset():
+    """Settle applies the chosen preset under every setting the user gave: even one equal to the classic default
+    (scaling=minmax), model parameters, and a window in place of the recipe's lookback."""
+    many = tsattn.as_panel(panel(n_series=AUTO_MIN_SERIES, n=40))
+    config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=4).updated(scaling="minmax", units=4,
+                                                                                         epochs=2))
+    settled = settle(config, many)
+    assert settled.preset == "nbeats-recipe" and settled.given == ["epochs", "scaling", "units"]
+    assert (settled.scaling, settled.epochs, settled.loss, settled.lookback, settled.pad) == ("minmax", 2, "smape", 2, True)
+    assert settled.model_params == {"units": 4, "normalise": "window"}
+    assert settle(settled, many) is settled  # settled once: a refit keeps what was chosen
+    windowed = settle(config.updated(window=6), many)
+    assert (windowed.window, windowed.lookback) == (6, None)
+    assert settle(config.updated(pad=False), many).pad is False
+    assert settle(config.updated(preset="classic"), many).loss == "mse"  # a preset named is kept
+
+
+def test_the_automatic_preset_is_the_same_through_the_forecaster_and_the_cli(tmp_path):
+    """A panel of AUTO_MIN_SERIES series, horizon 4: `tsattn fit` and the Forecaster choose the recipe alike, record
+    it in config.json and the artefact, and give the same test forecasts."""
+    frame = panel(n_series=AUTO_MIN_SERIES, n=40)
+    csv = tmp_path / "panel.csv"
+    frame.to_csv(csv, index=False)
+    settings = ["--set", "units=4", "--set", "epochs=2", "--set", "sampled_steps=3", "--set", "batch_size=64"]
+    done = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(csv), "--id-column", "unique_id",
+                                     "--date-column", "ds", "--column", "y", "--horizon", "4", "--set", "split=holdout",
+                                     "--set", "holdout=4", *settings, "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    assert f"settings nbeats-recipe (chosen for {AUTO_MIN_SERIES} series, horizon 4)" in done.output
+    recorded = json.loads((tmp_path / "run" / "config.json").read_text())["config"]
+    assert recorded["preset"] == "nbeats-recipe" and recorded["loss"] == "smape" and recorded["pad"] is True
+    f = Forecaster("simple-rnn", horizon=4, units=4, epochs=2, sampled_steps=3, batch_size=64).fit(
+        without_last(frame, 4), validation=4)
+    assert f.config_.preset == "nbeats-recipe" and f.window_ == recorded["lookback"] * 4
+    cli = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    cli = cli[cli["part"] == "test"].sort_values(["unique_id", "ds", "step"])
+    ours = f.predict()
+    np.testing.assert_allclose(ours["simple-rnn"], cli["predicted"], rtol=1e-6)
+    path = f.save(tmp_path / "auto.tsattn")
+    assert Forecaster.load(path).config_.preset == "nbeats-recipe"
+    np.testing.assert_allclose(Forecaster.load(path).predict()["simple-rnn"], ours["simple-rnn"])

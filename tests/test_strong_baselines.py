@@ -210,13 +210,13 @@ def test_default_window_shrinks_so_every_short_series_is_forecast():
                                     .to_timestamp(), "y": values}))
     frame = pd.concat(frames, ignore_index=True)
     frame.attrs["horizon"] = 6
-    data = window_config(frame, RunConfig(dataset=None, horizon=6))
+    data = window_config(frame, RunConfig(dataset=None, horizon=6, preset="classic"))
     assert data.window == 14 and data.panel.n_series == 6 and not data.dropped
     result = fit(RunConfig(model="simple-rnn", dataset=None, horizon=6, epochs=2, model_params={"units": 3}),
                  series=frame)
     assert result.panel.n_series == 6 and result.data.window == 14
     with pytest.warns(UserWarning, match="left out"):
-        assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20)).panel.n_series < 6
+        assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20, preset="classic")).panel.n_series < 6
 
 
 def test_loss_setting():

@@ -232,7 +232,7 @@ def test_rolling_validation_fits_before_the_earliest_window_and_scores_every_win
                        for name, s in (("a", make_series(n=60)), ("b", make_series(n=50, seed=1)))])
     seen = as_panel(frame)
     config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=3, window=6, epochs=1,
-                                    model_params={"units": 2}))
+                                    model_params={"units": 2}, preset="classic"))
     value = T._validation_score(config, seen, "smape", windows=4, step=2)
     assert np.isfinite(value)
     np.testing.assert_array_equal(fitted[0], seen.lengths - 6)  # the values before the earliest of 4 windows

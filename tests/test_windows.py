@@ -133,9 +133,9 @@ def test_lookback_is_the_window_in_horizons():
     from tsattn.errors import ConfigError
 
     series = pd.Series(np.arange(200.0), index=pd.date_range("2000-01-01", periods=200, freq="MS"))
-    assert window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3))).window == 18
+    assert window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3, preset="classic"))).window == 18
     with pytest.raises(ConfigError, match="window .* or lookback .* not both"):
-        window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3, window=12)))
+        window_config(series, check_config(RunConfig(dataset=None, horizon=6, lookback=3, window=12, preset="classic")))
     with pytest.raises(ConfigError, match="lookback must be an integer in 1..100"):
         check_config(RunConfig(lookback=0))
 

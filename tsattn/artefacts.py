@@ -329,7 +329,8 @@ def load(path: Path):
         label = state["trained_until"]
         trained_until = (int(label) if kind == "range" else
                          _index([label], kind, tails.freq, state["index"].get("tz"))[0])
-        config = RunConfig(**{k: v for k, v in state["config"].items() if k in RunConfig.fields()})
+        # "preset": None first: an artefact written before automatic presets (0.1.0) records none, and was fitted as set
+        config = RunConfig(**{"preset": None, **{k: v for k, v in state["config"].items() if k in RunConfig.fields()}})
         window, horizon, season = int(state["window"]), int(state["horizon"]), int(state["season"])
         quantiles = state.get("quantiles")
         if quantiles is not None:

@@ -305,8 +305,9 @@ def _execute(shared: dict, key) -> dict:
 
     spec = _spec_from_dict(shared["spec"])
     dataset, model, seed = key
-    result = fit(_run_config(spec, spec.source(dataset), model, seed), panel=shared["panels"][dataset])
-    return _record(result, key)
+    requested = _run_config(spec, spec.source(dataset), model, seed)
+    record = _record(fit(requested, panel=shared["panels"][dataset]), key)
+    return {**record, "requested": requested.to_dict()}  # what identifies the run; "config" is what it ran with
 
 
 def _save_record(path: Path, record: dict) -> None:
@@ -407,7 +408,8 @@ def _load_done(out: Path, spec: ComparisonSpec) -> dict:
             except (OSError, json.JSONDecodeError, UnicodeDecodeError):
                 continue  # a damaged record is simply run again
             if isinstance(record, dict) and is_complete_record(record) and \
-                    record.get("config") == _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
+                    record.get("requested", record.get("config")) == \
+                    _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
                 done[key] = record
     return done
 

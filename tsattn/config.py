@@ -154,7 +154,10 @@ class RunConfig:
     loss: str = "mse"                # training loss on scaled values: mse, mae, huber or quantile (pinball)
     quantiles: list | None = None    # loss=quantile: the quantiles (default: from level, else 0.1, 0.5, 0.9)
     level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
-    preset: str | None = None        # the preset these settings started from (PRESETS), recorded
+    preset: str | None = "auto"      # the preset these settings started from (PRESETS), recorded; "auto": chosen
+                                     # from the data's shape when it is fitted (auto_preset), then recorded by name
+    given: list = field(default_factory=list)  # the settings given explicitly (RunConfig.updated's keys): a preset
+                                               # chosen automatically never replaces them
     hist_exog: list | None = None    # past-observed covariate columns (known up to each forecast origin)
     futr_exog: list | None = None    # future-known covariate columns (known for the forecast steps too)
     stat_exog: list | None = None    # static feature columns (one row per series, in static_csv / static_df)
@@ -193,6 +196,10 @@ class RunConfig:
             config = config._with_preset(changes.pop("preset"), changes.get("model"))
         if changes.get("ensemble_lookbacks") and "lookback" not in changes:
             config.lookback = None  # the members' lookbacks replace a lookback set before (e.g. by a preset)
+        if changes.get("window") is not None and "lookback" not in changes:
+            config.lookback = None  # a window replaces a lookback set before (e.g. by a preset), and the reverse
+        if changes.get("lookback") is not None and "window" not in changes:
+            config.window = None
         model_keys = set(get_spec(changes.get("model", config.model)).params)
         for key, value in changes.items():
             if key.startswith("model."):
@@ -206,6 +213,8 @@ class RunConfig:
                     f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; "
                     f"{config.model} parameters: {', '.join(sorted(model_keys))}"
                 )
+        named = {key[len("model."):] if key.startswith("model.") else key for key in changes} - {"preset", "given"}
+        config.given = sorted(set(config.given) | set(changes.get("given") or ()) | named)
         return config
 
 
@@ -228,6 +237,12 @@ NBEATS_RECIPE = {
     "epochs": 8, "lr_schedule": "halving", "clipnorm": 1.0, "early_stopping": False,
 }
 PRESETS: dict[str, dict[str, Any]] = {
+    # the default: classic for one series or a short horizon, the N-BEATS recipe (padded) for a panel of many series
+    # with a horizon of several steps, chosen when the data is fitted (auto_preset; benchmarks/results/auto_defaults.md)
+    "auto": {},
+    # tsattn's settings for one long series: per-series min-max scaling, epochs over every training window with early
+    # stopping on the validation part, an automatic window (the RunConfig defaults themselves)
+    "classic": {},
     "tutorial-sunspots": {
         "model": "simple-rnn",
         "model_params": {"units": 3, "activation": "tanh", "output_activation": "tanh", "skip": "none",
@@ -249,6 +264,43 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 1024 with the rate halved in thirds and gradients clipped
     "nbeats-recipe": NBEATS_RECIPE,
 }
+
+
+AUTO_MIN_SERIES = 40    # a panel of at least this many series with a horizon of 2 or more trains by the N-BEATS recipe
+AUTO_MIN_HORIZON = 2    # (both chosen on validation data: benchmarks/results/auto_defaults.md)
+
+
+def auto_preset(panel: Panel, horizon: int) -> tuple[str, dict]:
+    """The preset the default settings (``preset="auto"``) take for data of this shape, and its extra settings.
+
+    A panel of many series forecast several steps ahead trains by N-BEATS' recipe (each window over its largest
+    value, the sMAPE loss, a window of 2 horizons from the last 20 horizons of each series, sampled batches), padded
+    so that series shorter than a window are still forecast; one series, a few, or one-step forecasts train by the
+    classic settings (per-series scaling, epochs over every window, early stopping). Chosen on the values before the
+    hold-outs of M3 and sunspots (benchmarks/auto_defaults.py), never by a dataset's name.
+    """
+    if panel.n_series >= AUTO_MIN_SERIES and horizon >= AUTO_MIN_HORIZON:
+        return "nbeats-recipe", {"pad": True}
+    return "classic", {}
+
+
+def settle(config: RunConfig, panel: Panel) -> RunConfig:
+    """``config`` with ``preset="auto"`` replaced by the preset :func:`auto_preset` chooses for ``panel``, keeping every
+    setting given explicitly (``config.given``) or set away from its default; any other preset is returned as it is.
+    Every fit path calls this once the data is known, before :func:`window_config`."""
+    if config.preset != "auto":
+        return config
+    name, extra = auto_preset(panel, config.horizon)
+    defaults = RunConfig()
+    kept = {key: getattr(config, key) for key in config.fields()
+            if key not in ("preset", "given", "model_params")
+            and (key in config.given or getattr(config, key) != getattr(defaults, key))}
+    settled = config._with_preset(name, config.model)
+    settled = dataclasses.replace(settled, **{**{k: v for k, v in extra.items() if k not in kept}, **kept},
+                                  model_params={**settled.model_params, **config.model_params})
+    if "window" in kept and "lookback" not in kept or kept.get("ensemble_lookbacks"):
+        settled.lookback = None  # the user's window (or members' lookbacks) replaces the preset's lookback
+    return check_config(settled)
 
 
 def preset_config(name: str | None, **overrides) -> RunConfig:
@@ -435,6 +487,8 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     when the validation fraction of the longest series holds fewer values than one forecast (``horizon``), the
     last ``horizon`` values of every series are the validation part instead (short series work, as in
     statsforecast)."""
+    if config.preset == "auto":
+        raise ConfigError("preset 'auto' is chosen from the data: call settle(config, panel) before window_config")
     panel = as_panel(data, fill=config.fill, freq=config.freq)
     split = split_of(config, panel)
     if not with_test:

@@ -184,13 +184,14 @@ class Forecaster:
         Returns:
             self
         """
-        from .config import window_config
+        from .config import settle, window_config
         from .harness import EpochProgress, fit_state
 
         config = self._config(validation, epochs, seed)
         covariates = config.covariates()
         panel = as_panel(data, id_column, time_column, value_column, fill=config.fill, freq=config.freq,
                          exog=covariates.dynamic if covariates else (), static=static_df)
+        config = settle(config, panel)  # preset "auto": the settings for this data's shape, as `tsattn fit` chooses
         windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
         progress = EpochProgress(config.epochs) if verbose else None
         self.__dict__["state_"] = fit_state(config, windowed, progress, engine,

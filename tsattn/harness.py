@@ -28,7 +28,7 @@ from keras import layers
 
 from . import metrics as M
 from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
-from .config import (LossPart, NetworkPart, RunConfig, TrainingPart, check_config, load_panel, season_of,
+from .config import (LossPart, NetworkPart, RunConfig, TrainingPart, check_config, load_panel, season_of, settle,
                      window_config)
 from .errors import ConfigError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
@@ -570,6 +570,7 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     else:
         panel = as_panel(series, fill=config.fill, freq=config.freq)
         config = config.updated(dataset=None, csv=None)
+    config = settle(config, panel)  # preset "auto": the settings for this data's shape
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
     baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, state.season, config.linear_fit,

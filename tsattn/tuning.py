@@ -464,7 +464,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             part (the data's hold-out, or the last 10% of each series). A resumed study must use the same metric,
             windows, step and settings (it is refused otherwise: its trials would not be comparable).
     """
-    from .config import RunConfig, check_config, load_panel
+    from .config import RunConfig, check_config, load_panel, settle
     from .engine import get_engine
     from .panel import as_panel
     from .specs import get_spec
@@ -495,6 +495,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             except TsattnError as exc:
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
     panel = load_panel(base) if data is None else as_panel(data, fill=base.fill, freq=base.freq)
+    base = settle(base, panel)  # preset "auto": every trial starts from the settings `tsattn fit` uses for this data
     seen, _ = before_test(panel, base)
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = "rmse" if panel.n_series == 1 else "smape"

@@ -1,0 +1,125 @@
+"""Choosing the defaults from the shape of the data: tsattn's classic settings against N-BEATS' recipe, on
+validation data only (the values before each hold-out).
+
+    python benchmarks/auto_defaults.py            # -> benchmarks/results/auto_defaults.md
+    python benchmarks/auto_defaults.py --quick    # two small cases, 2 epochs / 2 sampled steps
+
+For a panel with a competition horizon H (M3, M1), the last H values of every series (the hold-out, the test part of
+benchmarks/m3.py) are cut off first; on what is left, the last H values are this script's "selection" part, and
+every candidate is scored there. For sunspots (one long series) the candidates are scored on its validation part
+(the 10% before the test years). So the rule that picks the defaults from the data's shape (number of series,
+horizon, length) is chosen on data that lies before every figure the README reports as test.
+
+Candidates: "classic" is the settings tsattn used before the rule (per-series min-max scaling, epochs over every
+training window with early stopping on the validation part, an automatic window); "recipe" is the `nbeats-recipe`
+preset with `pad=true` (each window over its largest value, the sMAPE loss, a window of 2 horizons from the last
+20 horizons of each series, 800 sampled batches of 1024 windows, the rate halved in thirds; short series padded so
+every series is forecast).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+CANDIDATES = {"classic": {"preset": "classic"}, "recipe": {"preset": "nbeats-recipe", "pad": True}}
+# (label, dataset, number of series kept or None for all; evenly spaced over the panel's series)
+CASES = (
+    ("M3 monthly, 10 series", "m3-monthly", 10),
+    ("M3 yearly, 10 series", "m3-yearly", 10),
+    ("M3 monthly, the longest series alone", "m3-monthly", 1),
+    ("sunspots (one series of 2820, h = 1)", "sunspots", None),
+    ("M3 monthly, 40 series", "m3-monthly", 40),
+    ("M3 yearly, 40 series", "m3-yearly", 40),
+    ("M3 monthly, all 1428 series", "m3-monthly", None),
+    ("M3 quarterly, all 756 series", "m3-quarterly", None),
+    ("M3 yearly, all 645 series", "m3-yearly", None),
+    ("M3 other, all 174 series", "m3-other", None),
+)
+QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the longest series alone", "m3-monthly", 1))
+
+
+def selection_frame(name: str, count: int | None, quick: bool):
+    """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part)."""
+    import tsattn
+
+    if name == "sunspots":
+        return None, 1
+    frame = tsattn.load_dataset(name)
+    horizon = int(frame.attrs["horizon"])
+    if count == 1:
+        longest = frame.groupby("unique_id")["y"].size().idxmax()
+        frame = frame[frame["unique_id"] == longest]
+    elif count is not None:
+        frame = C.quick_subset(frame, count)
+    cut = frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= horizon].copy()
+    return cut, horizon
+
+
+def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:
+    import keras
+
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    keras.backend.clear_session()
+    config = RunConfig(model=model, seed=seed).updated(**settings)
+    config = config.updated(**({"dataset": "sunspots"} if frame is None else {"dataset": None, "horizon": horizon}))
+    if quick:
+        config = config.updated(epochs=2, **({"sampled_steps": 2} if config.sampled_steps else {}))
+    start = time.perf_counter()
+    result = fit(config, series=frame)
+    part = "validation" if frame is None else "test"  # sunspots: its validation part; panels: the selection part
+    metric = "rmse" if frame is None else "smape"
+    scores = result.metrics[part]
+    return {"value": scores["model"][metric], "naive": scores["naive"][metric], "metric": metric,
+            "series": result.panel.n_series, "window": result.data.window, "seconds": time.perf_counter() - start}
+
+
+def main() -> None:
+    p = C.parser(__doc__.splitlines()[0], "auto_defaults.md")
+    p.add_argument("--models", default="simple-rnn,attention-rnn,transformer,nbeats")
+    p.add_argument("--seeds", default="0")
+    p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all by "
+                                                "default")
+    args = p.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    models = [m.strip() for m in args.models.split(",")]
+    cases = QUICK_CASES if args.quick else CASES
+    if args.cases:
+        cases = [case for case in cases if any(part.strip() in case[0] for part in args.cases.split(";"))]
+    lines = C.header("Choosing the defaults from the shape of the data (validation data only)", C.command_line(),
+                     args.quick)
+    lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
+    for label, name, count in cases:
+        frame, horizon = selection_frame(name, count, args.quick)
+        rows = []
+        for model in models:
+            found = {}
+            for candidate, settings in CANDIDATES.items():
+                values = []
+                for seed in seeds:
+                    print(f"[auto] {label} {model} {candidate} seed {seed}", file=sys.stderr, flush=True)
+                    values.append(score(frame, horizon, model, settings, seed, args.quick))
+                found[candidate] = values
+                mean = sum(v["value"] for v in values) / len(values)
+                rows.append([model, candidate, values[0]["window"], values[0]["series"], f"{mean:.3f}",
+                             " / ".join(f"{v['value']:.3f}" for v in values), f"{values[0]['naive']:.3f}",
+                             f"{sum(v['seconds'] for v in values) / len(values):.0f}"])
+            better = min(found, key=lambda c: sum(v["value"] for v in found[c]))
+            rows[-1].append(f"{better}")
+            rows[-2].append("")
+        metric = "RMSE" if frame is None else "sMAPE"
+        part = "validation part" if frame is None else f"selection part, h = {horizon}"
+        lines += [f"## {label} ({part})", "",
+                  *C.table(["model", "candidate", "window", "series", f"{metric} (mean)", "per seed",
+                            f"naive {metric}", "fit s", "lower"], rows), ""]
+        C.write(args.out, lines)  # after every case: a long run keeps what it measured
+
+
+if __name__ == "__main__":
+    main()
