@@ -82,13 +82,14 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
 
 def main() -> None:
     p = C.parser(__doc__.splitlines()[0], "auto_defaults.md")
-    p.add_argument("--models", default="simple-rnn,attention-rnn,transformer,nbeats")
+    p.add_argument("--models", default=None, help="default: every model (--quick: simple-rnn, nbeats)")
     p.add_argument("--seeds", default="0")
     p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all by "
                                                 "default")
     args = p.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    models = [m.strip() for m in args.models.split(",")]
+    models = [m.strip() for m in (args.models or ("simple-rnn,nbeats" if args.quick else
+                                                    "simple-rnn,attention-rnn,transformer,nbeats")).split(",")]
     cases = QUICK_CASES if args.quick else CASES
     if args.cases:
         cases = [case for case in cases if any(part.strip() in case[0] for part in args.cases.split(";"))]
