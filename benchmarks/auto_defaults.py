@@ -3,6 +3,8 @@ validation data only (the values before each hold-out).
 
     python benchmarks/auto_defaults.py            # -> benchmarks/results/auto_defaults.md
     python benchmarks/auto_defaults.py --quick    # two small cases, 2 epochs / 2 sampled steps
+    python benchmarks/auto_defaults.py --cases "all 645" --out benchmarks/results/max_passes.md \
+        --candidates '{"recipe": {"preset": "nbeats-recipe", "pad": true}, "recipe, at most 20 passes": {...}}'
 
 For a panel with a competition horizon H (M3, M1), the last H values of every series (the hold-out, the test part of
 benchmarks/m3.py) are cut off first; on what is left, the last H values are this script's "selection" part, and
@@ -13,7 +15,8 @@ horizon, length) is chosen on data that lies before every figure the README repo
 Candidates: "classic" is the settings tsattn used before the rule (per-series min-max scaling, epochs over every
 training window with early stopping on the validation part, an automatic window); "recipe" is the `nbeats-recipe`
 preset with `pad=true` (each window over its largest value, the sMAPE loss, a window of 2 horizons from the last
-20 horizons of each series, 800 sampled batches of 1024 windows, the rate halved in thirds; short series padded so
+20 horizons of each series, 800 sampled batches of 1024 windows (fewer where that would draw each training window
+more than 20 times: max_passes, added after the classic/recipe comparison), the rate halved in thirds; short series padded so
 every series is forecast).
 """
 
@@ -86,7 +89,11 @@ def main() -> None:
     p.add_argument("--seeds", default="0")
     p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all by "
                                                 "default")
+    p.add_argument("--candidates", default=None, help="JSON {label: settings} in place of classic and recipe")
     args = p.parse_args()
+    import json
+
+    candidates = json.loads(args.candidates) if args.candidates else CANDIDATES
     seeds = [int(s) for s in args.seeds.split(",")]
     models = [m.strip() for m in (args.models or ("simple-rnn,nbeats" if args.quick else
                                                     "simple-rnn,attention-rnn,transformer,nbeats")).split(",")]
@@ -101,7 +108,7 @@ def main() -> None:
         rows = []
         for model in models:
             found = {}
-            for candidate, settings in CANDIDATES.items():
+            for candidate, settings in candidates.items():
                 values = []
                 for seed in seeds:
                     print(f"[auto] {label} {model} {candidate} seed {seed}", file=sys.stderr, flush=True)
@@ -112,8 +119,9 @@ def main() -> None:
                              " / ".join(f"{v['value']:.3f}" for v in values), f"{values[0]['naive']:.3f}",
                              f"{sum(v['seconds'] for v in values) / len(values):.0f}"])
             better = min(found, key=lambda c: sum(v["value"] for v in found[c]))
+            for row in rows[-len(candidates):-1]:
+                row.append("")
             rows[-1].append(f"{better}")
-            rows[-2].append("")
         metric = "RMSE" if frame is None else "sMAPE"
         part = "validation part" if frame is None else f"selection part, h = {horizon}"
         lines += [f"## {label} ({part})", "",

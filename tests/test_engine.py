@@ -17,6 +17,7 @@ from tsattn.engine import LocalEngine, Outcome, get_engine
 from tsattn.errors import ConfigError
 
 TIMING = ("fit_seconds", "predict_seconds")
+pytestmark = pytest.mark.xdist_group("ray")  # under pytest-xdist, one worker runs every Ray test: one cluster at a time
 
 
 def options(small_csv, **changes):

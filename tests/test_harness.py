@@ -5,7 +5,7 @@ import keras
 
 from conftest import TINY, TINY_PARAMS, make_series
 from tsattn.errors import ConfigError, TrainingError
-from tsattn.config import PRESETS, RunConfig, preset_config
+from tsattn.config import PRESETS, RunConfig, check_config, preset_config
 from tsattn.harness import fit, make_dataset
 from tsattn.runs import predictions_frame, write_run
 
@@ -198,6 +198,22 @@ def test_sampled_training_draws_batches_with_replacement_in_a_seeded_order():
     np.testing.assert_array_equal(np.asarray(y)[:, 0], np.asarray(X)[:, 0, 0] + 5)  # each target after its window
     result = fit(tiny_config(sampled_steps=7, epochs=3, batch_size=64, early_stopping=False), series=make_series())
     assert result.epochs_run == 3 and np.isfinite(result.history["loss"]).all()
+
+
+def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows():
+    """max_passes: epochs x sampled_steps batches never draw more than max_passes x the training windows (fewer
+    batches per epoch, at least one); without it, or when the cap is above the budget, sampled_steps is kept."""
+    import math
+
+    def steps(**changes):
+        result = fit(tiny_config(epochs=2, batch_size=8, early_stopping=False, **changes), series=make_series())
+        return int(result.model.optimizer.iterations.numpy()) // 2, result.data.count("train")
+
+    capped, windows = steps(sampled_steps=50, max_passes=1)
+    assert capped == math.ceil(windows / 16) < 50
+    assert steps(sampled_steps=5, max_passes=1000)[0] == steps(sampled_steps=5)[0] == 5
+    with pytest.raises(ConfigError, match="max_passes"):
+        check_config(tiny_config(max_passes=0))
 
 
 def test_epoch_progress_eta_uses_the_pace_after_the_compiling_first_epoch(monkeypatch):

@@ -410,6 +410,9 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     sampled = training.sampled_steps is not None
     batch_size = training.batch_size if sampled else min(training.batch_size, data.count("train"))
     steps_per_epoch = training.sampled_steps if sampled else math.ceil(data.count("train") / batch_size)
+    if sampled and training.max_passes is not None:  # few training windows: draw each at most max_passes times
+        steps_per_epoch = max(1, min(steps_per_epoch, math.ceil(
+            training.max_passes * data.count("train") / (training.epochs * batch_size))))
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
