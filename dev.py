@@ -6,8 +6,8 @@
 
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
 in editable mode with what the command needs (`tsattn`: the core dependencies only; `test`: the test extra
-too: pytest, pytest-xdist, hypothesis, statsforecast, Ray, utilsforecast, Playwright, Optuna; tests run in one
-worker per core, up to 4), and reinstalled whenever pyproject.toml
+too: pytest, pytest-xdist, hypothesis, statsforecast, Ray, utilsforecast, Playwright, Optuna), and reinstalled
+whenever pyproject.toml
 changes. pip's output is shown only when an install fails.
 """
 
@@ -55,23 +55,13 @@ def pip(python: Path, *arguments: str) -> None:
         sys.exit(f"[dev] pip install {' '.join(arguments)} failed (exit code {done.returncode}); see above")
 
 
-def parallel(arguments: list[str]) -> list[str]:
-    """pytest-xdist workers, one per core up to 4 (the suite is mostly separate processes and TensorFlow fits, so two
-    workers on two cores finish it in about two thirds of the time); the Ray cluster tests share one worker
-    (``xdist_group("ray")``). None when the caller chose (-n, -p no:xdist) or there is one core."""
-    cores = os.cpu_count() or 1
-    if cores < 2 or any(a == "-n" or a.startswith(("-n", "--numprocesses")) or a == "no:xdist" for a in arguments):
-        return []
-    return ["-n", str(min(cores, 4)), "--dist", "loadgroup"]
-
-
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("tsattn", "test"):
         print(__doc__, file=sys.stderr)
         return 2
     python = ensure_environment("test" if argv[0] == "test" else None)
     if argv[0] == "test":
-        command = [str(python), "-m", "pytest", *parallel(argv[1:]), *argv[1:]]
+        command = [str(python), "-m", "pytest", *argv[1:]]
     else:
         command = [str(python), "-m", "tsattn", *argv[1:]]
     return subprocess.run(command, cwd=ROOT if argv[0] == "test" else None).returncode
