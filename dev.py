@@ -7,8 +7,7 @@
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
 in editable mode with what the command needs (`tsattn`: the core dependencies only; `test`: the test extra
 too: pytest, pytest-xdist, hypothesis, statsforecast, Ray, utilsforecast, Playwright, Optuna), and reinstalled
-whenever pyproject.toml
-changes. pip's output is shown only when an install fails.
+whenever pyproject.toml changes. pip's output is shown only when an install fails.
 """
 
 from __future__ import annotations
