@@ -33,6 +33,12 @@ def quick_subset(frame, count: int = 24):
     return subset
 
 
+def without_last(frame, count: int):
+    """A long frame with the last ``count`` values of every series cut off (a hold-out removed, for choosing on what
+    lies before it)."""
+    return frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= count].copy()
+
+
 def dataset_for_run(name: str, quick: bool):
     """(frame or None, RunConfig settings) for a dataset: sunspots by name (one series, its own split), a panel
     with a competition horizon as a frame (its quick subset with --quick) and that horizon."""

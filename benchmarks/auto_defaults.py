@@ -59,8 +59,7 @@ def selection_frame(name: str, count: int | None, quick: bool):
         frame = frame[frame["unique_id"] == longest]
     elif count is not None:
         frame = C.quick_subset(frame, count)
-    cut = frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= horizon].copy()
-    return cut, horizon
+    return C.without_last(frame, horizon), horizon
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:

@@ -76,8 +76,7 @@ def main() -> None:
     import json
 
     given = json.loads(args.settings)
-    members = len(given.get("ensemble_lookbacks") or [0]) * len(given.get("ensemble_losses") or [0]) * \
-        int(given.get("ensemble", 1))
+    members = 1  # of the last network fitted: an ensemble records its members (lookbacks x losses x seeds)
     seeds = [int(s) for s in args.seeds.split(",")]
     chosen = args.models.split(",")
     models = [m for m in MODELS if m in chosen]
@@ -94,6 +93,7 @@ def main() -> None:
                 baselines = ["ets"] if model == models[0] and seed == seeds[0] and not (args.quick and frame is None) \
                     else []
                 result, seconds = run(frame, {**settings, **given}, model, seed, args.quick, baselines=baselines)
+                members = len(result.history.attrs.get("members", [None]))
                 label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} (conformal)"
                 rows += rows_of(result, label, ["model"])
                 coverage.setdefault(model, []).append(result.metrics["test"]["model"])

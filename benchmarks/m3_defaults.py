@@ -33,7 +33,7 @@ CANDIDATES = {
 def selection_frame(frame):
     """Every series without its last H values (the hold-out), horizon kept."""
     horizon = int(frame.attrs["horizon"])
-    cut = frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= horizon].copy()
+    cut = C.without_last(frame, horizon)
     cut.attrs["horizon"] = horizon
     return cut
 
