@@ -28,7 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
-MODELS = ("simple-rnn", "attention-rnn", "transformer")
+MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
 REAL = {"promodata": {"futr_exog": ["promo1", "promo2"]},
         "seatbelts": {"futr_exog": ["kms", "petrol_price", "law"]},
         "bjsales": {"futr_exog": ["lead"]}}

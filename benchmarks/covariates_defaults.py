@@ -3,6 +3,10 @@ output starting at zero (training then starts exactly at the least-squares forec
 
     python benchmarks/covariates_defaults.py          # -> benchmarks/results/covariates_defaults.md
     python benchmarks/covariates_defaults.py --quick  # one dataset, 3 epochs (run by the tests)
+    python benchmarks/covariates_defaults.py --heads --out benchmarks/results/covariates_nbeats.md
+
+``--heads``: nbeats (whose default head is skip=naive, without a linear part for the least-squares start) with each
+head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates.
 
 Each network is fitted with its covariates as `tsattn fit --dataset D --horizon H --futr-exog ...` fits it (seed 0),
 once per start; the choice reads only the validation part (the H values before the hold-out). Test figures are
@@ -24,12 +28,54 @@ SETS = {"promodata": ["promo1", "promo2"], "seatbelts": ["kms", "petrol_price", 
 STARTS = ("least-squares", "least-squares+zero-output")
 
 
+HEADS = ("naive", "relative", "linear")
+
+
+def heads(args) -> list[str]:
+    """nbeats' head with and without covariates, chosen on the validation sMAPE averaged over datasets and seeds."""
+    import tsattn
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    sets = dict(list(SETS.items())[:1]) if args.quick else SETS
+    seeds = (0,) if args.quick else (0, 1)
+    rows, validation = [], {}
+    for dataset, covariates in sets.items():
+        horizon = int(tsattn.load_dataset(dataset).attrs["horizon"])
+        for head in HEADS:
+            for label, extra in (("without", {}), ("with", {"futr_exog": covariates})):
+                values, tests = [], []
+                for seed in seeds:
+                    result = fit(RunConfig(model="nbeats", dataset=dataset, horizon=horizon, seed=seed,
+                                           model_params={"skip": head}, **extra,
+                                           **({"epochs": 3} if args.quick else {})))
+                    values.append(result.metrics["validation"]["model"]["smape"])
+                    tests.append(result.metrics["test"]["model"]["smape"])
+                validation.setdefault(label, {}).setdefault(head, []).append(float(np.mean(values)))
+                rows.append([dataset, label, head, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
+    lines = C.header("Covariates: nbeats' head, chosen on validation", C.command_line(), args.quick)
+    lines += [f"nbeats fitted as `tsattn fit --model nbeats --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` "
+              f"fits it, seeds {', '.join(map(str, seeds))} (means); the choice reads only the validation part.", ""]
+    lines += C.table(["dataset", "covariates", "skip", "validation sMAPE", "test sMAPE (not used)"], rows) + [""]
+    for label, by_head in validation.items():
+        means = {head: float(np.mean(v)) for head, v in by_head.items()}
+        lines.append(f"- {label} covariates, mean validation sMAPE over datasets: " +
+                     ", ".join(f"{head} {value:.2f}" for head, value in means.items()) +
+                     f"; best: **{min(means, key=means.get)}**")
+    return lines + [""]
+
+
 def main() -> None:
     import tsattn
     from tsattn.config import RunConfig
     from tsattn.harness import fit
 
-    args = C.parser(__doc__.splitlines()[0], "covariates_defaults.md").parse_args()
+    parser = C.parser(__doc__.splitlines()[0], "covariates_defaults.md")
+    parser.add_argument("--heads", action="store_true", help="nbeats' head with and without covariates")
+    args = parser.parse_args()
+    if args.heads:
+        C.write(args.out, heads(args))
+        return
     sets = dict(list(SETS.items())[:1]) if args.quick else SETS
     models = ("simple-rnn",) if args.quick else ("simple-rnn", "attention-rnn")
     rows, validation = [], {start: [] for start in STARTS}

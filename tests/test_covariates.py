@@ -188,6 +188,22 @@ def test_every_network_takes_covariates(frame):
         assert np.isfinite(f.predict(futr_df=future_of(frame))[model]).all()
 
 
+def test_nbeats_takes_the_linear_head_with_covariates_unless_told(frame):
+    """nbeats' default head (skip=naive) has no linear part for the least-squares start to regress the forecast on the
+    covariates: with covariates its default is the linear head (benchmarks/results/covariates_nbeats.md)."""
+    assert RunConfig(model="nbeats").resolved_model_params()["skip"] == "naive"
+    assert RunConfig(model="nbeats", futr_exog=["promo"]).resolved_model_params()["skip"] == "linear"
+    assert RunConfig(model="nbeats", futr_exog=["promo"], model_params={"skip": "naive"}).resolved_model_params()[
+        "skip"] == "naive"  # the user's head is kept
+    assert RunConfig(model="attention-rnn", futr_exog=["promo"]).resolved_model_params()["skip"] == "relative"
+    train = frame.groupby("unique_id").head(57)
+    small = {"units": 8, "layers": 1, "blocks": 2}
+    with_covariates = Forecaster("nbeats", horizon=H, window=6, epochs=1, futr_exog=["promo"], **small).fit(train)
+    assert "linear_skip" in [layer.name for layer in with_covariates.model_.layers]
+    alone = Forecaster("nbeats", horizon=H, window=6, epochs=1, **small).fit(train)
+    assert "linear_skip" not in [layer.name for layer in alone.model_.layers]
+
+
 def test_cross_validation_and_evaluate_with_covariates(frame):
     f = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"])
     cv = f.cross_validation(frame, n_windows=2)

@@ -46,8 +46,6 @@ def _finite_or_none(values) -> list:
 
 def metadata(state) -> dict:
     """Everything besides the Keras model that a :class:`tsattn.state.FittedState` needs to forecast again."""
-    from .specs import get_spec
-
     tails = state.tails
     keras_model = state.keras_model is not None
     trained_until = state.trained_until
@@ -56,7 +54,7 @@ def metadata(state) -> dict:
         "format_version": ARTEFACT_VERSION,
         "kind": "keras" if keras_model else "baseline",
         "model": state.name,
-        "model_params": get_spec(state.config.model).resolve(state.config.model_params) if keras_model else {},
+        "model_params": state.config.resolved_model_params() if keras_model else {},
         "estimator_params": dict(state.params),
         "estimator": state.estimator.state(),
         "window": int(state.window),

@@ -181,8 +181,21 @@ class RunConfig:
         training = TrainingPart(**{f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingPart)})
         training = dataclasses.replace(training, **{name: tuple(getattr(self, name)) if getattr(self, name) else None
                                                     for name in ("ensemble_lookbacks", "ensemble_losses")})
-        return (NetworkPart(self.model, spec.resolve(self.model_params), spec.xla),
+        return (NetworkPart(self.model, self.resolved_model_params(), spec.xla),
                 LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level), self.season or 1), training)
+
+    def resolved_model_params(self) -> dict:
+        """Every parameter of the model: those given, the model's defaults for the rest. One default depends on the
+        data: a model whose default head is ``skip="naive"`` (nbeats) takes the linear head when the run has
+        covariates, so the least-squares start regresses the forecast on them and training starts there (the naive
+        head has no linear part: its network learnt the covariates' effect from a random start; chosen on
+        validation, benchmarks/results/covariates_nbeats.md)."""
+        spec = get_spec(self.model)
+        params = dict(self.model_params)
+        skip = spec.params.get("skip")
+        if "skip" not in params and skip is not None and skip.default == "naive" and self.covariates() is not None:
+            params["skip"] = "linear"
+        return spec.resolve(params)
 
     @classmethod
     def fields(cls) -> list[str]:

@@ -13,7 +13,7 @@ from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, number_text, write_json
-from .models import attention_model, first_member, get_spec
+from .models import attention_model, first_member
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
@@ -120,7 +120,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
         lengths = panel.lengths
         write_json(staging / "config.json", {
             "config": config,
-            "model_params_resolved": get_spec(result.config.model).resolve(result.config.model_params),
+            "model_params_resolved": result.config.resolved_model_params(),
             "windows": result.data.describe(),
             "season": result.season,
             "series": {"name": panel.name, "count": panel.n_series, "length_min": int(lengths.min()),
