@@ -4,9 +4,12 @@ output starting at zero (training then starts exactly at the least-squares forec
     python benchmarks/covariates_defaults.py          # -> benchmarks/results/covariates_defaults.md
     python benchmarks/covariates_defaults.py --quick  # one dataset, 3 epochs (run by the tests)
     python benchmarks/covariates_defaults.py --heads --out benchmarks/results/covariates_nbeats.md
+    python benchmarks/covariates_defaults.py --heads --models simple-rnn,attention-rnn,transformer --with-only \
+        --out benchmarks/results/covariates_heads.md
 
 ``--heads``: nbeats (whose default head is skip=naive, without a linear part for the least-squares start) with each
-head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates.
+head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates;
+``--models`` runs other models the same way (``--with-only``: the runs with covariates only).
 
 Each network is fitted with its covariates as `tsattn fit --dataset D --horizon H --futr-exog ...` fits it (seed 0),
 once per start; the choice reads only the validation part (the H values before the hold-out). Test figures are
@@ -15,6 +18,7 @@ printed beside for the record, never used to choose.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -32,34 +36,41 @@ HEADS = ("naive", "relative", "linear")
 
 
 def heads(args) -> list[str]:
-    """nbeats' head with and without covariates, chosen on the validation sMAPE averaged over datasets and seeds."""
+    """Each model's head with (and without) covariates, chosen on the validation sMAPE averaged over datasets and
+    seeds."""
     import tsattn
     from tsattn.config import RunConfig
     from tsattn.harness import fit
 
     sets = dict(list(SETS.items())[:1]) if args.quick else SETS
     seeds = (0,) if args.quick else (0, 1)
+    models = args.models.split(",")
+    variants = (("with", True),) if args.with_only else (("without", False), ("with", True))
     rows, validation = [], {}
-    for dataset, covariates in sets.items():
+    for model, (dataset, covariates) in itertools.product(models, sets.items()):
         horizon = int(tsattn.load_dataset(dataset).attrs["horizon"])
         for head in HEADS:
-            for label, extra in (("without", {}), ("with", {"futr_exog": covariates})):
+            for label, given in variants:
+                extra = {"futr_exog": covariates} if given else {}
                 values, tests = [], []
                 for seed in seeds:
-                    result = fit(RunConfig(model="nbeats", dataset=dataset, horizon=horizon, seed=seed,
+                    result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
                                            model_params={"skip": head}, **extra,
                                            **({"epochs": 3} if args.quick else {})))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
-                validation.setdefault(label, {}).setdefault(head, []).append(float(np.mean(values)))
-                rows.append([dataset, label, head, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
-    lines = C.header("Covariates: nbeats' head, chosen on validation", C.command_line(), args.quick)
-    lines += [f"nbeats fitted as `tsattn fit --model nbeats --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` "
-              f"fits it, seeds {', '.join(map(str, seeds))} (means); the choice reads only the validation part.", ""]
-    lines += C.table(["dataset", "covariates", "skip", "validation sMAPE", "test sMAPE (not used)"], rows) + [""]
-    for label, by_head in validation.items():
+                validation.setdefault((model, label), {}).setdefault(head, []).append(float(np.mean(values)))
+                rows.append(([model] if len(models) > 1 else []) +
+                            [dataset, label, head, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
+    title = f"{models[0]}'s head" if len(models) == 1 else "each model's head"
+    lines = C.header(f"Covariates: {title}, chosen on validation", C.command_line(), args.quick)
+    lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it, "
+              f"seeds {', '.join(map(str, seeds))} (means); the choice reads only the validation part.", ""]
+    lines += C.table((["model"] if len(models) > 1 else []) +
+                     ["dataset", "covariates", "skip", "validation sMAPE", "test sMAPE (not used)"], rows) + [""]
+    for (model, label), by_head in validation.items():
         means = {head: float(np.mean(v)) for head, v in by_head.items()}
-        lines.append(f"- {label} covariates, mean validation sMAPE over datasets: " +
+        lines.append(f"- {model}, {label} covariates, mean validation sMAPE over datasets: " +
                      ", ".join(f"{head} {value:.2f}" for head, value in means.items()) +
                      f"; best: **{min(means, key=means.get)}**")
     return lines + [""]
@@ -71,7 +82,9 @@ def main() -> None:
     from tsattn.harness import fit
 
     parser = C.parser(__doc__.splitlines()[0], "covariates_defaults.md")
-    parser.add_argument("--heads", action="store_true", help="nbeats' head with and without covariates")
+    parser.add_argument("--heads", action="store_true", help="a model's head with and without covariates")
+    parser.add_argument("--models", default="nbeats", help="--heads: comma-separated models (default nbeats)")
+    parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
     args = parser.parse_args()
     if args.heads:
         C.write(args.out, heads(args))

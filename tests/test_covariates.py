@@ -188,18 +188,21 @@ def test_every_network_takes_covariates(frame):
         assert np.isfinite(f.predict(futr_df=future_of(frame))[model]).all()
 
 
-def test_nbeats_takes_the_linear_head_with_covariates_unless_told(frame):
-    """nbeats' default head (skip=naive) has no linear part for the least-squares start to regress the forecast on the
-    covariates: with covariates its default is the linear head (benchmarks/results/covariates_nbeats.md)."""
+def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
+    """With covariates the default head is linear (the least-squares start then regresses each forecast step on the
+    window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md); a head the user sets
+    is kept, and without covariates each model keeps its own."""
     assert RunConfig(model="nbeats").resolved_model_params()["skip"] == "naive"
-    assert RunConfig(model="nbeats", futr_exog=["promo"]).resolved_model_params()["skip"] == "linear"
-    assert RunConfig(model="nbeats", futr_exog=["promo"], model_params={"skip": "naive"}).resolved_model_params()[
-        "skip"] == "naive"  # the user's head is kept
-    assert RunConfig(model="attention-rnn", futr_exog=["promo"]).resolved_model_params()["skip"] == "relative"
+    assert RunConfig(model="attention-rnn").resolved_model_params()["skip"] == "relative"
+    for model in ("simple-rnn", "attention-rnn", "transformer", "nbeats"):
+        assert RunConfig(model=model, futr_exog=["promo"]).resolved_model_params()["skip"] == "linear"
+        assert RunConfig(model=model, stat_exog=["kind"], model_params={"skip": "naive"}).resolved_model_params()[
+            "skip"] == "naive"  # the user's head is kept
     train = frame.groupby("unique_id").head(57)
     small = {"units": 8, "layers": 1, "blocks": 2}
     with_covariates = Forecaster("nbeats", horizon=H, window=6, epochs=1, futr_exog=["promo"], **small).fit(train)
     assert "linear_skip" in [layer.name for layer in with_covariates.model_.layers]
+    assert "level" not in [layer.name for layer in with_covariates.model_.layers]  # no last-value path
     alone = Forecaster("nbeats", horizon=H, window=6, epochs=1, **small).fit(train)
     assert "linear_skip" not in [layer.name for layer in alone.model_.layers]
 

@@ -186,14 +186,13 @@ class RunConfig:
 
     def resolved_model_params(self) -> dict:
         """Every parameter of the model: those given, the model's defaults for the rest. One default depends on the
-        data: a model whose default head is ``skip="naive"`` (nbeats) takes the linear head when the run has
-        covariates, so the least-squares start regresses the forecast on them and training starts there (the naive
-        head has no linear part: its network learnt the covariates' effect from a random start; chosen on
-        validation, benchmarks/results/covariates_nbeats.md)."""
+        data: with covariates every model's head is ``skip="linear"`` unless the run sets it, so the least-squares
+        start regresses each forecast step on the window and the covariates and training starts there (the naive
+        head has no linear part, the relative one regresses on the window relative to its last value; chosen on
+        validation with each model: benchmarks/results/covariates_heads.md and covariates_nbeats.md)."""
         spec = get_spec(self.model)
         params = dict(self.model_params)
-        skip = spec.params.get("skip")
-        if "skip" not in params and skip is not None and skip.default == "naive" and self.covariates() is not None:
+        if "skip" not in params and "skip" in spec.params and self.covariates() is not None:
             params["skip"] = "linear"
         return spec.resolve(params)
 
