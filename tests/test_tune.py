@@ -198,6 +198,16 @@ def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path
     assert (padded.trials["state"] == "COMPLETE").sum() == 1
 
 
+def test_the_defaults_trial_takes_the_head_a_fit_would_use():
+    from tsattn.config import RunConfig
+    from tsattn.specs import get_spec
+    from tsattn.tuning import _defaults_in
+
+    space = {"skip": get_spec("transformer").space["skip"]}
+    assert _defaults_in(RunConfig(model="transformer"), space) == {"skip": "relative"}
+    assert _defaults_in(RunConfig(model="transformer", futr_exog=["promo"]), space) == {"skip": "linear"}  # covariates
+
+
 def test_the_first_trial_is_the_defaults_where_the_space_holds_them(tmp_path):
     space = {**SPACE, "units": [2, 32], "learning_rate": {"float": [1e-4, 1e-2], "log": True}}
     result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=space, settings=FIXED, out=tmp_path / "t",

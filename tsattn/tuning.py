@@ -318,13 +318,11 @@ def _worker_identity() -> dict:
 def _defaults_in(base, dimensions: dict) -> dict:
     """The run's own value of each search dimension, for those the space holds (a choice it lists, a number in its
     range); the others are left to the sampler."""
-    from .specs import get_spec
-
-    params = get_spec(base.model).params
+    params = base.resolved_model_params()  # the model's parameters as a fit of ``base`` resolves them
     found = {}
     for name, dimension in dimensions.items():
         if name in params:
-            value = base.model_params.get(name, params[name].default)
+            value = params[name]
         else:
             value = getattr(base, name, None)
         if value is None:
