@@ -408,7 +408,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     check_output_directory(out, force, "run", inputs=[csv, static_csv])  # fail before training, not after
 
     from tsattn.config import preset_config
-    from tsattn.harness import EpochProgress, fit
+    from tsattn.harness import EpochProgress, run
     from tsattn.runs import interval_table, metrics_table, write_run
     from tsattn.verdicts import interval_verdict, run_verdict
 
@@ -417,11 +417,10 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.data import check_dataset_name
 
         check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
-    from tsattn.config import check_config, load_panel, settle
+    from tsattn.config import resolve
 
-    panel = load_panel(config)  # the data's errors come before "Training ..." (fit then checks the settings)
     automatic = config.preset == "auto"
-    config = settle(check_config(config), panel)  # preset "auto": the settings for this data's shape
+    config, panel = resolve(config)  # checked, read and settled before "Training ...": errors come first
     source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
     window = "auto" if config.window is None else config.window
     if config.lookback is not None:
@@ -430,7 +429,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
                                               if automatic else "")
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
                     f"seed {config.seed}{chosen})")
-    result = fit(config, panel=panel, progress=None if quiet else EpochProgress(config.epochs))
+    result = run(config, panel, progress=None if quiet else EpochProgress(config.epochs))
     files = write_run(result, Path(out), force=force)
     verdict = run_verdict(result)
     output.document({

@@ -25,7 +25,18 @@ def small_series():
 # tiny settings that keep training tests fast
 TINY = {"window": 8, "epochs": 3, "batch_size": 16}
 TINY_PARAMS = {"simple-rnn": {"units": 4}, "attention-rnn": {"units": 4},
-               "transformer": {"d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1}}
+               "transformer": {"d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1},
+               "nbeats": {"units": 8, "layers": 1, "blocks": 2}}
+
+
+def registered_models() -> list[str]:
+    """Every registered model, for tests parametrised over the registry: one without tiny parameters here fails
+    (a new model must join the contract tests, not slip past them)."""
+    from tsattn.specs import list_models
+
+    missing = [name for name in list_models() if name not in TINY_PARAMS]
+    assert not missing, f"add tiny parameters for {missing} to TINY_PARAMS in tests/conftest.py"
+    return list_models()
 
 
 @pytest.fixture

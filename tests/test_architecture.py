@@ -16,8 +16,8 @@ LAYERS = [
     {"errors", "_version", "_backend"},
     {"checks", "intervals", "specs", "data", "io"},
     {"metrics", "panel", "layers", "engine", "plots", "covariates"},
-    {"windows", "losses", "models"},
-    {"baselines"},
+    {"windows", "losses"},
+    {"baselines", "models"},
     {"config", "state", "evaluation", "verdicts"},
     {"artefacts", "harness", "report"},
     {"runs", "forecaster"},
@@ -80,3 +80,17 @@ def test_configuration_side_imports_no_tensorflow():
             "tsattn.artefacts; print('tensorflow' in sys.modules, 'keras' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name starting with an underscore is its module's own: another module that needs it gets a public one."""
+    sources = [*PACKAGE.glob("*.py"), *(PACKAGE.parent / "cli").glob("*.py")]
+    private = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            inside = isinstance(node, ast.ImportFrom) and (node.level >= 1 or (node.module or "").startswith("tsattn"))
+            if inside:
+                private += [f"{path.name} imports {alias.name} from {node.module}" for alias in node.names
+                            if alias.name.startswith("_") and not alias.name.startswith("__")
+                            and alias.name not in ("_backend", "_version")]  # dunders (__version__) are public
+    assert not private, private

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 import keras
 
-from conftest import TINY, TINY_PARAMS, make_series
+from conftest import TINY, TINY_PARAMS, make_series, registered_models
 from tsattn.errors import ConfigError, TrainingError
 from tsattn.config import PRESETS, RunConfig, check_config, preset_config
 from tsattn.harness import fit, make_dataset
@@ -14,7 +14,7 @@ def tiny_config(model="simple-rnn", **changes):
     return RunConfig(model=model, model_params=dict(TINY_PARAMS[model]), dataset=None, **{**TINY, **changes})
 
 
-@pytest.mark.parametrize("model", list(TINY_PARAMS))
+@pytest.mark.parametrize("model", registered_models())
 def test_fit_every_model_reports_metrics_and_baselines(model, small_series):
     result = fit(tiny_config(model), series=small_series)
     for part in ("train", "validation", "test"):

@@ -29,7 +29,8 @@ def test_metrics_edge_cases():
     assert huge["mse"] is None  # overflows float64: reported as missing, not inf
     assert huge["rmse"] == pytest.approx(math.sqrt((1 + 4) / 2) * 1e200)
     assert M.scaled_metrics([0.0, 1.0], [0.5, 1.0]) == {"mse": 0.125, "rmse": pytest.approx(math.sqrt(0.125))}
-    steps = M.per_step_metrics(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.0], [3.0, 0.0]]))
+    steps = [M.forecast_metrics(np.array([1.0, 3.0]), np.array([1.0, 3.0])),
+             M.forecast_metrics(np.array([2.0, 4.0]), np.array([0.0, 0.0]))]  # per step ahead
     assert steps[0]["rmse"] == 0 and steps[1]["mae"] == 3
 
 

@@ -90,6 +90,31 @@ def test_forecaster_and_cli_give_the_same_metrics(three_paths):
     assert harness.metrics["test"]["model"]["smape"] == pytest.approx(metrics["test"]["model"]["smape"], rel=1e-9)
 
 
+def test_compare_and_tune_score_what_the_cli_and_the_forecaster_score(three_paths, tmp_path):
+    """The fourth and fifth paths: a compare run and tune's refit of the defaults fit the same model on the same data
+    with the same seed, so their test metrics are `tsattn fit`'s (and so the Forecaster's, above)."""
+    run, harness, _ = three_paths
+    metrics = json.loads((run / "metrics.json").read_text())["test"]["model"]
+    settings = {"horizon": HORIZON, "split": "holdout", "holdout": HORIZON, "level": [80], **SETTINGS}
+    frame = panel()
+    frame.to_csv(tmp_path / "long.csv", index=False)
+    from tsattn.compare import compare
+
+    results = compare(models=["simple-rnn"], seeds=[0], settings=settings, echo=lambda line: None,
+                      csv=[{"path": str(tmp_path / "long.csv"), "column": "y", "date_column": "ds",
+                            "id_column": "unique_id", "name": "long"}])
+    row = results[results["model"] == "simple-rnn"].iloc[0]
+    assert row["test_smape"] == pytest.approx(metrics["smape"], rel=1e-9)
+    assert row["test_mase"] == pytest.approx(metrics["mase"], rel=1e-9)
+    pytest.importorskip("optuna")
+    tuned = tsattn.tune("simple-rnn", data=frame, trials=1, settings=settings, echo=lambda line: None,
+                        space={"units": [4], "learning_rate": None, "batch_size": None, "lookback": None,
+                               "window": None, "cell": None, "dropout": None, "skip": None})
+    defaults = tuned.test["defaults"]["test"]
+    assert defaults["smape"] == pytest.approx(metrics["smape"], rel=1e-9)
+    assert defaults["mase"] == pytest.approx(metrics["mase"], rel=1e-9)
+
+
 def test_run_directory_loads_into_the_same_state(three_paths):
     run, harness, _ = three_paths
     loaded = Forecaster.load(run).state_

@@ -57,6 +57,7 @@ def metadata(state) -> dict:
         "model_params": state.config.resolved_model_params() if keras_model else {},
         "estimator_params": dict(state.params),
         "estimator": state.estimator.state(),
+        "baselines": [baseline.state() for baseline in state.baselines],
         "window": int(state.window),
         "horizon": int(state.horizon),
         "features": int(getattr(state.estimator, "features", 1)),
@@ -356,7 +357,8 @@ def load(path: Path):
             QuantileConformal.from_state(state["quantile_conformal"]),
             columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
-            covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]))
+            covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),
+            baselines=[from_state(baseline) for baseline in state.get("baselines") or ()])
         if fitted.covariates is not None:
             fitted.covariates.check_panel(tails)
             layout = fitted.covariates.layout

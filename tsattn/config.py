@@ -2,8 +2,7 @@
 range, and how settings become data, windows and a split.
 
     config = preset_config(None, model="simple-rnn", epochs=5)   # defaults + overrides, unknown keys refused
-    check_config(config)                                         # every range, once, before any work
-    panel = load_panel(config)                                   # the dataset or CSV file it names
+    config, panel = resolve(config)           # checked once; the dataset or CSV it names (or data=...); settled
     data = window_config(panel, config)                          # windows, split and per-series scalers
 
 The CLI, ``tsattn.Forecaster``, compare, the benchmarks and (later) a tuner all go through these functions,
@@ -21,13 +20,13 @@ import pandas as pd
 
 from . import checks as C
 from . import metrics as M
-from .baselines import LINEAR_FITS, statistical_keys
+from .baselines import BASELINES, LINEAR_FITS, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
-from .specs import ENSEMBLE_METHODS, get_spec
+from .specs import ENSEMBLE_METHODS, MODELS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt", "halving")
@@ -175,6 +174,25 @@ class RunConfig:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def normalised(self) -> "RunConfig":
+        """A copy with values accepted in several forms written in the one form runs record: covariate names as
+        lists (``"a,b"`` from the CLI becomes ``["a", "b"]``) and a pandas frequency as its text (``"MS"``).
+        Assumes nothing: a value that cannot be read this way is left for :func:`check_config` to refuse."""
+        changes = {}
+        try:
+            changes.update({name: list(value) or None for name, value in zip(
+                COVARIATE_KINDS, check_covariates(self.hist_exog, self.futr_exog, self.stat_exog, self.calendar))})
+        except ConfigError:
+            pass
+        try:
+            freq = check_freq(self.freq)
+            if freq is not None and not isinstance(freq, int):
+                changes["freq"] = freq.freqstr  # recorded as text (run.json, artefacts)
+        except ConfigError:
+            pass
+        return dataclasses.replace(self, model_params=dict(self.model_params),
+                                   dataset_options=dict(self.dataset_options), **changes)
+
     def parts(self) -> tuple[NetworkPart, LossPart, TrainingPart]:
         """The network, loss and training parts of these (checked) settings: what training receives."""
         spec = get_spec(self.model)
@@ -184,12 +202,21 @@ class RunConfig:
         return (NetworkPart(self.model, self.resolved_model_params(), spec.xla),
                 LossPart(self.loss, loss_quantiles(self.loss, self.quantiles, self.level), self.season or 1), training)
 
+    @property
+    def is_baseline(self) -> bool:
+        """True when the model is a baseline (naive, seasonal-naive, linear, a statistical method): fitted, not
+        trained, through the same interface and fit path as the networks."""
+        return self.model in BASELINES
+
     def resolved_model_params(self) -> dict:
         """Every parameter of the model: those given, the model's defaults for the rest. One default depends on the
         data: with covariates every model's head is ``skip="linear"`` unless the run sets it, so the least-squares
         start regresses each forecast step on the window and the covariates and training starts there (the naive
         head has no linear part, the relative one regresses on the window relative to its last value; chosen on
-        validation with each model: benchmarks/results/covariates_heads.md and covariates_nbeats.md)."""
+        validation with each model: benchmarks/results/covariates_heads.md and covariates_nbeats.md). A baseline
+        has none."""
+        if self.is_baseline:
+            return {}
         spec = get_spec(self.model)
         params = dict(self.model_params)
         if "skip" not in params and "skip" in spec.params and self.covariates() is not None:
@@ -216,7 +243,7 @@ class RunConfig:
             config.lookback = None  # a window replaces a lookback set before (e.g. by a preset), and the reverse
         if changes.get("lookback") is not None and "window" not in changes:
             config.window = None
-        model_keys = set(get_spec(changes.get("model", config.model)).params)
+        model_keys = set(params_of(changes.get("model", config.model)))
         for key, value in changes.items():
             if key.startswith("model."):
                 config.model_params[key[len("model."):]] = value
@@ -240,7 +267,7 @@ class RunConfig:
         settings = dict(PRESETS[name])
         model = model or settings.pop("model", None) or self.model
         settings.pop("model", None)
-        accepted = get_spec(model).params
+        accepted = params_of(model)
         params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items() if k in accepted}}
         return dataclasses.replace(self, **settings, model=model, model_params=params, preset=name)
 
@@ -321,7 +348,7 @@ def settle(config: RunConfig, panel: Panel) -> RunConfig:
                                   model_params={**settled.model_params, **config.model_params})
     if "window" in kept and "lookback" not in kept or kept.get("ensemble_lookbacks"):
         settled.lookback = None  # the user's window (or members' lookbacks) replaces the preset's lookback
-    return check_config(settled)
+    return settled
 
 
 def preset_config(name: str | None, **overrides) -> RunConfig:
@@ -346,9 +373,12 @@ OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1,
 
 
 def check_config(config: RunConfig) -> RunConfig:
-    """Refuse a setting outside its documented range or of the wrong type, naming it, its value and the range."""
+    """Refuse a setting outside its documented range or of the wrong type, naming it, its value and the range.
+
+    A pure check: ``config`` is returned unchanged (:meth:`RunConfig.normalised` writes the values it accepts in
+    their recorded form; :func:`resolve` does both, once)."""
     C.text("model", config.model, optional=False)
-    get_spec(config.model)
+    params_of(config.model)
     for name, (low, high) in INTEGER_RANGES.items():
         C.positive_int(name, getattr(config, name), low, high)
     for name, (low, high) in OPTIONAL_RANGES.items():
@@ -364,9 +394,7 @@ def check_config(config: RunConfig) -> RunConfig:
         if not isinstance(config.jit_compile, bool):
             raise ConfigError(f"jit_compile must be true, false or auto; got {config.jit_compile!r}")
     C.optional_choice("fill", config.fill, FILL_METHODS)
-    freq = check_freq(config.freq)
-    if freq is not None and not isinstance(freq, int):
-        config.freq = freq.freqstr  # recorded as text (run.json, artefacts)
+    check_freq(config.freq)
     C.choice("scaling", config.scaling, SCALINGS)
     C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
     C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
@@ -383,16 +411,29 @@ def check_config(config: RunConfig) -> RunConfig:
         raise ConfigError("conformal intervals (level) are calibrated on the validation part, and "
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
     statistical_keys(config.baselines)
-    for name, value in zip(COVARIATE_KINDS, check_covariates(config.hist_exog, config.futr_exog, config.stat_exog,
-                                                             config.calendar)):
-        setattr(config, name, list(value) or None)  # "a,b" from the CLI becomes ["a", "b"]
+    check_covariates(config.hist_exog, config.futr_exog, config.stat_exog, config.calendar)
     C.text("static_csv", config.static_csv)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
     for name in ("dataset", "csv", "column", "date_column", "id_column"):
         C.text(name, getattr(config, name))
-    get_spec(config.model).resolve(config.model_params)
+    if config.is_baseline:
+        if config.model_params:
+            raise ConfigError(f"baseline {config.model!r} takes no model parameters; got "
+                              f"{', '.join(sorted(config.model_params))}")
+    else:
+        get_spec(config.model).resolve(config.model_params)
     return config
+
+
+def params_of(model) -> dict:
+    """The parameters a model takes (a network's from its spec; a baseline takes none); an unknown name is refused
+    with every name users can give."""
+    if isinstance(model, str) and model in BASELINES:
+        return {}
+    if not isinstance(model, str) or model not in MODELS:
+        raise ConfigError(f"unknown model {model!r}; available: {', '.join([*MODELS, *BASELINES])}")
+    return get_spec(model).params
 
 
 def _check_ensemble(config: RunConfig) -> None:
@@ -427,21 +468,36 @@ def model_quantiles(config: RunConfig) -> tuple | None:
     return loss_quantiles(config.loss, config.quantiles, config.level)
 
 
-def load_panel(config: RunConfig) -> Panel:
-    """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column)."""
+def columns_of(config: RunConfig) -> tuple[str, str, str]:
+    """The long frame's id, time and value columns a config names (NeuralForecast's names by default)."""
+    return config.id_column or "unique_id", config.date_column or "ds", config.column or "y"
+
+
+def static_frame(config: RunConfig) -> pd.DataFrame | None:
+    """The static features of ``config.static_csv`` (one row per series, its id column renamed ``unique_id``),
+    or None when it names none."""
+    if config.static_csv is None:
+        return None
+    from .data import read_csv_frame
+
+    id_column = columns_of(config)[0]
+    static = read_csv_frame(config.static_csv, text_columns=[id_column])
+    if id_column not in static.columns:
+        raise DataError(f"static CSV {config.static_csv} has no {id_column} column; give one row per series with its id "
+                        "and the stat_exog columns")
+    return static.rename(columns={id_column: "unique_id"})
+
+
+def load_panel(config: RunConfig, static: pd.DataFrame | None = None) -> Panel:
+    """The data a config names: a registered dataset or a CSV file (one series, or long with --id-column), with the
+    covariate columns it names and its static features (``static``, else ``config.static_csv``, else a dataset's
+    own)."""
     if config.csv is not None and config.dataset is not None:
         raise ConfigError("give either a dataset or a CSV file, not both")
     covariates = config.covariates()
     exog = covariates.dynamic if covariates else ()
-    static = None
-    if config.static_csv is not None:
-        from .data import read_csv_frame
-
-        static = read_csv_frame(config.static_csv, text_columns=[config.id_column or "unique_id"])
-        if (config.id_column or "unique_id") not in static.columns:
-            raise DataError(f"static CSV {config.static_csv} has no {config.id_column or 'unique_id'} column; give one "
-                            "row per series with its id and the stat_exog columns")
-        static = static.rename(columns={config.id_column or "unique_id": "unique_id"})
+    if static is None:
+        static = static_frame(config)
     if config.csv is not None:
         return read_csv_panel(config.csv, config.column, config.date_column, config.id_column, fill=config.fill,
                               freq=config.freq, exog=exog, static=static)
@@ -451,6 +507,43 @@ def load_panel(config: RunConfig) -> Panel:
     if static is None and covariates is not None and covariates.stat and isinstance(frame, pd.DataFrame):
         static = pd.DataFrame(frame.attrs["static"]) if frame.attrs.get("static") else None  # a dataset's own
     return as_panel(frame, fill=config.fill, freq=config.freq, exog=exog, static=static)
+
+
+def resolve(settings, data=None, static: pd.DataFrame | None = None,
+            columns: tuple[str, str, str] | None = None) -> tuple[RunConfig, Panel]:
+    """The one way in: settings and data -> the checked, settled :class:`RunConfig` and its :class:`Panel`.
+
+    Every fit path calls it (``tsattn fit``, :func:`tsattn.fit`, ``Forecaster.fit`` and so its cross-validation and
+    backtest refits, compare's runs and ``tsattn tune``): the settings are written in their recorded form and
+    checked once (before any data is read), the data is read with every covariate column and static feature the
+    settings name, and ``preset="auto"`` becomes the preset chosen for the data's shape (:func:`settle`).
+
+    Args:
+        settings: a :class:`RunConfig`, or a dict of settings and model parameters applied to ``RunConfig()``.
+        data: None (the dataset or CSV file the settings name), a loaded :class:`Panel` (the settings keep naming
+            their data: compare loads each dataset once), or the user's data: one series or a panel (a long frame,
+            a dict of Series), read with ``columns``; the settings then name no dataset.
+        static: static features (``stat_exog``), one row per series: ``unique_id`` and the feature columns
+            (default: ``static_csv``, or a dataset's own).
+        columns: the long frame's id, time and value columns (default: the settings' id_column, date_column and
+            column, else ``unique_id, ds, y``).
+
+    Returns:
+        (config, panel), ready for :func:`window_config` and :func:`tsattn.harness.fit_state`.
+    """
+    config = settings if isinstance(settings, RunConfig) else RunConfig().updated(**dict(settings or {}))
+    config = check_config(config.normalised())
+    if data is None:
+        panel = load_panel(config, static)
+    else:
+        covariates = config.covariates()
+        if static is None:
+            static = static_frame(config)
+        panel = as_panel(data, *(columns or columns_of(config)), fill=config.fill, freq=config.freq,
+                         exog=covariates.dynamic if covariates else (), static=static)
+        if not isinstance(data, Panel):
+            config = dataclasses.replace(config, dataset=None, csv=None)  # the user's data, not a named one
+    return settle(config, panel), panel
 
 
 def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
@@ -526,9 +619,9 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     window = resolved_window(panel, config)
     if config.window is None and config.lookback is None and not config.ensemble_lookbacks:
         # the default window also leaves the longest series' training part one window and its horizon
-        from .windows import _part_bounds
+        from .windows import split_bounds
 
-        train = int(_part_bounds(np.array([panel.lengths.max()]), split)[0, 0])
+        train = int(split_bounds(np.array([panel.lengths.max()]), split)[0, 0])
         window = int(max(2, min(window, train - config.horizon)))
     covariates = config.covariates()
     if covariates is not None and covariates.layout[1] and window < config.horizon:

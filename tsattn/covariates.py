@@ -143,10 +143,6 @@ class Covariates:
         calendar = [f"{name}_{part}" for name in self.calendar for part in ("sin", "cos")]
         return list(self.hist) + list(self.futr) + calendar + self.static_columns
 
-    @property
-    def uses_future(self) -> bool:
-        return bool(self.futr)
-
     def describe(self) -> dict:
         return {"hist_exog": list(self.hist), "futr_exog": list(self.futr), "stat_exog": list(self.stat),
                 "calendar": list(self.calendar)}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .baselines import Naive, SeasonalNaive
+from .baselines import Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
 from .intervals import Conformal, QuantileConformal, check_levels, series_scale
 from .windows import PARTS
@@ -213,9 +213,30 @@ class OriginScores:
     scale: np.ndarray         # per series, the MASE denominator
 
 
-def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None) -> OriginScores:
-    """Forecasts of ``state`` (unless given, e.g. by refits) and of naive and seasonal naive at ``origins`` of
-    ``panel``, all scored on the same targets."""
+def origin_baselines(state, horizon: int) -> list:
+    """The baselines scored beside ``state`` at its origins: the state's own (naive, seasonal naive, the linear
+    autoregression fitted with it, the statistical methods asked for) for forecasts of its horizon; for another
+    number of steps those that forecast any number (naive, seasonal naive, the statistical methods without
+    regressors): the linear autoregression forecasts exactly the horizon it was fitted for."""
+    fitted = state.baselines or [Naive(state.horizon), SeasonalNaive(state.horizon, state.season)]  # 0.1/0.2 artefacts
+    if horizon == state.horizon:
+        return list(fitted)
+    others = []
+    for model in fitted:
+        if isinstance(model, Naive):
+            others.append(Naive(horizon))
+        elif isinstance(model, SeasonalNaive):
+            others.append(SeasonalNaive(horizon, state.season))
+        elif isinstance(model, StatisticalModel) and model.layout is None:  # regressors reach only the horizon
+            others.append(StatisticalModel(model.key, horizon, state.season))
+    return others
+
+
+def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None,
+                  baselines: dict | None = None) -> OriginScores:
+    """Forecasts of ``state`` and of its baselines (:func:`origin_baselines`) at ``origins`` of ``panel``, all scored
+    on the same targets; ``predicted`` and ``baselines`` (key -> forecasts) when they were made elsewhere (refits,
+    each with its own baselines)."""
     series = panel.series_of(origins)
     first = panel.offsets[series]
     scaler = state.scaler_for(panel)
@@ -225,8 +246,9 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     if predicted is None:
         predicted = state.forecast(state.windows(source, origins, first), horizon, scaler, series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
-    baselines = {model.key: model.forecast(source, origins, first, series, scaler)
-                 for model in (Naive(horizon), SeasonalNaive(horizon, state.season))}
+    if baselines is None:
+        baselines = {model.key: model.forecast(source, origins, first, series, scaler)
+                     for model in origin_baselines(state, horizon)}
     scale = state.mase_scale_for(panel)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
     return OriginScores(actual, predicted, baselines, frame, series, scale)

@@ -2,7 +2,7 @@
 
     f = Forecaster("attention-rnn", window=24).fit(series, seed=0)
     f.predict(12)                     # the next 12 timestamps after the series (a Series)
-    f.evaluate(holdout)               # one-step metrics with naive / seasonal-naive beside them
+    f.evaluate(holdout)               # metrics beside naive, seasonal naive and the linear autoregression
     f.backtest(series, start=0.8)     # rolling-origin historical forecasts
     f.save("model.tsattn"); Forecaster.load("model.tsattn").predict(12)
 
@@ -28,7 +28,7 @@ from .baselines import BASELINES
 from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError, TrainingError
 from .io import describe_index, future_index
-from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel
+from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
 from .windows import gather_batch
 
 
@@ -131,30 +131,17 @@ class Forecaster:
     single_ = property(lambda self: self._state().single)
 
     # -- fit -----------------------------------------------------------------------------------------
-    def _config(self, validation, epochs: int | None, seed: int):
-        """The run settings of a fit, checked once: the CLI's defaults, the estimator's parameters, and the
-        validation choice as a split (its test part is dropped: a Forecaster is fitted on all it is given)."""
-        from .config import RunConfig, check_config
+    def _settings(self, validation, epochs: int | None, seed: int):
+        """The run settings of a fit (unchecked: :func:`tsattn.config.resolve` checks them once): the CLI's defaults,
+        the estimator's parameters, and the validation choice as a split (its test part is dropped: a Forecaster is
+        fitted on all it is given)."""
+        from .config import RunConfig
 
-        if self.model not in _model_names():
-            raise ConfigError(f"unknown model {self.model!r}; available: {', '.join(_model_names())}")
         settings = dict(self.params)
         if epochs is not None:
             settings["epochs"] = epochs
-        number = isinstance(validation, (int, float, np.integer, np.floating)) and not isinstance(validation, bool)
-        if isinstance(validation, str) and validation == "auto":
-            split = {}  # as `tsattn fit`: the data's hold-out (M3, M1: its horizon) or the last 10% of each series
-        elif number and float(validation).is_integer() and validation >= 1:
-            split = {"split": "holdout", "holdout": int(validation)}
-        elif number and 0 <= validation < 1:
-            split = {"split": "chronological", "validation_fraction": float(validation)}
-        else:
-            raise ConfigError(f"validation must be \"auto\", a fraction in [0, 1) or a number of values >= 1 at the "
-                              f"end of each series; got {validation!r}")
-        base_model = "simple-rnn" if self.model in BASELINES else self.model  # a baseline trains no network
-        config = RunConfig(model=base_model, dataset=None, window=self.window, horizon=self.horizon, seed=seed,
-                           **split)
-        return check_config(config.updated(**settings))
+        return RunConfig(model=self.model, dataset=None, window=self.window, horizon=self.horizon, seed=seed,
+                         **validation_split(validation)).updated(**settings)
 
     def fit(self, data, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
             verbose: int = 0, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
@@ -184,19 +171,14 @@ class Forecaster:
         Returns:
             self
         """
-        from .config import settle, window_config
-        from .harness import EpochProgress, fit_state
+        from .harness import EpochProgress, fit_all
 
-        config = self._config(validation, epochs, seed)
-        covariates = config.covariates()
-        panel = as_panel(data, id_column, time_column, value_column, fill=config.fill, freq=config.freq,
-                         exog=covariates.dynamic if covariates else (), static=static_df)
-        config = settle(config, panel)  # preset "auto": the settings for this data's shape, as `tsattn fit` chooses
-        windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
-        progress = EpochProgress(config.epochs) if verbose else None
-        self.__dict__["state_"] = fit_state(config, windowed, progress, engine,
-                                            baseline=self.model if self.model in BASELINES else None,
-                                            params=self.get_params(), columns=(id_column, time_column, value_column))
+        if not isinstance(self.model, str) or self.model not in _model_names():
+            raise ConfigError(f"unknown model {self.model!r}; available: {', '.join(_model_names())}")
+        config = self._settings(validation, epochs, seed)
+        self.__dict__["state_"] = fit_all(config, data, static=static_df, columns=(id_column, time_column, value_column),
+                                          progress=EpochProgress(config.epochs) if verbose else None, engine=engine,
+                                          params=self.get_params())
         return self
 
     @classmethod
@@ -276,7 +258,7 @@ class Forecaster:
         state = self._state()
         id_column, time_column, _ = state.columns
         expected = self.make_future_dataframe(series=series)
-        given = _future_keys(futr_df, id_column, time_column)
+        given = future_keys(futr_df, id_column, time_column)
         keys = pd.MultiIndex.from_arrays([expected[id_column].astype(str), expected[time_column]])
         return expected[~keys.isin(given)].reset_index(drop=True)
 
@@ -298,56 +280,24 @@ class Forecaster:
         if not isinstance(futr_df, pd.DataFrame):
             raise ConfigError(f"futr_df must be a DataFrame with the id, time and {', '.join(names)} columns; got "
                               f"{type(futr_df).__name__}")
+        from .panel import future_values
+
         id_column, time_column, _ = state.columns
-        from .panel import _exog_values, _parse_times, check_exog_columns
-
-        if id_column not in futr_df.columns and panel.n_series == 1:  # one series: its future needs no id column
-            futr_df = futr_df.assign(**{id_column: panel.ids[0]})
-
-        check_exog_columns(names, {"id": id_column, "time": time_column}, "futr_df",
-                           [str(c) for c in futr_df.columns])
-        for role, column in (("id", id_column), ("time", time_column)):
-            if column not in futr_df.columns:
-                raise DataError(f"futr_df has no {role} column {column!r}; give {id_column}, {time_column} and "
-                                f"{', '.join(names)}")
-        frame = futr_df.reset_index(drop=True)
-        ids = frame[id_column].astype(str).to_numpy()
-        times = _parse_times(frame[time_column], time_column)
-        codes, uniques = pd.factorize(ids)
-        values = _exog_values(frame, names, "futr_df", uniques, codes, times)
-        lookup = pd.Series(np.arange(len(frame)), index=pd.MultiIndex.from_arrays([ids, times]))
-        lookup = lookup[~lookup.index.duplicated(keep="first")]
-        if len(lookup) < len(frame):
-            raise DataError("futr_df has duplicate (id, time) rows; give one row per series and step")
-        out = np.empty((panel.n_series, state.horizon, len(names)))
-        missing = []
-        for i in range(panel.n_series):
-            labels = future_index(describe_index(panel.series_index(i)), state.horizon)
-            rows = lookup.reindex(pd.MultiIndex.from_arrays([[panel.ids[i]] * len(labels), labels]))
-            absent = rows.isna().to_numpy()
-            if absent.any():
-                missing.append((panel.ids[i], labels[int(np.flatnonzero(absent)[0])], int(absent.sum())))
-                continue
-            out[i] = values[rows.to_numpy(dtype=np.int64)]
-        if missing:
-            count = sum(n for _, _, n in missing)
-            sid, first, _ = missing[0]
-            raise DataError(f"futr_df lacks {count} (series, time) row(s) the forecast needs, in {len(missing)} series "
-                            f"(first {sid!r} at {first}); give every series' {', '.join(names)} for the next "
-                            f"{state.horizon} steps (get_missing_future(futr_df) lists them)")
-        return out
+        return future_values(futr_df, panel, names, state.horizon, id_column, time_column)
 
     # -- evaluation ----------------------------------------------------------------------------------
     def evaluate(self, series, steps: int | None = None) -> dict:
         """Metrics of ``steps``-step forecasts (default: the model's) of every target in ``series``.
 
         The first ``window`` values of each series serve as inputs only; every later value is forecast
-        from the values before it. The naive and seasonal-naive baselines are scored on the same targets
-        (seasonal naive only where the series reaches one season back). For a panel the figures are means
+        from the values before it. The model's baselines are scored on the same targets: naive, seasonal naive
+        (only where the series reaches one season back), the linear autoregression fitted with the model (at its
+        horizon) and the statistical methods asked for (``baselines=[...]``), as `tsattn fit` scores them. For a
+        panel the figures are means
         over series and ``by_series`` holds the tidy per-series frame.
 
         Returns:
-            {"model": {...}, "naive": {...}, "seasonal_naive": {...}, "count": n, "per_step": [...]}
+            {"model": {...}, "naive": {...}, "seasonal_naive": {...}, "linear": {...}, "count": n, "per_step": [...]}
             in series units (rmse, mae, mase, ...).
         """
         from .evaluation import origins_in, score_origins, summarise
@@ -402,7 +352,7 @@ class Forecaster:
         frames, model = [], None
         for k in range(n_windows):
             cut = panel.lengths - span + k * step_size  # values before window k, per series
-            history = _heads(panel, cut).to_frame(id_column, time_column, value_column)
+            history = panel.heads(cut).to_frame(id_column, time_column, value_column)
             if refit or model is None:
                 model = clone(self).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
                                         time_column=time_column, value_column=value_column, static_df=panel.static)
@@ -444,7 +394,8 @@ class Forecaster:
 
         Returns:
             A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
-            unique_id first); ``attrs["metrics"]`` holds the summary (model, naive, seasonal_naive, per step).
+            unique_id first); ``attrs["metrics"]`` holds the summary (model and every baseline of :meth:`evaluate`,
+            per step).
         """
         from .evaluation import origins_in, score_origins, summarise
 
@@ -482,26 +433,27 @@ class Forecaster:
                               "forecasts are optimistic; fit on data before start", UserWarning, stacklevel=2)
             trained_until[:] = fitted_end
         else:
-            from sklearn.base import clone
-
             from .engine import get_engine
 
             runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
             covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns
-            shared = {"template": clone(self), "values": panel.values,
+            shared = {"config": state.config if epochs is None else state.config.updated(epochs=epochs),
+                      "params": state.params, "values": panel.values,
                       "series": panel.to_frame(*state.columns) if covariates else panel.series(0),
                       "panel": panel if covariates else None, "columns": state.columns, "static": panel.static,
-                      "origins": origins, "every": every, "horizon": horizon, "epochs": epochs,
-                      "validation": _validation_of(state.config), "seed": state.config.seed}
-            predicted = np.zeros((len(origins), horizon))
+                      "origins": origins, "every": every, "horizon": horizon}
+            predicted, baselines = np.zeros((len(origins), horizon)), {}
             for block_start, outcome in runner.map(_refit_block, shared, range(0, len(origins), every)):
                 if not outcome.ok:
                     raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
                                         f"{outcome.error}")
-                block_predicted, until = outcome.value
-                predicted[block_start:block_start + len(block_predicted)] = block_predicted
-                trained_until[block_start:block_start + len(block_predicted)] = until
-            scores = score_origins(state, panel, origins, horizon, predicted)
+                block_predicted, block_baselines, until = outcome.value
+                span = slice(block_start, block_start + len(block_predicted))
+                predicted[span] = block_predicted
+                for key, values in block_baselines.items():  # each refit's own baselines, fitted on its past only
+                    baselines.setdefault(key, np.zeros((len(origins), horizon)))[span] = values
+                trained_until[span] = until
+            scores = score_origins(state, panel, origins, horizon, predicted, baselines)
         rows = pd.DataFrame({
             "origin": np.repeat(panel.index[origins], horizon),
             "timestamp": panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
@@ -677,44 +629,37 @@ class Forecaster:
         return cls.from_state(artefacts.load(Path(path)))
 
 
-def _heads(panel, counts) -> "Panel":
-    """The first ``counts[i]`` values of each series of ``panel`` (covariates with them), as a Panel."""
-    return panel.take(np.arange(panel.n_series), panel.offsets[:-1], counts, single_input=False)
-
-
-def _validation_of(config):
-    """The ``validation`` argument of :meth:`Forecaster.fit` that gives ``config``'s split again (for refits)."""
-    if config.split == "holdout":
-        return config.holdout
-    if config.split == "auto":
-        return "auto"
-    return config.validation_fraction
+def validation_split(validation) -> dict:
+    """The split settings of :meth:`Forecaster.fit`'s ``validation`` argument: "auto" (the data's hold-out, else the
+    last 10%), a number of values >= 1 at the end of each series, or a fraction in [0, 1)."""
+    number = isinstance(validation, (int, float, np.integer, np.floating)) and not isinstance(validation, bool)
+    if isinstance(validation, str) and validation == "auto":
+        return {}  # as `tsattn fit`: the data's hold-out (M3, M1: its horizon) or the last 10% of each series
+    if number and float(validation).is_integer() and validation >= 1:
+        return {"split": "holdout", "holdout": int(validation)}
+    if number and 0 <= validation < 1:
+        return {"split": "chronological", "validation_fraction": float(validation)}
+    raise ConfigError(f"validation must be \"auto\", a fraction in [0, 1) or a number of values >= 1 at the end of "
+                      f"each series; got {validation!r}")
 
 
 def _refit_block(shared: dict, block_start: int):
     """One backtest refit (a unit of work of any engine): fit a fresh copy on the values up to the block's first
-    origin, forecast every origin of the block; -> (forecasts (block, steps), the refit's last training time)."""
-    from sklearn.base import clone
+    origin, forecast every origin of the block with it and with its baselines; -> (forecasts (block, steps),
+    {baseline key: forecasts}, the refit's last training time)."""
+    from .evaluation import origin_baselines
+    from .harness import fit_all
 
     origins, every = shared["origins"], shared["every"]
     origin = origins[block_start]
     panel = shared.get("panel")  # with covariates: the frame's rows (one series) and its static features
-    extra = {} if panel is None else dict(zip(("id_column", "time_column", "value_column"), shared["columns"]),
-                                          static_df=shared["static"])
-    refit = clone(shared["template"]).fit(shared["series"].iloc[:origin + 1], validation=shared["validation"],
-                                   epochs=shared["epochs"], seed=shared["seed"], **extra)
-    state = refit.state_
+    state = fit_all(shared["config"], shared["series"].iloc[:origin + 1], static=shared["static"],
+                    columns=shared["columns"] if panel is not None else None, params=shared["params"])
     block = origins[block_start:block_start + every]
     values = shared["values"] if panel is None else state.source_of(panel)  # standardised as this refit was fitted
-    contexts = state.windows(values, block, np.zeros(len(block), dtype=np.int64))
-    forecasts = state.forecast(contexts, shared["horizon"], state.scaler, np.zeros(len(block), dtype=np.int64))
-    return forecasts, state.trained_until
-
-
-def _future_keys(futr_df, id_column: str, time_column: str) -> pd.MultiIndex:
-    from .panel import _parse_times
-
-    if not isinstance(futr_df, pd.DataFrame) or id_column not in futr_df.columns or time_column not in futr_df.columns:
-        raise DataError(f"futr_df must be a DataFrame with the {id_column} and {time_column} columns")
-    return pd.MultiIndex.from_arrays([futr_df[id_column].astype(str).to_numpy(),
-                                      _parse_times(futr_df[time_column], time_column)])
+    zeros = np.zeros(len(block), dtype=np.int64)  # one series: every origin's series start and number
+    contexts = state.windows(values, block, zeros)
+    forecasts = state.forecast(contexts, shared["horizon"], state.scaler, zeros)
+    baselines = {model.key: model.forecast(values, block, zeros, zeros, state.scaler)
+                 for model in origin_baselines(state, shared["horizon"])}
+    return forecasts, baselines, state.trained_until

@@ -28,15 +28,14 @@ from keras import layers
 
 from . import metrics as M
 from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
-from .config import (LossPart, NetworkPart, RunConfig, TrainingPart, check_config, load_panel, season_of, settle,
-                     window_config)
+from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale
 from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
-from .panel import Panel, as_panel
+from .panel import Panel
 from .state import FittedState, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
 
@@ -401,7 +400,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
         return model, history, epochs_run, best
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
-                      quantiles=loss.quantiles, **network.params)
+                      quantiles=loss.quantiles, loss=loss.name, **network.params)
     init = training.skip_init
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
@@ -492,16 +491,15 @@ def check_takes_covariates(name: str, estimator, covariates) -> None:
 
 
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
-              engine=None, baseline: str | None = None, params: dict | None = None,
-              columns: tuple | None = None) -> FittedState:
+              engine=None, params: dict | None = None, columns: tuple | None = None) -> FittedState:
     """Fit one model on windowed data and calibrate it: the one fit path of every caller.
 
     Args:
-        config: checked run settings (:func:`tsattn.config.check_config`).
+        config: resolved run settings (:func:`tsattn.config.resolve`); a baseline's name as the model fits that
+            baseline (:data:`tsattn.baselines.BASELINES`) through the same path.
         data: the windows, split and scalers of :func:`tsattn.config.window_config`.
         progress: an optional Keras callback (e.g. :class:`EpochProgress`).
         engine: where an ensemble's members train (see :func:`train_model`).
-        baseline: fit this baseline (a key of :data:`tsattn.baselines.BASELINES`) instead of the network.
         params: the facade's parameters, kept with the state (``Forecaster.get_params()``); default: the
             config's model, window and horizon and its model parameters.
         columns: the long frame's id, time and value columns.
@@ -513,18 +511,21 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     """
     season = season_of(config, data.panel)
     start = time.perf_counter()
-    if baseline is None:
+    if not config.is_baseline:
         network, loss, training = config.parts()
         loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
         model, history, epochs_run, best = train_model(data, network, loss, training, progress, engine)
         estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
     else:
-        estimator = forecaster_baseline(baseline, data.window, data.horizon, season, config.linear_fit)
-        check_takes_covariates(baseline, estimator, data.covariates)
+        estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
+        check_takes_covariates(config.model, estimator, data.covariates)
         estimator = estimator.fit(data)
         history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
     fit_seconds = time.perf_counter() - start
     panel = data.panel
+    # the baselines scored beside the model wherever it is scored (fit, evaluate, backtest, compare, tune)
+    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
+                                                      with_regression_baseline(config.baselines, data.covariates))]
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     conformal, quantile_conformal = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
     if params is None:
@@ -539,22 +540,34 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
-                       covariates=data.covariates)
+                       covariates=data.covariates, baselines=baselines)
+
+
+def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
+            progress: keras.callbacks.Callback | None = None, engine=None, params: dict | None = None) -> FittedState:
+    """Resolve settings and data (:func:`tsattn.config.resolve`) and fit on everything given, with no test part (the
+    split's validation part stays at the end of each series): ``Forecaster.fit`` and every refit of a backtest or
+    cross-validation."""
+    config, panel = resolve(config, data, static, columns)
+    windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
+    return fit_state(config, windowed, progress, engine, params=params, columns=columns)
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
-        panel: Panel | None = None, engine=None, **overrides) -> RunResult:
-    """Fit one global model through :func:`fit_state` and score it on every part beside the baselines.
+        panel: Panel | None = None, engine=None, static=None, **overrides) -> RunResult:
+    """Resolve settings and data (:func:`tsattn.config.resolve`), fit one model and score it on every part.
 
     Args:
         config: a :class:`RunConfig` (default: ``RunConfig()``, attention-rnn on sunspots).
         series: user data instead of the config's dataset / CSV: one series or a panel (a long frame
-            ``unique_id, ds, y``, a dict of Series, a :class:`tsattn.panel.Panel`).
+            ``unique_id, ds, y`` with the covariate columns the settings name, a dict of Series, a
+            :class:`tsattn.panel.Panel`).
         progress: an optional Keras callback (e.g. :class:`EpochProgress`).
-        panel: the data the config names, already loaded by :func:`load_panel` (compare loads each dataset
-            once and sends it to every run); the config keeps naming it.
+        panel: the data the config names, already loaded by :func:`tsattn.config.load_panel` (compare loads each
+            dataset once and sends it to every run); the config keeps naming it.
         engine: where the members of an ensemble (``ensemble=k``) train: None / "local" here, one after
             another; an engine of :func:`tsattn.engine.get_engine` (local processes or Ray) in parallel.
+        static: static features of ``series`` (``stat_exog``): ``unique_id`` and the feature columns.
         **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
 
     Example:
@@ -564,22 +577,22 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
     config = config or RunConfig()
     if overrides:
         config = config.updated(**overrides)
-    check_config(config)  # unknown model, parameters or settings out of range fail before any work
-    if panel is not None:
-        if series is not None:
-            raise ConfigError("give fit either series (user data) or panel (the config's data, loaded), not both")
-    elif series is None:
-        panel = load_panel(config)
-    else:
-        panel = as_panel(series, fill=config.fill, freq=config.freq)
-        config = config.updated(dataset=None, csv=None)
-    config = settle(config, panel)  # preset "auto": the settings for this data's shape
+    if panel is not None and series is not None:
+        raise ConfigError("give fit either series (user data) or panel (the config's data, loaded), not both")
+    config, data = resolve(config, series if series is not None else panel, static)
+    if isinstance(series, Panel):
+        config = dataclasses.replace(config, dataset=None, csv=None)  # the user's data, not the one named
+    return run(config, data, progress, engine)
+
+
+def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | None = None, engine=None) -> RunResult:
+    """Fit a resolved config on its panel (:func:`tsattn.config.resolve`) through :func:`fit_state` and score it on
+    every part beside the baselines (:func:`tsattn.evaluation.score_windows`): what :func:`fit` does once the data
+    is read (``tsattn fit`` resolves first, to print what it chose before training)."""
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
-    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, state.season, config.linear_fit,
-                                                      with_regression_baseline(config.baselines, data.covariates))]
-    evaluation = score_windows(state.estimator, baselines, data, state.season, levels=config.level,
+    evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
                                calibration=(state.conformal, state.quantile_conformal))
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
-                     evaluation.frame, baselines, evaluation.baseline_seconds, evaluation.conformal,
+                     evaluation.frame, state.baselines, evaluation.baseline_seconds, evaluation.conformal,
                      evaluation.interval_scale)

@@ -47,14 +47,6 @@ class LossSpec:
             return SeriesUnitsLoss(self.name)
         return self.name
 
-    def point_index(self, quantiles) -> int | None:
-        """Where the point forecast sits in the last axis of a quantile head (its median); None otherwise."""
-        if not self.quantile:
-            return None
-        from .intervals import point_quantile
-
-        return point_quantile(quantiles)
-
 
 LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in (
     LossSpec("mse", "mean squared error on scaled values"),

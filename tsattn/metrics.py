@@ -62,14 +62,6 @@ def scaled_metrics(actual_scaled, predicted_scaled) -> dict:
     return {"mse": _finite_or_none(mse), "rmse": _finite_or_none(math.sqrt(mse)) if math.isfinite(mse) else None}
 
 
-def per_step_metrics(actual, predicted, scale: float | None = None) -> list[dict]:
-    """:func:`forecast_metrics` for each step ahead (column) of a multi-step forecast."""
-    actual, predicted = _pair(actual, predicted)
-    if actual.ndim == 1:
-        return [forecast_metrics(actual, predicted, scale)]
-    return [forecast_metrics(actual[:, j], predicted[:, j], scale) for j in range(actual.shape[1])]
-
-
 # ----------------------------------------------------------------------------------------------------
 # Baselines
 # ----------------------------------------------------------------------------------------------------

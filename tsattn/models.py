@@ -15,6 +15,7 @@ import keras
 from keras import layers
 
 from .errors import ConfigError
+from .losses import get_loss
 from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, QuantileOutput, ScaleBy, SubtractLast,
                      TransformerEncoderBlock, WindowScale)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
@@ -26,13 +27,16 @@ CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
 UNROLL_MAX_WINDOW = 128
 
 
-def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quantiles=None, **params) -> keras.Model:
+def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quantiles=None, loss: str | None = None,
+              **params) -> keras.Model:
     """Build a registered model.
 
     Args:
         name: one of :func:`list_models`.
         window: input length (>= 2). features: input features (>= 1). horizon: outputs (>= 1).
         quantiles: None for a point forecast, or the quantiles (in (0, 1)) of a quantile model.
+        loss: the training loss (:data:`tsattn.losses.LOSSES`), which sizes the head
+            (:meth:`tsattn.losses.LossSpec.output_width`); default: "quantile" with ``quantiles``, else "mse".
         **params: the model's hyper-parameters (see ``tsattn models``); unknown ones are refused.
 
     Returns:
@@ -51,10 +55,15 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         if not integer(minimum, maximum)(value):
             raise ConfigError(f"{key} must be an integer in {minimum}..{maximum} for model {name!r}; got {value!r}")
     resolved = spec.resolve(params)
-    if quantiles is not None:
+    loss_spec = get_loss(loss if loss is not None else "quantile" if quantiles is not None else "mse")
+    if loss_spec.quantile:
         from .intervals import check_quantiles
 
+        if quantiles is None:
+            raise ConfigError(f"loss {loss_spec.name!r} needs the quantiles its head outputs; got none")
         quantiles = check_quantiles(quantiles)
+    elif quantiles is not None:
+        raise ConfigError(f"quantiles size a quantile loss's head; loss {loss_spec.name!r} outputs one value per step")
     raw = keras.Input(shape=(window, features), name="window")
     inputs, window_scale = raw, None
     if resolved["normalise"] == "window":  # the whole model sees the window over its largest absolute value
@@ -64,7 +73,7 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     head_params = ("center", "output_activation", "skip", "normalise")  # read here, by the shared head
     summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
-    width = horizon * (len(quantiles) if quantiles else 1)
+    width = loss_spec.output_width(horizon, quantiles)
     network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
     linear = None
     if resolved["skip"] == "linear":

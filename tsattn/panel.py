@@ -115,6 +115,10 @@ class Panel:
         keep = np.asarray(keep, dtype=np.int64)
         return self.take(keep, self.offsets[keep], self.lengths[keep], self.single_input and len(keep) == 1)
 
+    def heads(self, counts) -> "Panel":
+        """The first ``counts[i]`` values of each series (covariates and static features with them)."""
+        return self.take(np.arange(self.n_series), self.offsets[:-1], counts, single_input=False)
+
     def take(self, numbers, starts, counts, single_input: bool | None = None) -> "Panel":
         """The panel of ``counts[i]`` values from flat position ``starts[i]`` of series ``numbers[i]`` (a subset,
         tails, heads), covariates and static features carried along."""
@@ -555,3 +559,55 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
                                              freq, exog)
     return _assemble(ids, series_list, column, single_input=single, freq=freq, fill=fill, exog_list=exog_list,
                      static=static)
+
+
+def future_keys(futr_df, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN) -> pd.MultiIndex:
+    """The (id, time) rows of a future frame, ids as text and times parsed as the data's are."""
+    if not isinstance(futr_df, pd.DataFrame) or id_column not in futr_df.columns or time_column not in futr_df.columns:
+        raise DataError(f"futr_df must be a DataFrame with the {id_column} and {time_column} columns")
+    return pd.MultiIndex.from_arrays([futr_df[id_column].astype(str).to_numpy(),
+                                      _parse_times(futr_df[time_column], time_column)])
+
+
+def future_values(futr_df: pd.DataFrame, panel: "Panel", names, horizon: int, id_column: str = ID_COLUMN,
+                  time_column: str = TIME_COLUMN) -> np.ndarray:
+    """(n_series, horizon, len(names)) future-known values for the ``horizon`` steps after each series of ``panel``,
+    read from ``futr_df`` (NeuralForecast's futr_df: the id and time columns and one column per covariate; rows for
+    other times are ignored). A missing row, a duplicate, a NaN or a column in no frame: one line naming it."""
+    from .io import describe_index, future_index
+
+    if id_column not in futr_df.columns and panel.n_series == 1:  # one series: its future needs no id column
+        futr_df = futr_df.assign(**{id_column: panel.ids[0]})
+
+    check_exog_columns(names, {"id": id_column, "time": time_column}, "futr_df",
+                       [str(c) for c in futr_df.columns])
+    for role, column in (("id", id_column), ("time", time_column)):
+        if column not in futr_df.columns:
+            raise DataError(f"futr_df has no {role} column {column!r}; give {id_column}, {time_column} and "
+                            f"{', '.join(names)}")
+    frame = futr_df.reset_index(drop=True)
+    ids = frame[id_column].astype(str).to_numpy()
+    times = _parse_times(frame[time_column], time_column)
+    codes, uniques = pd.factorize(ids)
+    values = _exog_values(frame, names, "futr_df", uniques, codes, times)
+    lookup = pd.Series(np.arange(len(frame)), index=pd.MultiIndex.from_arrays([ids, times]))
+    lookup = lookup[~lookup.index.duplicated(keep="first")]
+    if len(lookup) < len(frame):
+        raise DataError("futr_df has duplicate (id, time) rows; give one row per series and step")
+    out = np.empty((panel.n_series, horizon, len(names)))
+    missing = []
+    for i in range(panel.n_series):
+        labels = future_index(describe_index(panel.series_index(i)), horizon)
+        rows = lookup.reindex(pd.MultiIndex.from_arrays([[panel.ids[i]] * len(labels), labels]))
+        absent = rows.isna().to_numpy()
+        if absent.any():
+            missing.append((panel.ids[i], labels[int(np.flatnonzero(absent)[0])], int(absent.sum())))
+            continue
+        out[i] = values[rows.to_numpy(dtype=np.int64)]
+    if missing:
+        count = sum(n for _, _, n in missing)
+        sid, first, _ = missing[0]
+        raise DataError(f"futr_df lacks {count} (series, time) row(s) the forecast needs, in {len(missing)} series "
+                        f"(first {sid!r} at {first}); give every series' {', '.join(names)} for the next "
+                        f"{horizon} steps (get_missing_future(futr_df) lists them)")
+    return out

@@ -168,7 +168,6 @@ def _validation_score(config, seen, metric: str, trial=None, windows: int | None
     """
     from .config import window_config
     from .evaluation import origins_of, score_origins, summarise
-    from .forecaster import _heads
     from .harness import fit_state
 
     h = config.horizon
@@ -178,7 +177,7 @@ def _validation_score(config, seen, metric: str, trial=None, windows: int | None
         raise DataError(f"{windows} validation windows {step} apart need more than {extra + h + 1} values per series "
                         f"before the test part; the shortest series has {int(seen.lengths.min())}: use fewer windows "
                         "or a smaller step")
-    data = window_config(_heads(seen, seen.lengths - extra) if extra else seen, config, with_test=False)
+    data = window_config(seen.heads(seen.lengths - extra) if extra else seen, config, with_test=False)
     left_out = seen.n_series - data.panel.n_series
     if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
         raise DataError(f"window {data.window} + horizon {h} leaves out {left_out} of {seen.n_series} series too "
@@ -340,7 +339,7 @@ def _search_worker(job: _Search, worker: int) -> int:
     """One worker of a search: runs trials until the study holds ``job.trials`` finished (complete or pruned) ones
     or the deadline passes, while other workers (processes, Ray tasks, machines) do the same on the same study. A
     worker whose own trials fail MAX_FAILURES_IN_A_ROW times in a row stops with the last error. Its trial count."""
-    from .config import check_config, window_config
+    from .config import check_config
 
     optuna = _optuna()
     storage = job.storage
@@ -434,13 +433,14 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
          space: dict | None = None, seed: int = 0, settings: dict | None = None, study_name: str | None = None,
          refit: bool = True, echo=None, force: bool = False, engine: str = "local", jobs: int = 1,
          address: str | None = None, cpus: int = 1, workers: int | None = None, windows: int | None = None,
-         step: int | None = None) -> TuneResult:
+         step: int | None = None, static=None) -> TuneResult:
     """Search ``model``'s settings on validation windows, refit the best on everything before the test part and
     score it once on test (beside the defaults).
 
     Args:
         model: a registered network.
-        data: user data (a long frame, a Series, a Panel) or None with ``dataset``.
+        data: user data (a long frame with the covariate columns ``settings`` names, a Series, a Panel) or None with
+            ``dataset``.
         trials: finished (completed or pruned) trials the study should hold (a resumed study runs only the missing
             ones).
         timeout: stop starting trials after this many seconds.
@@ -461,10 +461,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             apart (default: the horizon), and scored on all of them; None (default) scores the fit's own validation
             part (the data's hold-out, or the last 10% of each series). A resumed study must use the same metric,
             windows, step and settings (it is refused otherwise: its trials would not be comparable).
+        static: static features of ``data`` (``stat_exog``): ``unique_id`` and the feature columns.
     """
-    from .config import RunConfig, check_config, load_panel, settle
+    from .config import RunConfig, check_config, resolve
     from .engine import get_engine
-    from .panel import as_panel
     from .specs import get_spec
 
     optuna = _optuna()
@@ -482,7 +482,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         raise ConfigError(f"workers must be an integer >= 1; got {workers!r}")
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus)
     echo = echo or (lambda line: None)
-    base = check_config(RunConfig(model=model, dataset=dataset, seed=seed).updated(**(settings or {})))
+    # settings and data resolved as every fit path does (covariate columns and static features of `data` included);
+    # preset "auto": every trial starts from the settings `tsattn fit` uses for this data
+    base, panel = resolve(RunConfig(model=model, dataset=dataset, seed=seed).updated(**(settings or {})), data, static)
     dimensions = search_space(model, base.horizon, space)
     for name, dimension in dimensions.items():  # every value of the space must be a valid setting
         probes = dimension.choices if dimension.kind == "choice" else (dimension.low, dimension.high)
@@ -492,8 +494,6 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 check_config(base.updated(**{name: value}))
             except TsattnError as exc:
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
-    panel = load_panel(base) if data is None else as_panel(data, fill=base.fill, freq=base.freq)
-    base = settle(base, panel)  # preset "auto": every trial starts from the settings `tsattn fit` uses for this data
     seen, _ = before_test(panel, base)
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = "rmse" if panel.n_series == 1 else "smape"
@@ -633,12 +633,13 @@ def trials_table(study, metric: str) -> pd.DataFrame:
 
 def _refits(model, panel, base, best_settings, seed, echo) -> dict:
     """The defaults and the tuned settings refitted as `tsattn fit` fits them, scored once on the test part."""
+    from .config import check_config
     from .forecaster import Forecaster
-    from .harness import fit
+    from .harness import run
 
     out = {}
-    for label, config in (("defaults", base), ("tuned", base.updated(**best_settings))):
-        result = fit(config, panel=panel)
+    for label, config in (("defaults", base), ("tuned", check_config(base.updated(**best_settings)))):
+        result = run(config, panel)  # resolved: the base by tune, the tuned settings checked as in their trial
         out[label] = {"test": result.metrics["test"]["model"], "validation": result.metrics["validation"]["model"],
                       "epochs_run": result.epochs_run, "fit_seconds": result.fit_seconds,
                       "series": result.data.panel.n_series,

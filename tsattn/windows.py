@@ -341,10 +341,6 @@ class WindowedPanel:
         """The flat position of each window's series start (inputs before it are padding)."""
         return self.panel.offsets[self.series_numbers(part)]
 
-    def input_positions(self, part: str) -> np.ndarray:
-        """(samples, window) integer positions of the inputs (a padded input repeats its series' first value)."""
-        return window_positions(self.starts[part], self.window, self.first_positions(part))
-
     def target_positions(self, part: str) -> np.ndarray:
         """(samples, horizon) integer positions of the targets."""
         return self.starts[part][:, None] + self.window + np.arange(self.horizon)
@@ -429,7 +425,7 @@ def _grid(low: np.ndarray, high: np.ndarray, span: int, stride: int) -> np.ndarr
     return (first + rank * stride).astype(np.int64)
 
 
-def _part_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
+def split_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
     """(n_series, 2) local positions where validation and test start."""
     if spec.method == "holdout" and not spec.holdout_test:
         return np.stack([np.maximum(lengths - spec.holdout, 0), lengths], axis=1)
@@ -534,7 +530,7 @@ def window_panel(
         starts = {"train": every[order[:n_train]], "validation": every[order[n_train:n_train + n_validation]],
                   "test": every[order[n_train + n_validation:]]}
     else:
-        part_bounds = _part_bounds(lengths, split)
+        part_bounds = split_bounds(lengths, split)
         bounds = {"train": (low, low + part_bounds[:, 0]), "validation": (low + part_bounds[:, 0], low + part_bounds[:, 1]),
                   "test": (low + part_bounds[:, 1], high)}
         starts = {}
