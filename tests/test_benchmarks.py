@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # each script's quick mode trains several models: tens of seconds
 
 
 @pytest.mark.parametrize("script, expected", [

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tsattn
@@ -105,3 +106,16 @@ def test_evaluate_and_backtest_score_the_baselines_fit_scores():
     assert rows.attrs["metrics"]["linear"]["rmse"] > 0
     frozen = f.backtest(series, start=0.85)
     assert frozen.attrs["metrics"]["linear"] != rows.attrs["metrics"]["linear"]  # refits fit their own
+
+
+def test_a_per_series_linear_baseline_reads_each_series_coefficients_by_id():
+    from tsattn.evaluation import origin_baselines
+    from test_pipeline import panel
+
+    frame = panel(n_series=3)
+    f = Forecaster("naive", window=8, horizon=2, linear_fit="per-series").fit(frame)
+    linear = f.state_.baselines[-1]
+    reordered = f.state_.panel_of(frame[frame["unique_id"].isin(["s2", "s0"])])
+    mapped = [m for m in origin_baselines(f.state_, 2, reordered) if m.key == "linear"][0]
+    np.testing.assert_array_equal(mapped.per_series[0], linear.per_series[f.state_.tails.number(reordered.ids[0])])
+    assert f.evaluate(frame)["linear"]["rmse"] > 0

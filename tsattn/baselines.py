@@ -13,6 +13,8 @@ call only these two methods, so a baseline and a network go through exactly the 
 
 from __future__ import annotations
 
+import copy
+
 import time
 from dataclasses import dataclass
 
@@ -224,6 +226,15 @@ class LinearAR(WindowModel):
                 if len(mine) > self.window + 1:
                     self.per_series[i] = linear_coefficients(data, mine, window_scaled=self.window_scaled)
         return self
+
+    def for_series(self, numbers) -> "LinearAR":
+        """This fit for another panel's series: ``numbers[i]`` is series i's number in the fitted panel (None for a
+        series not seen in fit, which gets the pooled coefficients)."""
+        if self.per_series is None:
+            return self
+        other = copy.copy(self)
+        other.per_series = np.stack([self.coefficients if n is None else self.per_series[n] for n in numbers])
+        return other
 
     def forecast(self, values, origins, first, series, scaler):
         values = target_column(values)  # an autoregression of the target alone (a network's skip path reads more)

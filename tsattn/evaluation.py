@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .baselines import Naive, SeasonalNaive, StatisticalModel
+from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
 from .intervals import Conformal, QuantileConformal, check_levels, series_scale
 from .windows import PARTS
@@ -213,14 +213,19 @@ class OriginScores:
     scale: np.ndarray         # per series, the MASE denominator
 
 
-def origin_baselines(state, horizon: int) -> list:
+def origin_baselines(state, horizon: int, panel=None) -> list:
     """The baselines scored beside ``state`` at its origins: the state's own (naive, seasonal naive, the linear
     autoregression fitted with it, the statistical methods asked for) for forecasts of its horizon; for another
     number of steps those that forecast any number (naive, seasonal naive, the statistical methods without
-    regressors): the linear autoregression forecasts exactly the horizon it was fitted for."""
-    fitted = state.baselines or [Naive(state.horizon), SeasonalNaive(state.horizon, state.season)]  # 0.1/0.2 artefacts
+    regressors): the linear autoregression forecasts exactly the horizon it was fitted for. With ``panel`` (the series
+    to forecast) a per-series linear fit reads each series' own coefficients by id."""
+    fitted = state.baselines or [Naive(state.horizon), SeasonalNaive(state.horizon, state.season)]  # older artefacts
     if horizon == state.horizon:
-        return list(fitted)
+        if panel is None:
+            return list(fitted)
+        numbers = [0] if state.single and panel.n_series == 1 else \
+            [state.tails.number(sid) if sid in state.tails.ids else None for sid in panel.ids]
+        return [model.for_series(numbers) if isinstance(model, LinearAR) else model for model in fitted]
     others = []
     for model in fitted:
         if isinstance(model, Naive):
@@ -248,7 +253,7 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     if baselines is None:
         baselines = {model.key: model.forecast(source, origins, first, series, scaler)
-                     for model in origin_baselines(state, horizon)}
+                     for model in origin_baselines(state, horizon, panel)}
     scale = state.mase_scale_for(panel)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
     return OriginScores(actual, predicted, baselines, frame, series, scale)

@@ -46,7 +46,7 @@ class FittedState:
         covariates: the fitted :class:`tsattn.covariates.Covariates` (None without covariates).
         baselines: the fitted baselines scored beside the model wherever it is scored (naive, seasonal naive, the
             linear autoregression fitted on the same training windows, and the statistical methods asked for);
-            empty for artefacts written before 0.3, which are scored beside naive and seasonal naive.
+            empty in artefacts saved before the state kept them, which are scored beside naive and seasonal naive.
     """
 
     config: Any
@@ -175,11 +175,6 @@ class FittedState:
             if sid in self.tails.ids:
                 scales[i] = self.mase_scale[self.tails.number(sid)]
         return scales
-
-    @property
-    def interval_scale(self) -> np.ndarray:
-        """Per fitted series, the scale conformal scores are measured in (the MASE scale in scaled units)."""
-        return self.interval_scale_for(self.tails, known=True)
 
     def interval_scale_for(self, panel: Panel, known: bool = False) -> np.ndarray:
         """Per series of ``panel``, the scale conformal scores are measured in: the fitted series' in-sample
