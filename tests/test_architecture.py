@@ -20,6 +20,7 @@ LAYERS = [
     {"baselines", "models"},
     {"config", "state", "evaluation", "verdicts"},
     {"artefacts", "harness", "report"},
+    {"backtesting"},
     {"runs", "forecaster"},
     {"compare"},
     {"tuning"},

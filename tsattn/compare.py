@@ -24,6 +24,7 @@ import pandas as pd
 
 from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
+from .metrics import headline_metric
 from .io import atomic_file, number_text, write_json
 from .report import is_complete_record, results_table, summarise, write_report
 from .verdicts import WITHOUT_COVARIATES, comparison_verdict
@@ -253,7 +254,7 @@ def _by_series(result) -> dict:
 
 def _record(result, key, max_windows: int = 600) -> dict:
     from .intervals import bands, level_name
-    from .models import attention_model
+    from .models import read_attention
 
     dataset, model, seed = key
     test = result.forecasts.get("test")
@@ -276,11 +277,8 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,
     }
-    attention = attention_model(result.model)
-    if attention is not None:
-        X = result.data.X("test")[-max_windows:]
-        weights = attention.predict(X, verbose=0, batch_size=1024)
-        weights = [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
+    weights = read_attention(result.model, result.data.X("test")[-max_windows:])
+    if weights is not None:
         if weights[0].ndim == 2:
             labels = [str(x) for x in test.index[-max_windows:]]
             if not single:
@@ -476,7 +474,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             return
         record = outcome.value
         test = record["metrics"]["test"]
-        metric = "rmse" if record.get("series", 1) == 1 else "smape"
+        metric = headline_metric(record.get("series", 1))
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
         echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
              f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")

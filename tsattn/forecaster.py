@@ -18,7 +18,6 @@ data came in (a Series for one series, a long frame for a panel).
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,7 @@ import pandas as pd
 
 from .baselines import BASELINES
 from .checks import MAX_STEPS, positive_int
-from .errors import ConfigError, DataError, NotFittedError, TrainingError
+from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
 from .windows import gather_batch
@@ -313,199 +312,21 @@ class Forecaster:
                          epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
                          time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
                          static_df=None) -> pd.DataFrame:
-        """NeuralForecast's and statsforecast's cross-validation: ``n_windows`` forecasts of ``h`` steps at the end
-        of every series, ``step_size`` apart, each made by a model that saw only the values before its window.
+        """NeuralForecast's and statsforecast's cross-validation of this Forecaster (it is not changed): see
+        :func:`tsattn.backtesting.cross_validation`, which takes the same arguments."""
+        from .backtesting import cross_validation
 
-        Args:
-            df: one series or a panel (a long frame ``unique_id, ds, y`` or a dict of Series).
-            h: steps per window (default: the model's horizon).
-            n_windows, step_size: how many windows and how far apart (default step: ``h``); the last window
-                ends at each series' last value.
-            refit: True fits a fresh copy of this Forecaster (same parameters) before every window on the values
-                before it; False fits once, before the first window, and forecasts the later windows from
-                their histories with that model. This Forecaster itself is never changed.
-            level: interval levels in percent (``<model>-lo-80`` columns), as in :meth:`predict`.
-            validation, epochs, seed: as in :meth:`fit`, for every fit.
-            static_df: static features (``stat_exog``), as in :meth:`fit`. Future-known covariates of each window
-                come from ``df`` itself (known in advance by definition); past-observed ones only up to its cutoff.
-
-        Returns:
-            A long frame ``unique_id, ds, cutoff, y, <model>`` (+ interval columns), ``cutoff`` being the last
-            timestamp each window's model saw: what ``utilsforecast.evaluation.evaluate`` takes.
-        """
-        from sklearn.base import clone
-
-        from .covariates import Covariates
-
-        covariates = Covariates.of(*(self.params.get(kind) for kind in ("hist_exog", "futr_exog", "stat_exog",
-                                                                        "calendar")))
-        panel = as_panel(df, id_column, time_column, value_column, fill=self.params.get("fill"),
-                         freq=self.params.get("freq"), exog=covariates.dynamic if covariates else (), static=static_df)
-        h = positive_int("h", self.horizon if h is None else h, 1, MAX_STEPS)
-        n_windows = positive_int("n_windows", n_windows, 1, 10_000)
-        step_size = positive_int("step_size", h if step_size is None else step_size, 1, 100_000)
-        span = h + (n_windows - 1) * step_size
-        shortest = int(panel.lengths.min())
-        if shortest - span < 2:
-            raise ConfigError(f"{n_windows} window(s) of {h} steps, {step_size} apart, need more than {span + 1} values "
-                              f"per series; the shortest series has {shortest}: use fewer or shorter windows")
-        frames, model = [], None
-        for k in range(n_windows):
-            cut = panel.lengths - span + k * step_size  # values before window k, per series
-            history = panel.heads(cut).to_frame(id_column, time_column, value_column)
-            if refit or model is None:
-                model = clone(self).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
-                                        time_column=time_column, value_column=value_column, static_df=panel.static)
-            positions = panel.offsets[:-1] + cut  # each window's first target
-            future = None  # the window's own future-known values: what a user would have known at its cutoff
-            if covariates is not None and covariates.futr:
-                reach = np.minimum(model.state_.horizon, panel.lengths - cut)
-                future = panel.take(np.arange(panel.n_series), positions, reach).to_frame(id_column, time_column,
-                                                                                         value_column)
-            forecast = model.predict(h, series=history, level=level, futr_df=future)
-            targets = (positions[:, None] + np.arange(h)).ravel()
-            forecast.insert(2, "cutoff", np.repeat(np.asarray(panel.index[positions - 1]), h))
-            forecast.insert(3, value_column, panel.values[targets])
-            frames.append(forecast)
-        out = pd.concat(frames, ignore_index=True)
-        out[id_column] = out[id_column].astype(object)
-        return out.sort_values([id_column, "cutoff", time_column], kind="stable").reset_index(drop=True)
+        return cross_validation(self, df, h, n_windows, step_size, refit, level, validation, epochs, seed, id_column,
+                                time_column, value_column, static_df)
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
                  address: str | None = None, cpus_per_run: int = 1) -> pd.DataFrame:
-        """Rolling-origin historical forecasts (per series for a panel).
+        """Rolling-origin historical forecasts of this fitted Forecaster (per series for a panel): see
+        :func:`tsattn.backtesting.backtest`, which takes the same arguments."""
+        from .backtesting import backtest
 
-        Args:
-            series: one series or a panel to walk through.
-            start: the first forecast origin's target in each series: a fraction (0.8), a position (int) or
-                a timestamp label. Forecasts are made from origins ``start - 1, start - 1 + stride, ...``.
-            steps: how many steps ahead to forecast from each origin, as in :meth:`predict` (default: the
-                model's horizon; longer continues recursively).
-            stride: steps between origins.
-            retrain: False uses the fitted model everywhere (honest only when it was fitted on data before
-                ``start``: a warning says when it was not); True refits a fresh copy at every origin; an int
-                k refits every k origins. A refit sees only values up to its origin (scaler included).
-                Refits need one series (a panel's series end at different times).
-            epochs: maximum epochs of each refit.
-            engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
-                (``jobs`` processes) or "ray" (each refit a Ray task of ``cpus_per_run`` CPUs; ``address``
-                joins a cluster), as in :func:`tsattn.compare`. Every engine gives the same forecasts.
-
-        Returns:
-            A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
-            unique_id first); ``attrs["metrics"]`` holds the summary (model and every baseline of :meth:`evaluate`,
-            per step).
-        """
-        from .evaluation import origins_in, score_origins, summarise
-
-        state = self._state()
-        horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
-        stride = positive_int("stride", stride, 1, 100_000)
-        panel = state.panel_of(series)
-        if not isinstance(retrain, (bool, int, np.integer)) or (not isinstance(retrain, bool) and retrain < 1):
-            raise ConfigError(f"retrain must be True, False or an integer >= 1 (refit every k origins); got {retrain!r}")
-        every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
-        if every and panel.n_series > 1:
-            raise ConfigError("retrain needs one series (the series of a panel end at different times); backtest "
-                              "a panel with retrain=False on a model fitted before start, or one series at a time")
-        first_targets = np.array([self._start_position(panel.series(i), start) for i in range(panel.n_series)])
-        lookback = state.lookback
-        if (first_targets < lookback).any():
-            raise ConfigError(f"backtest start {start!r} leaves {int(first_targets.min())} value(s) before the first "
-                              f"origin, fewer than one window ({lookback}); start later")
-        try:
-            origins = origins_in(panel, lookback, horizon, first_targets, stride)
-        except DataError:
-            raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; "
-                              "start earlier") from None
-        trained_until = np.empty(len(origins), dtype=object)
-        if every == 0:
-            scores = score_origins(state, panel, origins, horizon)
-            fitted_end = state.trained_until
-            first_origin = panel.index[origins[0]]
-            if state.single and panel.n_series == 1 and fitted_end >= first_origin:
-                warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
-                              f"{first_origin}: these forecasts are optimistic; use retrain=True",
-                              UserWarning, stacklevel=2)
-            elif panel.n_series > 1 and fitted_end >= panel.index[origins].min():
-                warnings.warn(f"the model was fitted on data up to {fitted_end}, after some origins: these "
-                              "forecasts are optimistic; fit on data before start", UserWarning, stacklevel=2)
-            trained_until[:] = fitted_end
-        else:
-            from .engine import get_engine
-
-            runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
-            covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns
-            shared = {"config": state.config if epochs is None else state.config.updated(epochs=epochs),
-                      "params": state.params, "values": panel.values,
-                      "series": panel.to_frame(*state.columns) if covariates else panel.series(0),
-                      "panel": panel if covariates else None, "columns": state.columns, "static": panel.static,
-                      "origins": origins, "every": every, "horizon": horizon}
-            predicted, baselines = np.zeros((len(origins), horizon)), {}
-            for block_start, outcome in runner.map(_refit_block, shared, range(0, len(origins), every)):
-                if not outcome.ok:
-                    raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
-                                        f"{outcome.error}")
-                block_predicted, block_baselines, until = outcome.value
-                span = slice(block_start, block_start + len(block_predicted))
-                predicted[span] = block_predicted
-                for key, values in block_baselines.items():  # each refit's own baselines, fitted on its past only
-                    baselines.setdefault(key, np.zeros((len(origins), horizon)))[span] = values
-                trained_until[span] = until
-            scores = score_origins(state, panel, origins, horizon, predicted, baselines)
-        rows = pd.DataFrame({
-            "origin": np.repeat(panel.index[origins], horizon),
-            "timestamp": panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
-            "step": np.tile(np.arange(1, horizon + 1), len(origins)),
-            "actual": scores.actual.ravel(),
-            "predicted": scores.predicted.ravel(),
-            "naive": scores.baselines["naive"].ravel(),
-            "trained_until": np.repeat(trained_until, horizon),
-        })
-        if panel.n_series > 1:
-            rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
-        summary = summarise(panel, scores, horizon)
-        summary.update({"origins": int(len(origins)), "retrain": every})
-        if "per_step" not in summary:
-            summary["per_step"] = [summary["model"]]
-        rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}
-        if "by_series" in summary:
-            rows.attrs["metrics_by_series"] = summary["by_series"]
-        return rows
-
-    @staticmethod
-    def _start_position(series: pd.Series, start) -> int:
-        n = len(series)
-        if isinstance(start, float) and not isinstance(start, bool):
-            if not 0 < start < 1:
-                raise ConfigError(f"backtest start as a fraction must be in (0, 1); got {start!r}")
-            return int(round(n * start))
-        if isinstance(start, (int, np.integer)) and not isinstance(start, bool):
-            if not 0 < start < n:
-                raise ConfigError(f"backtest start position must be in 1..{n - 1}; got {start!r}")
-            return int(start)
-        try:
-            label = pd.Timestamp(start) if isinstance(series.index, pd.DatetimeIndex) else start
-            if isinstance(label, pd.Timestamp) and series.index.tz is not None and label.tz is None:
-                label = label.tz_localize(series.index.tz)
-            position = int(series.index.get_indexer([label])[0])
-        except (ValueError, TypeError):
-            position, label = -1, None
-        if position > 0:
-            return position
-        first, last = series.index[0], series.index[-1]
-        try:
-            if label is not None and label > last:
-                raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {last}; start at a "
-                                  f"timestamp between {series.index[1]} and {last}")
-            if label is not None and label <= first:
-                raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {first}; "
-                                  f"start at a timestamp between {series.index[1]} and {last}")
-        except TypeError:  # a label that does not compare with the index
-            pass
-        raise ConfigError(f"backtest start {start!r} is not a fraction in (0, 1), a position or a timestamp of the "
-                          f"series (it runs from {first} to {last})")
+        return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run)
 
     # -- attention -----------------------------------------------------------------------------------
     def attention_weights(self, series=None) -> pd.DataFrame:
@@ -516,7 +337,7 @@ class Forecaster:
         transformer: the last encoder block's attention of the last step, averaged over heads (what the
         last-step pooling reads).
         """
-        from .models import attention_model
+        from .models import attention_per_lag, read_attention
 
         state = self._state()
         window = state.window
@@ -541,10 +362,7 @@ class Forecaster:
         scaler = state.scaler_for(panel)
         batch = gather_batch(state.source_of(panel), origins - window + 1, window, series=numbers, scaler=scaler,
                              with_target=False, layout=getattr(state.estimator, "layout", None))
-        weights = attention_model(state.keras_model).predict(batch.network_input(), verbose=0, batch_size=1024)
-        weights = np.asarray(weights[-1] if isinstance(weights, list) else weights)
-        if weights.ndim == 4:  # (windows, heads, query, key): last query, mean over heads
-            weights = weights[:, :, -1, :].mean(axis=1)
+        weights = attention_per_lag(read_attention(state.keras_model, batch.network_input()))
         labels = []
         for i in range(panel.n_series):
             mine = origins[numbers == i]
@@ -641,25 +459,3 @@ def validation_split(validation) -> dict:
         return {"split": "chronological", "validation_fraction": float(validation)}
     raise ConfigError(f"validation must be \"auto\", a fraction in [0, 1) or a number of values >= 1 at the end of "
                       f"each series; got {validation!r}")
-
-
-def _refit_block(shared: dict, block_start: int):
-    """One backtest refit (a unit of work of any engine): fit a fresh copy on the values up to the block's first
-    origin, forecast every origin of the block with it and with its baselines; -> (forecasts (block, steps),
-    {baseline key: forecasts}, the refit's last training time)."""
-    from .evaluation import origin_baselines
-    from .harness import fit_all
-
-    origins, every = shared["origins"], shared["every"]
-    origin = origins[block_start]
-    panel = shared.get("panel")  # with covariates: the frame's rows (one series) and its static features
-    state = fit_all(shared["config"], shared["series"].iloc[:origin + 1], static=shared["static"],
-                    columns=shared["columns"] if panel is not None else None, params=shared["params"])
-    block = origins[block_start:block_start + every]
-    values = shared["values"] if panel is None else state.source_of(panel)  # standardised as this refit was fitted
-    zeros = np.zeros(len(block), dtype=np.int64)  # one series: every origin's series start and number
-    contexts = state.windows(values, block, zeros)
-    forecasts = state.forecast(contexts, shared["horizon"], state.scaler, zeros)
-    baselines = {model.key: model.forecast(values, block, zeros, zeros, state.scaler)
-                 for model in origin_baselines(state, shared["horizon"])}
-    return forecasts, baselines, state.trained_until

@@ -14,6 +14,13 @@ import pandas as pd
 METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
 
+def headline_metric(n_series: int) -> str:
+    """The metric models are ranked and summed up on: RMSE for one series (in its own units), sMAPE for a panel
+    (scale-free: RMSE would add up series of different sizes). The one rule compare, reports, tune and the run's
+    verdict follow."""
+    return "rmse" if n_series <= 1 else "smape"
+
+
 def _pair(actual, predicted):
     actual = np.asarray(actual, dtype=np.float64)
     predicted = np.asarray(predicted, dtype=np.float64)

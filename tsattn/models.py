@@ -10,6 +10,8 @@ layers produce attention weights keep them as extra outputs of those layers, so
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _backend  # noqa: F401  (quiet TensorFlow import)
 import keras
 from keras import layers
@@ -223,3 +225,24 @@ def attention_model(model: keras.Model) -> keras.Model | None:
         return None
     outputs = [layer.output[1] for layer in found]
     return keras.Model(model.inputs, outputs, name=f"{model.name}_attention")
+
+
+
+def read_attention(model: keras.Model, inputs) -> list | None:
+    """The attention weights of every attention layer of ``model`` for ``inputs`` (windows, window, features): the
+    one reader of attention (run plots, compare reports, ``Forecaster.attention_weights``). attention-rnn: one
+    (windows, window) array; transformer: one (windows, heads, window, window) array per encoder block; None for a
+    model without attention."""
+    attention = attention_model(model)
+    if attention is None:
+        return None
+    weights = attention.predict(inputs, verbose=0, batch_size=1024)
+    return [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
+
+
+def attention_per_lag(weights: list) -> np.ndarray:
+    """(windows, window): the weight each window's forecast puts on each lag. attention-rnn: its weights; transformer:
+    the last step's attention in the last block, mean over heads (what last-step pooling reads), so the two models'
+    attention compare lag by lag."""
+    last = weights[-1]
+    return last if last.ndim == 2 else last[:, :, -1, :].mean(axis=1)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .io import atomic_file, number_text
-from .metrics import interval_metric_names, is_interval_metric
+from .metrics import headline_metric, interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
 
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
@@ -76,7 +76,7 @@ def interval_metrics(record: dict) -> list[str]:
 def headline(series: int) -> str:
     """The metric a dataset is ranked on: test RMSE for one series (its own units), test sMAPE (mean over
     series, scale-free) for a panel, where RMSE would add up series of different scales."""
-    return "test_rmse" if series <= 1 else "test_smape"
+    return f"test_{headline_metric(series)}"
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation over seeds per (dataset, model); rank on the headline metric (mean test

@@ -13,7 +13,7 @@ from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, number_text, write_json
-from .models import attention_model, first_member
+from .models import attention_per_lag, first_member, read_attention
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
@@ -62,7 +62,7 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
 
 def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     """A short text table of the model's metrics with the baselines beside it (means over series)."""
-    keys = ("rmse", "mae", "mase") if result.panel.n_series == 1 else ("smape", "mase", "rmse")
+    keys = ("rmse", "mae", "mase") if M.headline_metric(result.panel.n_series) == "rmse" else ("smape", "mase", "rmse")
     rows = []
     header = f"{'':<16}" + "".join(f"{part + ' ' + m.upper().replace('SMAPE', 'sMAPE'):>16}"
                                    for part in parts if part in result.metrics for m in keys)
@@ -232,13 +232,11 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
 def write_attention_plots(model, data, directory: Path, title: str, max_windows: int = 2000) -> list[Path]:
     """attention.png (weight per lag; for the transformer, the last step's attention in the last block, mean
     over heads) and, for the transformer, attention_heads.png and positional_encoding.png."""
-    attention = attention_model(model)
-    if attention is None:
-        return []
     part = "test" if data.count("test") else "train"
     X = data.X(part)[-max_windows:]
-    weights = attention.predict(X, verbose=0, batch_size=1024)
-    weights = [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
+    weights = read_attention(model, X)
+    if weights is None:
+        return []
     labels = data.target_index(part)[-max_windows:]
     if data.panel.n_series > 1:
         ids = np.asarray(data.panel.ids, dtype=object)[data.series_numbers(part)[-max_windows:]]
@@ -250,7 +248,7 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
     else:  # transformer: per block (windows, heads, window, window)
         # the last step's attention in the last block, mean over heads (what last-step pooling reads), drawn
         # like attention-rnn's so the two models' attention can be compared lag by lag
-        written.append(plots.plot_attention_rnn(weights[-1][:, :, -1, :].mean(axis=1), labels,
+        written.append(plots.plot_attention_rnn(attention_per_lag(weights), labels,
                                                 directory / "attention.png",
                                                 f"{title}: last step's attention over the window, last block, mean "
                                                 f"of heads ({part} part)"))

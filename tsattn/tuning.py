@@ -40,6 +40,7 @@ import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError
 from .io import atomic_file, process_alive, write_json
+from .metrics import headline_metric
 
 METRICS = ("smape", "mase", "rmse", "mae")
 MAX_FAILURES_IN_A_ROW = 10
@@ -496,7 +497,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
     seen, _ = before_test(panel, base)
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
-        metric = "rmse" if panel.n_series == 1 else "smape"
+        metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
     scratch = None
     if out is not None:

@@ -16,7 +16,7 @@ import pandas as pd
 from .baselines import STATISTICAL_LABELS, baseline_labels
 from .intervals import check_levels, interval_source, level_name
 from .io import number_text
-from .metrics import paired_comparison
+from .metrics import headline_metric, paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 
@@ -29,7 +29,7 @@ def p_text(p_value: float) -> str:
 def run_verdict(result) -> str | None:
     """The closing line of `tsattn fit` for a run (:class:`tsattn.harness.RunResult`), or None without a test part."""
     test = result.metrics.get("test")
-    if result.panel.n_series > 1 and test:
+    if headline_metric(result.panel.n_series) == "smape" and test:
         return panel_verdict(result)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
         return single_verdict(test, result.data.window)
