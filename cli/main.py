@@ -465,7 +465,9 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     fitted = default_config or {}
     if dataset is not None and fitted.get("dataset") == dataset:
         overrides["dataset_options"] = fitted.get("dataset_options", {})
-    for key in ("hist_exog", "futr_exog", "stat_exog", "calendar", "static_csv"):  # the columns the model reads
+    from tsattn.covariates import KINDS
+
+    for key in (*KINDS, "static_csv"):  # the columns the model reads
         overrides.setdefault(key, fitted.get(key))
     return load_panel(RunConfig(**{"dataset": None, **overrides}))
 

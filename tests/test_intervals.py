@@ -162,8 +162,8 @@ def test_conformal_calibration_never_sees_the_test_part():
     common = RunConfig(model="simple-rnn", model_params={"units": 4}, dataset=None, window=6, epochs=2,
                        level=[80], train_fraction=0.6, validation_fraction=0.2)
     first, second = fit(common, series=series), fit(common, series=changed)
-    for key in first.conformal:
-        assert first.conformal[key].state() == second.conformal[key].state()
+    for key in first.calibration:
+        assert first.calibration[key].state() == second.calibration[key].state()
     # the intervals' half-widths on the test part are the same; only the coverage of the changed targets moves
     half = [r.forecasts["test"].intervals["model"][0.9] - r.forecasts["test"].predicted for r in (first, second)]
     np.testing.assert_allclose(half[0], half[1])
@@ -363,3 +363,46 @@ def test_a_users_first_hour_on_a_quarterly_panel_end_to_end():
     weights = network.attention_weights()
     assert list(weights["unique_id"]) == [f"Q{i}" for i in range(8)]
     np.testing.assert_allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0, rtol=1e-5)
+
+
+class FixedWidth:
+    """A toy interval method: the forecast +/- its series' scale at every level (for the registry test)."""
+
+    def __init__(self, width=1.0):
+        self.width = width
+
+    @staticmethod
+    def applies(quantiles):
+        return quantiles is None
+
+    @classmethod
+    def fit(cls, actual, point, quantiles, scale):
+        return cls()
+
+    def apply(self, point, quantiles, scale, levels):
+        half = self.width * np.asarray(scale, dtype=float)[:, None]
+        out = {0.5: point}
+        for level in levels:
+            out[round(0.5 - level / 200, 6)], out[round(0.5 + level / 200, 6)] = point - half, point + half
+        return out
+
+    def state(self):
+        return {"width": self.width}
+
+    @classmethod
+    def from_state(cls, state):
+        return cls(state["width"])
+
+
+def test_a_new_interval_method_is_one_entry_in_the_registry(monkeypatch, small_series, tmp_path):
+    """Calibrated, used for intervals, saved and loaded by every path without a line elsewhere."""
+    from tsattn import intervals
+
+    monkeypatch.setitem(intervals.INTERVAL_METHODS, "fixed", FixedWidth)
+    f = Forecaster("simple-rnn", window=8, units=3, epochs=1).fit(small_series, validation=0.2)
+    assert list(f.calibration_.methods) == ["conformal", "fixed"]
+    forecast = f.predict(1, level=[80])
+    scale = f.state_.interval_scale_for(f.state_.tails)[0]
+    np.testing.assert_allclose(forecast["demand-hi-80"] - forecast["demand"], scale)
+    loaded = Forecaster.load(f.save(tmp_path / "m.tsattn"))
+    pd.testing.assert_frame_equal(loaded.predict(1, level=[80]), forecast)

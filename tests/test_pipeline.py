@@ -166,8 +166,8 @@ def test_calibration_is_one_function():
     config = settle(config, tsattn.as_panel(frame))
     data = window_config(frame, config)
     state = fit_state(config, data)
-    again, _ = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale))
-    assert again.state() == state.conformal.state()
+    again = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale))
+    assert again.state() == state.calibration.state() and list(again.methods) == ["conformal"]
 
 
 def test_origins_in_keep_windows_inside_each_series():

@@ -83,8 +83,7 @@ def metadata(state) -> dict:
         "epochs_run": state.epochs_run,
         "best_epoch": state.best_epoch,
         "quantiles": None if state.quantiles is None else list(state.quantiles),
-        "conformal": None if state.conformal is None else state.conformal.state(),
-        "quantile_conformal": None if state.quantile_conformal is None else state.quantile_conformal.state(),
+        "calibration": None if state.calibration is None else state.calibration.state(),
         "config": state.config.to_dict(),
         "versions": versions(),
     }
@@ -305,13 +304,24 @@ def _tails(state: dict):
                  bool(state["single_input"]), exog, tuple(str(n) for n in tails.get("exog_names", ())), static)
 
 
+def _calibration(state: dict):
+    """The stored calibration: a table of interval methods, or the separate keys of artefacts written before it was
+    one object ("conformal", "quantile_conformal")."""
+    from .intervals import Calibration
+
+    if "calibration" in state:
+        return None if state["calibration"] is None else Calibration.from_state(state["calibration"])
+    methods = {name: state.get(name) for name in ("conformal", "quantile_conformal") if state.get(name) is not None}
+    return Calibration.from_state(methods) if methods else None
+
+
 def load(path: Path):
     """The :class:`tsattn.state.FittedState` of an artefact written by :func:`save` or `tsattn fit` (formats 1
     and 2), with one clear line for anything else."""
     from .baselines import Naive, NetworkModel, SeasonalNaive, from_state
     from .config import RunConfig, check_config
     from .covariates import Covariates
-    from .intervals import Conformal, QuantileConformal, check_quantiles
+    from .intervals import check_quantiles
     from .state import FittedState
     from .windows import Scaler
 
@@ -352,9 +362,7 @@ def load(path: Path):
             trained_until=trained_until,
             history=pd.DataFrame(history, index=pd.RangeIndex(1, len(next(iter(history.values()))) + 1,
                                                                name="epoch")),
-            conformal=None if state.get("conformal") is None else Conformal.from_state(state["conformal"]),
-            quantile_conformal=None if state.get("quantile_conformal") is None else
-            QuantileConformal.from_state(state["quantile_conformal"]),
+            calibration=_calibration(state),
             columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
             covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),

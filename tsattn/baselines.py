@@ -22,7 +22,7 @@ import numpy as np
 
 from . import metrics as M
 from .checks import choice
-from .covariates import target_column
+from .covariates import Layout, target_column
 from .errors import ConfigError, DataError
 from .windows import gather_batch, window_positions
 
@@ -290,10 +290,10 @@ class StatisticalModel(WindowModel):
 
     def _regressors(self, values):
         """(N, k) future-known columns of a source, each row ``horizon`` steps ahead, or None."""
-        if self.layout is None or np.ndim(values) != 2 or not self.layout[1]:
+        if self.layout is None or np.ndim(values) != 2 or not self.layout.futr:
             return None
-        hist = self.layout[0]
-        return np.asarray(values, dtype=np.float64)[:, 1 + hist:1 + hist + self.layout[1]]
+        hist, futr, _ = self.layout
+        return np.asarray(values, dtype=np.float64)[:, 1 + hist:1 + hist + futr]
 
     def _method(self):
         models = statsforecast_models()
@@ -440,7 +440,7 @@ class NetworkModel(WindowModel):
     def __init__(self, keras_model, name: str, window: int, horizon: int, quantiles=None, layout=None):
         self.model, self.label, self.window, self.horizon = keras_model, name, window, horizon
         self.features = int(keras_model.input_shape[-1])  # the target and any covariates, per step
-        self.layout = None if layout is None else tuple(int(n) for n in layout)  # (past, future-known, static)
+        self.layout = Layout.of(layout)
         from .specs import MODELS
 
         spec = MODELS.get(name)
@@ -541,7 +541,7 @@ def from_state(state: dict) -> WindowModel:
         return SeasonalNaive(int(state["horizon"]), int(state["season"]))
     if key in STATISTICAL:
         model = StatisticalModel(key, int(state["horizon"]), int(state["season"]))
-        model.layout = None if state.get("layout") is None else tuple(int(n) for n in state["layout"])
+        model.layout = Layout.of(state.get("layout"))
         return model
     if key == LinearAR.key:
         model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])

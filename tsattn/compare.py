@@ -24,13 +24,14 @@ import pandas as pd
 
 from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
+from .covariates import KINDS as COVARIATE_KINDS
 from .metrics import headline_metric
 from .io import atomic_file, number_text, write_json
 from .report import is_complete_record, results_table, summarise, write_report
 from .verdicts import WITHOUT_COVARIATES, comparison_verdict
 
 SPEC_FILE = "comparison.json"
-COVARIATE_SETTINGS = ("hist_exog", "futr_exog", "stat_exog", "calendar")
+COVARIATE_SETTINGS = COVARIATE_KINDS  # the settings a run without covariates leaves out
 
 
 @dataclass

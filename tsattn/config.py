@@ -624,7 +624,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
         train = int(split_bounds(np.array([panel.lengths.max()]), split)[0, 0])
         window = int(max(2, min(window, train - config.horizon)))
     covariates = config.covariates()
-    if covariates is not None and covariates.layout[1] and window < config.horizon:
+    if covariates is not None and covariates.layout.futr and window < config.horizon:
         raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
                           f"window, which is {window}; use window >= horizon ({config.horizon})")
     return window_panel(panel, window, config.horizon, config.stride, split,

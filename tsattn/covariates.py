@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,23 @@ CALENDAR = {
     "hour": (24, lambda t: t.hour),
     "minute": (60, lambda t: t.minute),
 }
-KINDS = ("hist_exog", "futr_exog", "stat_exog", "calendar")
+KINDS = ("hist_exog", "futr_exog", "stat_exog", "calendar")  # the settings that name covariates, in the input's order
+# what each kind of the input layout is called where a forecaster refuses it (Capabilities.covariates holds the keys)
+KIND_NAMES = {"hist": "past-observed (hist_exog)", "futr": "future-known (futr_exog, calendar)", "stat": "static (stat_exog)"}
+
+
+class Layout(NamedTuple):
+    """How many columns of each kind follow the target in a network's input (and in the flat source of a panel):
+    past-observed, future-known (calendar features included), static. A tuple, so it unpacks and saves as one."""
+
+    hist: int
+    futr: int
+    stat: int
+
+    @classmethod
+    def of(cls, value) -> "Layout | None":
+        """A stored layout (a list of three integers, as artefacts keep it) or None."""
+        return None if value is None else cls(*(int(n) for n in value))
 
 
 def _names(kind: str, value) -> tuple:
@@ -133,9 +150,9 @@ class Covariates:
         return out
 
     @property
-    def layout(self) -> tuple[int, int, int]:
+    def layout(self) -> Layout:
         """(past-observed, future-known, static) columns of a network's input after the target."""
-        return len(self.hist), len(self.futr) + 2 * len(self.calendar), len(self.static_columns)
+        return Layout(len(self.hist), len(self.futr) + 2 * len(self.calendar), len(self.static_columns))
 
     @property
     def columns(self) -> list[str]:

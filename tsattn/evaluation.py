@@ -19,7 +19,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
-from .intervals import Conformal, QuantileConformal, check_levels, series_scale
+from .intervals import Calibration, check_levels, series_scale
 from .windows import PARTS
 
 
@@ -48,9 +48,8 @@ class Evaluation:
     predict_seconds: float
     mase_scale: np.ndarray
     baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
-    conformal: dict = None     # model key -> intervals.Conformal calibrated on the validation part
+    calibration: dict = None   # model key -> intervals.Calibration on the validation part
     interval_scale: np.ndarray = None  # per series: what conformal scores are divided by
-    quantile_conformal: object = None  # intervals.QuantileConformal of a quantile model (None otherwise)
 
 
 def origins_of(data, part: str):
@@ -61,17 +60,14 @@ def origins_of(data, part: str):
 
 
 def calibrate(model, data, interval_scale: np.ndarray):
-    """Conformal calibration of ``model`` on the validation part of ``data``: (Conformal of its point forecasts,
-    QuantileConformal of a quantile model's own quantiles or None), or (None, None) without a validation part.
-    ``interval_scale`` holds, per series, what the scores are divided by. The one calibration every path uses."""
+    """The :class:`tsattn.intervals.Calibration` of ``model`` on the validation part of ``data`` (every interval
+    method that applies to it), or None without a validation part. ``interval_scale`` holds, per series, what the
+    scores are divided by. The one calibration every path uses."""
     if data.count("validation") == 0:
-        return None, None
+        return None
     origins, first, series = origins_of(data, "validation")
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
-    actual = data.y("validation", scaled=False)
-    scale = interval_scale[series]
-    return (Conformal.calibrate(actual, point, scale),
-            None if quantiles is None else QuantileConformal.calibrate(actual, quantiles, scale))
+    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles, interval_scale[series])
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -102,7 +98,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     trained with ``loss="quantile"`` its own quantiles conformalized (:class:`tsattn.intervals.QuantileConformal`).
     Models with intervals of their own (quantile networks, statsforecast's methods) also report them
     uncalibrated under ``<key>_native``. Interval metrics are scored on the test part. ``calibration`` is the
-    network's (Conformal, QuantileConformal) from its fitted state (:func:`calibrate` on the same data gives
+    network's :class:`tsattn.intervals.Calibration` from its fitted state (:func:`calibrate` on the same data gives
     the same; passing it only saves doing it twice).
     """
     levels = check_levels(levels)
@@ -116,11 +112,9 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     forecasts, frames, scaled, steps = {}, [], {}, {}
     predict_seconds = 0.0
     baseline_seconds = {}
-    conformal = {}
-    quantile_conformal = None
+    calibrations = {}
     if calibrated:
-        own = calibration if calibration is not None else calibrate(network, data, interval_scale)
-        conformal["model"], quantile_conformal = own
+        calibrations["model"] = calibration if calibration is not None else calibrate(network, data, interval_scale)
     for part in parts:
         if data.count(part) == 0:
             continue
@@ -143,17 +137,17 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             if quantiles is not None:
                 distributions[model.key] = quantiles
             if calibrated and part == "validation" and model is not network:
-                conformal[model.key] = Conformal.calibrate(actual, point, interval_scale[series])
+                # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
+                calibrations[model.key] = Calibration.calibrate(actual, point, None, interval_scale[series])
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
             for key, point in {"model": predicted, **points}.items():
-                if key == "model" and "model" in distributions:  # a quantile model: its quantiles, calibrated
-                    own = distributions["model"]
-                    intervals[key] = own if quantile_conformal is None else \
-                        quantile_conformal.quantiles(own, interval_scale[series], levels)
-                elif key in conformal:
-                    intervals[key] = conformal[key].quantiles(point, interval_scale[series], levels)
+                own = distributions.get("model") if key == "model" else None  # a quantile model: its quantiles
+                if key in calibrations:
+                    intervals[key] = calibrations[key].quantiles(point, own, interval_scale[series], levels)
+                elif own is not None:
+                    intervals[key] = own
                 if key in distributions:
                     intervals[f"{key}_native"] = distributions[key]
         predicted_scaled = data.scaler.transform(predicted, series)
@@ -177,8 +171,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             metrics[part]["per_step"] = steps[part]
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series)
-    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, conformal,
-                      interval_scale, quantile_conformal)
+    return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, calibrations,
+                      interval_scale)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ class Forecaster:
     read from it: estimator_ (the fitted model behind the shared interface), model_ (its keras.Model, None
     for baselines), scaler_ (one scaler per series), history_ (DataFrame), season_, config_, tails_ (a Panel
     of the last values of each series, enough to forecast), mase_scale_ (per series), trained_until_,
-    window_ (the resolved window), conformal_, quantile_conformal_, epochs_run_, best_epoch_.
+    window_ (the resolved window), calibration_ (its interval methods, also as conformal_ and quantile_conformal_),
+    epochs_run_, best_epoch_.
 
     Forecasts longer than ``horizon`` continue recursively: each block of ``horizon`` forecasts is
     appended to the inputs of the next block (errors then compound; the first ``horizon`` steps are the
@@ -120,6 +121,7 @@ class Forecaster:
     mase_scale_ = property(lambda self: self._state().mase_scale)
     trained_until_ = property(lambda self: self._state().trained_until)
     window_ = property(lambda self: self._state().window)
+    calibration_ = property(lambda self: self._state().calibration)
     conformal_ = property(lambda self: self._state().conformal)
     quantile_conformal_ = property(lambda self: self._state().quantile_conformal)
     epochs_run_ = property(lambda self: self._state().epochs_run)
@@ -346,7 +348,7 @@ class Forecaster:
         panel = state.panel_of(series)
         # with future-known covariates a window needs the values of its forecast steps: the last window whose
         # future is in the data (the window after each series needs predict's futr_df)
-        ahead = state.horizon if state.covariates is not None and state.covariates.layout[1] else 0
+        ahead = state.horizon if state.covariates is not None and state.covariates.layout.futr else 0
         if series is None:  # the window after each fitted series
             origins = panel.offsets[1:] - 1 - ahead
         else:

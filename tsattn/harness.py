@@ -57,7 +57,7 @@ class RunResult:
     metrics_frame: pd.DataFrame
     baselines: list
     baseline_seconds: dict         # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
-    conformal: dict                # model key -> intervals.Conformal (calibrated on the validation part)
+    calibration: dict              # model key -> intervals.Calibration (on the validation part), baselines too
     interval_scale: np.ndarray     # per series: the scale conformal scores are measured in
 
     # what the state holds, under the names reports read
@@ -70,6 +70,7 @@ class RunResult:
     season = property(lambda self: self.state.season)
     mase_scale = property(lambda self: self.state.mase_scale)
     quantile_conformal = property(lambda self: self.state.quantile_conformal)
+    conformal = property(lambda self: self.state.conformal)
 
     @property
     def parameter_count(self) -> int:
@@ -483,10 +484,10 @@ def check_takes_covariates(name: str, estimator, covariates) -> None:
     given = {"hist": covariates.hist, "futr": covariates.futr + covariates.calendar, "stat": covariates.stat}
     refused = [kind for kind, names in given.items() if names and kind not in estimator.capabilities.covariates]
     if refused:
-        words = {"hist": "past-observed (hist_exog)", "futr": "future-known (futr_exog, calendar)",
-                 "stat": "static (stat_exog)"}
-        takes = ", ".join(words[k] for k in estimator.capabilities.covariates) or "none"
-        raise ConfigError(f"{name} takes no {' or '.join(words[k] for k in refused)} covariates (it takes: {takes}); "
+        from .covariates import KIND_NAMES
+
+        takes = ", ".join(KIND_NAMES[k] for k in estimator.capabilities.covariates) or "none"
+        raise ConfigError(f"{name} takes no {' or '.join(KIND_NAMES[k] for k in refused)} covariates (it takes: {takes}); "
                           "fit a network (simple-rnn, attention-rnn, transformer, nbeats) to use them, or drop them")
 
 
@@ -527,7 +528,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
                                                       with_regression_baseline(config.baselines, data.covariates))]
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
-    conformal, quantile_conformal = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
+    calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
     if params is None:
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
     keep = max(data.window, estimator.lookback, season, 1)
@@ -535,8 +536,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         keep = int(panel.lengths.max())
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
-                       trained_until=seen_until(data), history=history, conformal=conformal,
-                       quantile_conformal=quantile_conformal,
+                       trained_until=seen_until(data), history=history, calibration=calibration,
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
@@ -592,7 +592,7 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
-                               calibration=(state.conformal, state.quantile_conformal))
+                               calibration=state.calibration)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
-                     evaluation.frame, state.baselines, evaluation.baseline_seconds, evaluation.conformal,
+                     evaluation.frame, state.baselines, evaluation.baseline_seconds, evaluation.calibration,
                      evaluation.interval_scale)

@@ -212,6 +212,19 @@ class Conformal:
             out[low], out[high] = point - half, point + half
         return dict(sorted(out.items()))
 
+    # the interval-method protocol of :data:`INTERVAL_METHODS` (see :class:`Calibration`)
+    @staticmethod
+    def applies(quantiles) -> bool:
+        """Split conformal calibrates any forecaster's point forecasts."""
+        return True
+
+    @classmethod
+    def fit(cls, actual, point, quantiles, scale) -> "Conformal":
+        return cls.calibrate(actual, point, scale)
+
+    def apply(self, point, quantiles, scale, levels) -> dict:
+        return self.quantiles(point, scale, levels)
+
     def state(self) -> dict:
         return {"counts": self.counts, "ranks": [r.tolist() for r in self.ranks],
                 "scores": [[float(v) for v in s] for s in self.scores]}
@@ -278,12 +291,70 @@ class QuantileConformal:
         ordered = np.sort(np.stack([out[q] for q in sorted(out)], axis=-1), axis=-1)
         return {q: ordered[..., i] for i, q in enumerate(sorted(out))}
 
+    @staticmethod
+    def applies(quantiles) -> bool:
+        """Conformalized quantile regression calibrates a model that forecasts quantiles of its own."""
+        return quantiles is not None
+
+    @classmethod
+    def fit(cls, actual, point, quantiles, scale) -> "QuantileConformal":
+        return cls.calibrate(actual, quantiles, scale)
+
+    def apply(self, point, quantiles, scale, levels) -> dict:
+        return self.quantiles(quantiles, scale, levels)
+
     def state(self) -> dict:
         return {level_name(level): conformal.state() for level, conformal in self.by_level.items()}
 
     @classmethod
     def from_state(cls, state: dict) -> "QuantileConformal":
         return cls({float(level): Conformal.from_state(value) for level, value in state.items()})
+
+
+# The interval methods, by the name artefacts store them under; each calibrates on validation forecasts and turns a
+# forecast into quantiles: applies(own quantiles) -> bool, fit(actual, point, own quantiles, scale) -> method,
+# method.apply(point, own quantiles, scale, levels) -> {quantile: array}, method.state() / cls.from_state(state).
+# A model is calibrated by every method that applies to it; the last that applies gives its intervals. A new method
+# is one class and one entry here.
+INTERVAL_METHODS = {"conformal": Conformal, "quantile_conformal": QuantileConformal}
+
+
+class Calibration:
+    """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
+    forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
+
+    def __init__(self, methods: dict):
+        self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
+
+    @classmethod
+    def calibrate(cls, actual, point, quantiles, scale) -> "Calibration":
+        """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
+        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's series scale (windows,)."""
+        return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
+                    if method.applies(quantiles)})
+
+    def get(self, name: str):
+        """The calibrated method of that name, or None."""
+        return self.methods.get(name)
+
+    def quantiles(self, point, quantiles, scale, levels) -> dict:
+        """{quantile: (rows, steps)}: the intervals of the last method that applies to this forecast (a model's own
+        quantiles, conformalized, or split conformal around its point forecast)."""
+        for name in reversed(list(INTERVAL_METHODS)):
+            if name in self.methods and INTERVAL_METHODS[name].applies(quantiles):
+                return self.methods[name].apply(point, quantiles, scale, levels)
+        raise ConfigError("no interval calibration applies to this forecast")
+
+    def state(self) -> dict:
+        return {name: method.state() for name, method in self.methods.items()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "Calibration":
+        unknown = sorted(set(state) - set(INTERVAL_METHODS))
+        if unknown:
+            raise ValueError(f"unknown interval method(s) {', '.join(unknown)}")
+        return cls({name: INTERVAL_METHODS[name].from_state(value) for name, value in state.items()
+                    if value is not None})
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:

@@ -40,7 +40,8 @@ class FittedState:
         tails: the last values of each series (a Panel), enough to forecast after it.
         trained_until: the last label whose value training or model selection used.
         history: the training history (an empty frame for baselines).
-        conformal, quantile_conformal: the calibration on the validation part (None without one).
+        calibration: the :class:`tsattn.intervals.Calibration` on the validation part (None without one); its
+            methods read as ``conformal`` and ``quantile_conformal``.
         columns: the long frame's id, time and value column names.
         params: the facade's parameters (what ``Forecaster.get_params`` gave; recreates the estimator).
         covariates: the fitted :class:`tsattn.covariates.Covariates` (None without covariates).
@@ -59,8 +60,7 @@ class FittedState:
     tails: Panel
     trained_until: Any
     history: pd.DataFrame
-    conformal: Any = None
-    quantile_conformal: Any = None
+    calibration: Any = None
     columns: tuple = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)
     params: dict = field(default_factory=dict)
     epochs_run: int | None = None
@@ -70,6 +70,17 @@ class FittedState:
     baselines: list = field(default_factory=list)
 
     # -- what it is --------------------------------------------------------------------------------------
+    @property
+    def conformal(self):
+        """The split-conformal calibration of the point forecasts (:class:`tsattn.intervals.Conformal`), or None."""
+        return None if self.calibration is None else self.calibration.get("conformal")
+
+    @property
+    def quantile_conformal(self):
+        """A quantile model's conformalized-quantile calibration (:class:`tsattn.intervals.QuantileConformal`), or
+        None."""
+        return None if self.calibration is None else self.calibration.get("quantile_conformal")
+
     @property
     def keras_model(self):
         """The trained keras.Model of a network, None for a baseline."""
@@ -271,14 +282,14 @@ class FittedState:
             _, quantiles = self.estimator.forecast_distribution(flat, np.arange(k) * length + length - 1,
                                                                 np.arange(k) * length, np.arange(k), scaler)
             quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
-            if self.quantile_conformal is not None:
-                quantiles = self.quantile_conformal.quantiles(quantiles, self.interval_scale_for(panel), levels)
+            if self.calibration is not None:  # else the raw quantiles: the model's own
+                quantiles = self.calibration.quantiles(point, quantiles, self.interval_scale_for(panel), levels)
         else:
-            if self.conformal is None:
+            if self.calibration is None:
                 raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "
                                   "validation part, or saved by a tsattn without intervals); refit with validation > 0 "
                                   "(e.g. validation=0.1) to get intervals")
-            quantiles = self.conformal.quantiles(point, self.interval_scale_for(panel), levels)
+            quantiles = self.calibration.quantiles(point, None, self.interval_scale_for(panel), levels)
         out = {}
         for level, (low, high) in bands(quantiles, levels).items():
             out[f"lo-{level_name(level)}"], out[f"hi-{level_name(level)}"] = low, high
