@@ -288,3 +288,14 @@ def test_cli_tune_takes_rolling_validation_windows(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["completed"] == 1
     assert "2 validation windows per series, 4 values apart" in (tmp_path / "t" / "report.md").read_text()
+
+
+def test_the_report_comes_as_markdown_and_html_and_says_when_tuning_lost_on_test(tmp_path):
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t")
+    html = (tmp_path / "t" / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<h2>Best settings (chosen on validation only)</h2>" in html
+    assert "data:image/png;base64," in html  # the history figure, inlined
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "e-0" not in md and "0.0027583" not in md  # numbers as people read them
+    tuned, plain = (result.test[label]["test"]["rmse"] for label in ("tuned", "defaults"))
+    assert ("WORSE on test than the defaults" in md) == (tuned > plain)

@@ -74,7 +74,7 @@ LAYOUTS = {
     "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",
                                     "runs/*.json", "figures/*.png")),
     "tune": ("study.db", ("study.db", "study.db-journal", "study.db-wal", "study.db-shm", "trials.csv", "best.json",
-                          "history.png", "importance.png", "report.md")),
+                          "history.png", "importance.png", "report.md", "report.html")),
 }
 WHAT = {"run": "run directory of `tsattn fit`", "backtest": "backtest of `tsattn backtest`",
         "compare": "comparison of `tsattn compare`", "forecast": "forecast of `tsattn predict`",

@@ -394,6 +394,57 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
 
 
 
+def write_document(out: Path, title: str, blocks: list) -> tuple[Path, Path]:
+    """report.md and a self-contained report.html (the comparison report's style, figures inlined) from blocks:
+    ``("h2", text)``, ``("p", text)``, ``("list", [text, ...])``, ``("table", header, rows)`` (cells as text, the
+    first column a label) and ``("figure", caption, path)`` (a PNG in ``out``; a missing one is left out). The
+    reporting layer for documents other than a comparison (``tsattn tune``'s report)."""
+    md, body, figure_number = [f"# {title}", ""], [f"<h1>{html.escape(title)}</h1>"], 0
+    for block in blocks:
+        kind = block[0]
+        if kind == "h2":
+            md += [f"## {block[1]}", ""]
+            body.append(f"<h2>{html.escape(block[1])}</h2>")
+        elif kind == "p":
+            md += [block[1], ""]
+            body.append(f"<p>{html.escape(block[1])}</p>")
+        elif kind == "list":
+            md += [f"- {item}" for item in block[1]] + [""]
+            body.append("<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in block[1]) + "</ul>")
+        elif kind == "table":
+            header, rows = block[1], block[2]
+            md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            md += ["| " + " | ".join(row) + " |" for row in rows] + [""]
+            cell = lambda i: "text" if i == 0 else "num"  # noqa: E731
+            body.append("<div class='scroll'><table><thead><tr>"
+                        + "".join(f"<th class='{cell(i)}'>{html.escape(c)}</th>" for i, c in enumerate(header))
+                        + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td class='{cell(i)}'>{html.escape(c)}</td>" for i, c in enumerate(row))
+                                  + "</tr>" for row in rows) + "</tbody></table></div>")
+        elif kind == "figure":
+            caption, path = block[1], Path(out) / block[2]
+            if not path.is_file():
+                continue
+            md += [f"![{caption}]({path.name})", ""]
+            figure_number += 1
+            encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'>"
+                        f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}' "
+                        "onclick='this.parentNode.classList.toggle(\"full\")' title='click to see it full size'>"
+                        "<figcaption>Click or tap the figure to see it full size (again to fit it).</figcaption>"
+                        "</figure>")
+        else:
+            raise ValueError(f"unknown report block {kind!r}")
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
+            f"<style>{REPORT_CSS}</style></head><body>" + "".join(body) + "</body></html>")
+    with atomic_file(out / "report.md") as temporary:
+        temporary.write_text("\n".join(md), encoding="utf-8")
+    with atomic_file(out / "report.html") as temporary:
+        temporary.write_text(page, encoding="utf-8")
+    return out / "report.md", out / "report.html"
+
+
 def _setting_text(value) -> str:
     """A setting as people write it: lists comma-separated (theta, ets), tables as key: value pairs."""
     if isinstance(value, (list, tuple)):

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError
-from .io import atomic_file, process_alive, write_json
+from .io import atomic_file, number_text, process_alive, write_json
 from .metrics import headline_metric
 
 METRICS = ("smape", "mase", "rmse", "mae")
@@ -653,12 +653,15 @@ def _refits(model, panel, base, best_settings, seed, echo) -> dict:
 
 
 def _headline(metrics: dict) -> str:
-    return ", ".join(f"{key} {metrics[key]:.4g}" for key in ("smape", "mase", "rmse") if metrics.get(key) is not None)
+    return ", ".join(f"{key} {number_text(metrics[key])}" for key in ("smape", "mase", "rmse")
+                     if metrics.get(key) is not None)
 
 
 def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, study) -> None:
-    """trials.csv, best.json (settings `tsattn fit --config` takes), history.png, importance.png, report.md."""
+    """trials.csv, best.json (settings `tsattn fit --config` takes), history.png, importance.png, report.md and
+    report.html (through the reporting layer)."""
     from .plots import save_figure
+    from .report import write_document
 
     with atomic_file(out / "trials.csv") as temporary:
         result.trials.to_csv(temporary, index=False)
@@ -676,27 +679,49 @@ def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, st
     for name, figure in figures.items():
         if figure is not None:
             save_figure(figure, out / name)
-    lines = [f"# Tuning {model}", "", f"Validation metric: {result.metric} (minimised); "
-             f"{int((result.trials['state'] == 'COMPLETE').sum())} trials completed, "
-             f"{int((result.trials['state'] == 'PRUNED').sum())} pruned, {int((result.trials['state'] == 'FAIL').sum())} "
-             "failed.", "", _protocol_line(study.user_attrs.get("protocol")), "", "## Best settings (validation only)", ""]
-    lines += [f"- {key}: {value}" for key, value in result.best_settings.items()]
-    lines += ["", f"Best validation {result.metric}: {result.best_value:.4g}"]
-    defaults = result.trials[result.trials["defaults"] & (result.trials["state"] == "COMPLETE")]
+    write_document(out, f"Tuning {model}", report_blocks(result, study.user_attrs.get("protocol"),
+                                                          figures.get("importance.png") is not None))
+
+
+
+def report_blocks(result: TuneResult, protocol: dict | None, importance: bool) -> list:
+    """The tuning report's content (:func:`tsattn.report.write_document` writes it as Markdown and HTML): the
+    protocol, the best settings, the defaults trial, the refits scored once on test, and the figures."""
+    states = result.trials["state"]
+    metric = result.metric
+    blocks = [("p", f"Validation metric: {metric} (minimised); {int((states == 'COMPLETE').sum())} trials completed, "
+                    f"{int((states == 'PRUNED').sum())} pruned, {int((states == 'FAIL').sum())} failed."),
+              ("p", _protocol_line(protocol)), ("h2", "Best settings (chosen on validation only)"),
+              ("table", ["setting", "value"], [[key, _value_text(value)] for key, value in result.best_settings.items()]),
+              ("p", f"Best validation {metric}: {number_text(result.best_value)}.")]
+    defaults = result.trials[result.trials["defaults"] & (states == "COMPLETE")]
     if len(defaults):  # trial 0 ran the run's own settings where the space holds them
         row = defaults.iloc[0]
-        lines.append(f"The defaults (trial {int(row['number'])}): validation {result.metric} "
-                     f"{row[f'validation_{result.metric}']:.4g}")
-    lines.append("")
+        blocks.append(("p", f"The defaults (trial {int(row['number'])}): validation {metric} "
+                            f"{number_text(row[f'validation_{metric}'])}."))
     if result.test:
-        lines += ["## Refitted and scored once on the test part", "", "| settings | validation | test | epochs |",
-                  "|---|---|---|---|"]
-        for label in ("defaults", "tuned"):
-            row = result.test[label]
-            lines.append(f"| {label} | {_headline(row['validation'])} | {_headline(row['test'])} | {row['epochs_run']} |")
-        lines += ["", f"Naive on test: {_headline(result.test['tuned']['naive'])}", ""]
-    lines += ["![optimisation history](history.png)", "", "![parameter importance](importance.png)", ""]
-    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        blocks += [("h2", "Refitted and scored once on the test part"),
+                   ("table", ["settings", "validation", "test", "epochs"],
+                    [[label, _headline(result.test[label]["validation"]), _headline(result.test[label]["test"]),
+                      str(result.test[label]["epochs_run"])] for label in ("defaults", "tuned")]),
+                   ("p", f"Naive on test: {_headline(result.test['tuned']['naive'])}.")]
+        tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
+        if tuned is not None and plain is not None and tuned > plain:
+            blocks.append(("p", f"The tuned settings are WORSE on test than the defaults ({metric} "
+                                f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
+                                "these settings as the test part does; more validation windows (--windows) or the "
+                                "defaults are the safer choice."))
+    blocks.append(("figure", "Optimisation history: validation metric per trial", "history.png"))
+    if importance:
+        completed = int((states == "COMPLETE").sum())
+        blocks.append(("figure", f"Importance of each setting (fANOVA over {completed} completed trials"
+                                 + ("; few trials: a rough guide only" if completed < 20 else "") + ")",
+                       "importance.png"))
+    return blocks
+
+
+def _value_text(value) -> str:
+    return number_text(value) if isinstance(value, float) else str(value)
 
 
 def _history_figure(result: TuneResult):
