@@ -2,7 +2,7 @@
 """Run tsattn or its tests in a project virtual environment that this script creates or reuses.
 
     python3 dev.py tsattn fit --model attention-rnn --dataset sunspots --level 80 --level 95 --out runs/quickstart
-    python3 dev.py test            # the whole test suite (extra arguments go to pytest)
+    python3 dev.py test            # the whole test suite (extra arguments go to pytest, in one process)
 
 Needs only Python 3.10+. The environment lives in .venv/ (or $TSATTN_VENV); tsattn is installed into it
 in editable mode with what the command needs (`tsattn`: the core dependencies only; `test`: the test extra
@@ -59,11 +59,19 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     python = ensure_environment("test" if argv[0] == "test" else None)
-    if argv[0] == "test":
-        command = [str(python), "-m", "pytest", *argv[1:]]
-    else:
-        command = [str(python), "-m", "tsattn", *argv[1:]]
-    return subprocess.run(command, cwd=ROOT if argv[0] == "test" else None).returncode
+    if argv[0] == "tsattn":
+        return subprocess.run([str(python), "-m", "tsattn", *argv[1:]]).returncode
+    pytest = [str(python), "-m", "pytest"]
+    if len(argv) > 1:  # the user's own selection, in one process
+        return subprocess.run([*pytest, *argv[1:]], cwd=ROOT).returncode
+    # The whole suite: everything but the Ray cluster tests in two pytest-xdist workers (one per core; the tests that
+    # start a local Ray instance share one worker, group "ray"), then the cluster tests on their own, serially: a
+    # cluster test that kills a node once took an xdist worker down with it and xdist then waited for ever.
+    cluster = ["tests/test_engine.py"]
+    first = subprocess.run([*pytest, "-n", "2", "--dist", "loadgroup", *[f"--ignore={path}" for path in cluster]],
+                           cwd=ROOT).returncode
+    second = subprocess.run([*pytest, *cluster], cwd=ROOT).returncode
+    return first or second
 
 
 if __name__ == "__main__":

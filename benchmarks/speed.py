@@ -3,7 +3,7 @@
 
     python benchmarks/speed.py                                   # every section -> benchmarks/results/speed.md
     python benchmarks/speed.py --darts-python /path/to/venv/bin/python   # Darts side by side (its own venv)
-    python benchmarks/speed.py --sections whole,cli --json after.json --before before.json
+    python benchmarks/speed.py --quick                           # tiny sizes, 1 run, the first model only (the test suite)
     python benchmarks/speed.py --quick                           # tiny sizes, 1 run (run by the test suite)
 
 Sections (``--sections``): whole (fit + 564 one-step test forecasts on sunspots, each in a fresh process, tsattn
@@ -160,11 +160,16 @@ def darts_python(requested: str | None) -> str | None:
     return None
 
 
-def whole_section(seeds: list[int], quick: bool, darts: str | None, before: dict):
-    from tsattn.models import list_models
+def quick_models(quick: bool) -> list[str]:
+    """Every registered model, or in quick mode (a smoke test of the script, run by the test suite) the first."""
+    from tsattn.specs import list_models
 
+    return list_models()[:1] if quick else list_models()
+
+
+def whole_section(seeds: list[int], quick: bool, darts: str | None, before: dict):
     epochs = 2 if quick else None
-    runs: dict[str, list[dict]] = {m: [] for m in list_models()}
+    runs: dict[str, list[dict]] = {m: [] for m in quick_models(quick)}
     if darts:
         runs["darts RNNModel"] = []
     for seed in seeds:  # paired: every contender once per seed, in turn
@@ -230,13 +235,12 @@ def m3_section(quick: bool, before: dict):
     import tsattn
     from tsattn.config import RunConfig
     from tsattn.harness import fit
-    from tsattn.models import list_models
 
     frame = tsattn.load_dataset("m3-monthly")
     if quick:
         frame = C.quick_subset(frame)
     raw, rows = {}, []
-    for model in list_models():
+    for model in quick_models(quick):
         keras.backend.clear_session()
         start = time.perf_counter()
         result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0, **({"epochs": 2} if quick else {})),
@@ -290,7 +294,8 @@ def predict_section(repeats: int, quick: bool, before: dict):
 
 
 def compare_section(repeats: int, quick: bool):
-    command = [sys.executable, "-m", "tsattn", "compare"] + (["--epochs", "2", "--seeds", "0"] if quick else [])
+    command = [sys.executable, "-m", "tsattn", "compare"] + (["--epochs", "2", "--seeds", "0", "--models",
+                                                              ",".join(quick_models(quick))] if quick else [])
     durations = []
     for _ in range(min(repeats, 2)):  # each takes minutes: median (mean) of 2
         with tempfile.TemporaryDirectory() as scratch:
