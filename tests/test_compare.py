@@ -143,3 +143,12 @@ def test_parallel_jobs_match_sequential(tmp_path, small_csv):
     parallel = compare(out=tmp_path / "two", jobs=2, **kwargs)
     np.testing.assert_allclose(parallel["test_rmse"].astype(float), sequential["test_rmse"].astype(float), rtol=1e-4)
     assert len(list((tmp_path / "two" / "runs").glob("*.json"))) == 2
+
+
+def test_tsattn_compare_is_callable_whatever_was_imported_first():
+    import subprocess
+    import sys
+
+    code = "import tsattn, tsattn.tuning; import tsattn.compare as m; print(callable(tsattn.compare), m.compare.__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "compare"], done.stderr

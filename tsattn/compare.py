@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import types
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -505,3 +506,15 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     results.attrs["verdict"] = {dataset: comparison_verdict(results, summary, dataset, ordered)
                                 for dataset in dict.fromkeys(results["dataset"])}
     return results
+
+
+class _CallableModule(types.ModuleType):
+    """``tsattn.compare`` is both this module and, lazily, the function :func:`compare` (``tsattn.compare(...)``).
+    Importing the module (``tsattn.tune`` does) sets the package's attribute to the module, so the module itself
+    forwards a call to the function: ``tsattn.compare(...)`` works whatever was imported first."""
+
+    def __call__(self, *args, **kwargs):
+        return compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -90,7 +90,8 @@ def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict
     return steps
 
 
-def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=(), calibration=None) -> Evaluation:
+def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=(), calibration=None,
+                  mase_scale: np.ndarray | None = None) -> Evaluation:
     """Forecast every part's windows with the network and the baselines and score them on the same targets.
 
     With ``levels`` every model also gets intervals calibrated on its validation forecasts (the test part is
@@ -99,11 +100,13 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     Models with intervals of their own (quantile networks, statsforecast's methods) also report them
     uncalibrated under ``<key>_native``. Interval metrics are scored on the test part. ``calibration`` is the
     network's :class:`tsattn.intervals.Calibration` from its fitted state (:func:`calibrate` on the same data gives
-    the same; passing it only saves doing it twice).
+    the same; passing it only saves doing it twice); ``mase_scale`` the state's per-series scale (computed once, at
+    fit: :func:`tsattn.harness.fit_state`; by default the same figure is computed here).
     """
     levels = check_levels(levels)
     panel = data.panel
-    mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
+    if mase_scale is None:
+        mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     interval_scale = series_scale(mase_scale, data.scaler.scale)
     calibrated = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
     if levels and not calibrated and getattr(network, "quantiles", None) is None:

@@ -592,7 +592,7 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
-                               calibration=state.calibration)
+                               calibration=state.calibration, mase_scale=state.mase_scale)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
                      evaluation.frame, state.baselines, evaluation.baseline_seconds, evaluation.calibration,
                      evaluation.interval_scale)
