@@ -1,7 +1,7 @@
 """Choosing tsattn's defaults for short series on M3 without touching its hold-out.
 
     python benchmarks/m3_defaults.py            # -> benchmarks/results/m3_defaults.md
-    python benchmarks/m3_defaults.py --quick    # 24 series per frequency, 2 epochs
+    python benchmarks/m3_defaults.py --quick    # 24 series of two frequencies, one model, 2 epochs
 
 The last H values of every series (the competition's hold-out, the test part of benchmarks/m3.py) are cut
 off first; on what is left, the last H values are this script's "selection" part and the H before them
@@ -66,14 +66,18 @@ def main() -> None:
     lines = C.header("Choosing the defaults for short series on M3 (selection part, before the hold-out)",
                      C.command_line(), args.quick)
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
-    for frequency in [f.strip() for f in args.frequencies.split(",")]:
+    frequencies = [f.strip() for f in args.frequencies.split(",")]
+    models = [m.strip() for m in args.models.split(",")]
+    if args.quick:  # a smoke test of the script (the test suite): two frequencies, one model
+        frequencies, models = frequencies[:2], models[:1]
+    for frequency in frequencies:
         frame = selection_frame(load(frequency, args.quick))
         rows = []
         from tsattn.config import auto_window
         from tsattn.panel import as_panel
 
         auto = auto_window(as_panel(frame), int(frame.attrs["horizon"]))
-        for model in [m.strip() for m in args.models.split(",")]:
+        for model in models:
             for name, settings in CANDIDATES.items():
                 if settings.get("window") == auto:
                     rows.append([model, name, auto, "", "same as window auto here", "", "", ""])

@@ -22,6 +22,14 @@ def small_series():
     return make_series()
 
 
+def pytest_collection_modifyitems(items):
+    """A test on a multi-node Ray cluster (the ``cluster`` fixture) is marked ``ray_cluster``: `python3 dev.py test`
+    runs those on their own, after the rest (a node killed under pytest-xdist once took its worker down)."""
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray_cluster)
+
+
 # tiny settings that keep training tests fast
 TINY = {"window": 8, "epochs": 3, "batch_size": 16}
 TINY_PARAMS = {"simple-rnn": {"units": 4}, "attention-rnn": {"units": 4},

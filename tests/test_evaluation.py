@@ -67,8 +67,9 @@ def test_score_windows_scores_every_model_on_the_same_targets():
 def test_calibration_scores_validation_errors_in_the_series_scale():
     data = windowed()
     scale = series_scale(np.array([4.0, 1.0]), data.scaler.scale)
-    conformal, quantile = calibrate(Naive(2), data, scale)
-    assert quantile is None
+    calibration = calibrate(Naive(2), data, scale)
+    assert list(calibration.methods) == ["conformal"]  # no quantiles of its own: no quantile calibration
+    conformal = calibration.get("conformal")
     origins, first, series = origins_of(data, "validation")
     errors = np.abs(data.y("validation", scaled=False) - data.panel.values[origins][:, None]) / scale[series][:, None]
     for step, scores in enumerate(conformal.state()["scores"]):  # per step ahead: every score, sorted
