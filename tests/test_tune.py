@@ -69,6 +69,7 @@ def test_the_test_part_is_never_read(windows):
     pd.testing.assert_frame_equal(runs[0].drop(columns="seconds"), runs[1].drop(columns="seconds"))
 
 
+@pytest.mark.slow  # trials until three complete around the failing ones: about 30 s
 def test_a_failing_trial_is_recorded_and_the_search_goes_on(monkeypatch, tmp_path):
     real = T._validation_score
 
@@ -96,6 +97,7 @@ def _completed(db) -> int:
         return 0
 
 
+@pytest.mark.slow  # a search in a subprocess, killed and resumed: about 20 s
 def test_a_killed_search_resumes_to_the_same_number_of_trials(tmp_path):
     csv = tmp_path / "series.csv"
     make_series(n=100).rename_axis("date").reset_index().to_csv(csv, index=False)
@@ -185,6 +187,7 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     assert T._fail_stale(study) == 1 and [t.state.name for t in study.trials][2:] == ["RUNNING", "FAIL"]
 
 
+@pytest.mark.slow  # ten failing trials, then a padded search: about 30 s
 def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path):
     long, short = make_series(n=90), make_series(n=36, seed=1)
     frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": s.index, "y": s.to_numpy()})
