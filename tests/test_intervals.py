@@ -131,10 +131,20 @@ def test_conformal_rank_is_the_finite_sample_one():
     conformal = Conformal.calibrate(errors, np.zeros_like(errors), np.ones(10))
     assert conformal.radius(80)[0][0] == 9.0  # ceil((10 + 1) * 0.8) = 9th smallest
     assert conformal.radius(50)[0][0] == 6.0  # ceil(5.5) = 6
-    with pytest.warns(UserWarning, match="too few validation forecasts"):
-        q = conformal.quantiles(np.zeros((1, 1)), np.array([2.0]), [95])  # ceil(10.45) = 11 > 10: the largest
-    assert q[0.975][0, 0] == 20.0 and q[0.025][0, 0] == -20.0
+    with pytest.warns(UserWarning, match="too few validation forecasts.*half-normal quantile"):
+        q = conformal.quantiles(np.zeros((1, 1)), np.array([2.0]), [95])  # ceil(10.45) = 11 > 10 scores
+    # the larger of the largest error (10) and the half-normal 97.5% quantile of the errors: rms sqrt(38.5) x 1.96
+    half = math.sqrt(38.5) * 1.959963984540054
+    assert q[0.975][0, 0] == pytest.approx(2 * half) and q[0.025][0, 0] == pytest.approx(-2 * half)
     assert Conformal.from_state(json.loads(json.dumps(conformal.state()))).radius(80)[0][0] == 9.0
+
+
+def test_too_few_scores_never_give_two_levels_the_same_band():
+    """One validation window (a short series): the 80% and the 95% interval used to be the same band (its error)."""
+    conformal = Conformal.from_scores(np.array([[3.0, 1.0]]))  # one window, two steps
+    with pytest.warns(UserWarning, match="too few validation forecasts"):
+        q = conformal.quantiles(np.zeros((1, 2)), np.ones(1), [80, 95])
+    assert (q[0.975] > q[0.9]).all() and (q[0.9] >= np.array([[3.0, 1.0]])).all()
 
 
 def test_conformal_intervals_cover_a_gaussian_ar1_at_their_level():

@@ -171,9 +171,15 @@ class Conformal:
             scores.append(column[kept - 1] if n else np.zeros(0))
         return cls(counts, ranks, scores)
 
-    def radius(self, level: float) -> tuple[np.ndarray, list[int]]:
-        """(steps,) half-widths in scaled units for ``level``, and the steps with too few scores to reach it (their
-        half-width is the largest score: the interval is then narrower than the level promises)."""
+    def radius(self, level: float, extrapolate: bool = True) -> tuple[np.ndarray, list[int]]:
+        """(steps,) half-widths in scaled units for ``level``, and the steps with too few scores to reach it.
+
+        Where the finite-sample rank ceil((n + 1) L / 100) exceeds the n scores, no order statistic guarantees the
+        level. The largest score alone would give every such level the same band (one validation window: the 80%
+        and the 95% interval identical); with ``extrapolate`` (absolute errors) the half-width there is the larger
+        of the largest score and the half-normal quantile of the scores (root mean square times the standard normal
+        quantile (1 + L/100) / 2): wider for a higher level, an assumption about the errors rather than a guarantee
+        (the warning of :meth:`quantiles` says so)."""
         widths, short = np.full(self.steps, np.nan), []
         for step in range(self.steps):
             n = self.counts[step]
@@ -186,6 +192,11 @@ class Conformal:
                 k = n
             position = int(np.searchsorted(self.ranks[step], k, side="left"))  # smallest kept rank >= k
             widths[step] = self.scores[step][min(position, len(self.scores[step]) - 1)]
+            if extrapolate and step + 1 in short:
+                from statistics import NormalDist
+
+                spread = math.sqrt(float(np.mean(np.square(self.scores[step]))))
+                widths[step] = max(widths[step], spread * NormalDist().inv_cdf(0.5 + level / 200))
         return widths, short
 
     def quantiles(self, point, scale, levels) -> dict[float, np.ndarray]:
@@ -205,8 +216,10 @@ class Conformal:
             widths, short = self.radius(level)
             if short:
                 warnings.warn(f"too few validation forecasts for a {level_name(level)}% conformal interval at step(s) "
-                              f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}); the largest error "
-                              "is used there", UserWarning, stacklevel=3)
+                              f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}): there the interval is "
+                              "the larger of their largest error and their half-normal quantile, an assumption rather "
+                              "than a guarantee; more validation values (validation=...) calibrate it",
+                              UserWarning, stacklevel=3)
             half = np.nan_to_num(widths[:steps], nan=0.0)[None, :] * scale
             low, high = level_bounds(level)
             out[low], out[high] = point - half, point + half
@@ -281,7 +294,7 @@ class QuantileConformal:
             if conformal is None or low not in quantiles:
                 continue
             steps = quantiles[low].shape[1]
-            margin, short = conformal.radius(level)
+            margin, short = conformal.radius(level, extrapolate=False)  # signed scores: no half-normal
             if short:
                 warnings.warn(f"too few validation forecasts to calibrate the {level_name(level)}% quantile band at "
                               f"step(s) {short[:5]}; the largest score is used there", UserWarning, stacklevel=3)
