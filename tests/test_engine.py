@@ -138,11 +138,12 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
     nodes, workers = cluster
     killed = []
 
-    def busy_worker():
-        # the worker that started a run last: a run that has just begun, so the kill lands mid-run (a node whose
-        # run is ending, or whose RUNNING state is stale, would lose nothing and Ray would retry nothing)
+    def busy_worker(since_ms):
+        # the worker of a run that began after the last one ended: it has just begun, so the kill lands mid-run (a
+        # node whose run is ending, or whose RUNNING state is stale, would lose nothing and Ray would retry nothing;
+        # the state API reports a new task with some delay, so the other node's older run must not be taken)
         running = [t for t in list_tasks(filters=[("state", "=", "RUNNING"), ("name", "=", "_ray_call")], detail=True)
-                   if t.start_time_ms and not t.end_time_ms]
+                   if t.start_time_ms and not t.end_time_ms and t.start_time_ms >= since_ms]
         for task in sorted(running, key=lambda t: t.start_time_ms, reverse=True):
             node = next((node for node in workers if node.node_id == task.node_id), None)
             if node is not None:
@@ -151,8 +152,9 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
 
     def echo(line):
         if line.startswith("[") and not killed:  # a run is in: kill the node that has just begun the next one
+            since_ms = time.time() * 1000 - 1500  # the run that ended was reported at most a moment ago
             for _ in range(100):
-                node = busy_worker()
+                node = busy_worker(since_ms)
                 if node is not None:  # at once: a run that ends before its node dies is not retried
                     nodes.remove_node(node, allow_graceful=False)
                     killed.append(node)
