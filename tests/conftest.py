@@ -23,11 +23,14 @@ def small_series():
 
 
 def pytest_collection_modifyitems(items):
-    """A test on a multi-node Ray cluster (the ``cluster`` fixture) is marked ``ray_cluster``: `python3 dev.py test`
-    runs those on their own, after the rest (a node killed under pytest-xdist once took its worker down)."""
+    """A test that starts Ray (a multi-node cluster: the ``cluster`` fixture; or a local instance: the tests marked
+    ``xdist_group("ray")``) is marked ``ray``: `python3 dev.py test` runs those on their own, one after another, after
+    the rest. Under pytest-xdist a node killed once took its worker down, and two local Ray instances started at once
+    by two workers once both waited for ever."""
     for item in items:
-        if "cluster" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.ray_cluster)
+        groups = [mark.args[0] for mark in item.iter_markers("xdist_group") if mark.args]
+        if "cluster" in getattr(item, "fixturenames", ()) or "ray" in groups:
+            item.add_marker(pytest.mark.ray)
 
 
 # tiny settings that keep training tests fast

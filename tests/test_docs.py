@@ -52,9 +52,9 @@ def test_every_page_has_runnable_examples_or_says_why_not():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xdist_group("ray")) if "--engine ray" in
-                                  page.read_text(encoding="utf-8") else page for page in PAGES],
-                         ids=lambda page: page.name)  # a local Ray instance: never beside another (xdist group)
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xdist_group("ray")) if any(
+    "--engine ray" in command for block in blocks(page, "bash") for command in commands(block)) else page
+    for page in PAGES], ids=lambda page: page.name)  # an example that starts Ray: run with the Ray tests (conftest)
 def test_the_examples_of_a_page_run(page, tmp_path):
     python, bash = blocks(page, "python"), blocks(page, "bash")
     if not python and not bash:
