@@ -218,8 +218,9 @@ class RayEngine:
         where = f"at {self.address}" if self.address else "on this machine"
         self.check()  # an address nothing answers on is refused within the time-out (Ray would retry for minutes)
         try:  # in the main thread: Ray's driver does not start reliably from another one
-            if self.address is None:
-                ray.init(include_dashboard=False, **options)
+            if self.address is None:  # "local": always a new instance, never a cluster a stale
+                # /tmp/ray/ray_current_cluster names (one killed by SIGKILL left it; ray.init() then waited on it for ever)
+                ray.init(address="local", include_dashboard=False, **options)
             else:
                 ray.init(address=self.address, **options)
         except (ConnectionError, RuntimeError, ValueError) as error:
