@@ -136,6 +136,11 @@ class RunConfig:
     warmup_epochs: int = 5
     early_stopping: bool = True
     patience: int = 20
+    final_fit: bool = True           # once the validation part has chosen the epochs (early stopping) and calibrated
+                                     # the intervals, train the model again on training + validation values with
+                                     # those choices, so the forecast sees the most recent values (NeuralForecast,
+                                     # N-BEATS); false: today's model fitted on the training part only (chosen on
+                                     # validation: benchmarks/results/final_fit.md)
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
@@ -388,7 +393,7 @@ def check_config(config: RunConfig) -> RunConfig:
         C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts", "pad"):
+    for name in ("early_stopping", "within_parts", "pad", "final_fit"):
         C.boolean(name, getattr(config, name))
     if config.jit_compile != "auto":
         if not isinstance(config.jit_compile, bool):

@@ -91,7 +91,7 @@ def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict
 
 
 def score_windows(network, baselines: list, data, season: int, parts=PARTS, levels=(), calibration=None,
-                  mase_scale: np.ndarray | None = None) -> Evaluation:
+                  mase_scale: np.ndarray | None = None, selection: tuple | None = None) -> Evaluation:
     """Forecast every part's windows with the network and the baselines and score them on the same targets.
 
     With ``levels`` every model also gets intervals calibrated on its validation forecasts (the test part is
@@ -101,8 +101,11 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     uncalibrated under ``<key>_native``. Interval metrics are scored on the test part. ``calibration`` is the
     network's :class:`tsattn.intervals.Calibration` from its fitted state (:func:`calibrate` on the same data gives
     the same; passing it only saves doing it twice); ``mase_scale`` the state's per-series scale (computed once, at
-    fit: :func:`tsattn.harness.fit_state`; by default the same figure is computed here).
+    fit: :func:`tsattn.harness.fit_state`; by default the same figure is computed here). ``selection`` (a final
+    fit's (network, baselines) fitted on the training part only, :attr:`tsattn.state.FittedState.selection`) is
+    scored on the validation part in place of the final models, which trained on it.
     """
+    final_network, final_baselines = network, baselines
     levels = check_levels(levels)
     panel = data.panel
     if mase_scale is None:
@@ -117,13 +120,16 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     baseline_seconds = {}
     calibrations = {}
     if calibrated:
-        calibrations["model"] = calibration if calibration is not None else calibrate(network, data, interval_scale)
+        calibrations["model"] = calibration if calibration is not None else \
+            calibrate(network if selection is None else selection[0], data, interval_scale)
     for part in parts:
         if data.count(part) == 0:
             continue
         origins, first, series = origins_of(data, part)
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
+        network, baselines = selection if selection is not None and part == "validation" else \
+            (final_network, final_baselines)
         for model in [network] + list(baselines):
             wanted = model.capabilities.scored_on + (("validation",) if levels and calibrated and model is not network else ())
             if model is not network and part not in wanted:

@@ -214,6 +214,12 @@ class EpochProgress(keras.callbacks.Callback):
         self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.perf_counter()
         self.first_end = None
+        self.label = ""
+
+    def final_fit(self, epochs: int) -> None:
+        """The final fit begins (training + validation values, ``epochs`` epochs): its lines say so."""
+        self.epochs, self.label = epochs, "final fit: "
+        self.start, self.first_end = time.perf_counter(), None
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
@@ -222,7 +228,7 @@ class EpochProgress(keras.callbacks.Callback):
         elapsed = now - self.start
         if self.first_end is None:
             self.first_end = now
-        text = f"epoch {done}/{self.epochs}  loss {logs.get('loss', float('nan')):.5f}"
+        text = f"{self.label}epoch {done}/{self.epochs}  loss {logs.get('loss', float('nan')):.5f}"
         if "val_loss" in logs:
             text += f"  val_loss {logs['val_loss']:.5f}"
         text += f"  elapsed {elapsed:.0f}s"
@@ -512,6 +518,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     """
     season = season_of(config, data.panel)
     start = time.perf_counter()
+    final = config.final_fit and data.count("validation") > 0
     if not config.is_baseline:
         network, loss, training = config.parts()
         loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
@@ -522,13 +529,31 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         check_takes_covariates(config.model, estimator, data.covariates)
         estimator = estimator.fit(data)
         history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
-    fit_seconds = time.perf_counter() - start
     panel = data.panel
     # the baselines scored beside the model wherever it is scored (fit, evaluate, backtest, compare, tune)
-    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, season, config.linear_fit,
-                                                      with_regression_baseline(config.baselines, data.covariates))]
+    keys = with_regression_baseline(config.baselines, data.covariates)
+    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
+    # the intervals are calibrated on the validation part by the model that never trained on it
     calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
+    selection = None
+    if final:  # the final fit: the same model again on training + validation values, with the choices made above
+        selection = (estimator, baselines)
+        full = data.with_validation_trained()
+        if not config.is_baseline:
+            epochs = best if training.early_stopping and best else training.epochs
+            final_training = dataclasses.replace(training, epochs=int(epochs), early_stopping=False)
+            if hasattr(progress, "final_fit"):
+                progress.final_fit(int(epochs))
+            model, final_history, _, _ = train_model(full, network, loss, final_training, progress, engine)
+            estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
+            history.attrs["final_epochs"] = int(epochs)
+            history.attrs["final_loss"] = [float(v) for v in final_history["loss"]]
+        else:
+            estimator = forecaster_baseline(config.model, data.window, data.horizon, season,
+                                            config.linear_fit).fit(full)
+        baselines = [b.fit(full) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
+    fit_seconds = time.perf_counter() - start
     if params is None:
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
     keep = max(data.window, estimator.lookback, season, 1)
@@ -540,7 +565,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
-                       covariates=data.covariates, baselines=baselines)
+                       covariates=data.covariates, baselines=baselines, selection=selection)
 
 
 def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
@@ -592,7 +617,7 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     data = window_config(panel, config)
     state = fit_state(config, data, progress, engine)
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
-                               calibration=state.calibration, mase_scale=state.mase_scale)
+                               calibration=state.calibration, mase_scale=state.mase_scale, selection=state.selection)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
                      evaluation.frame, state.baselines, evaluation.baseline_seconds, evaluation.calibration,
                      evaluation.interval_scale)

@@ -29,6 +29,8 @@ defaults.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import time
@@ -185,7 +187,8 @@ def _validation_score(config, seen, metric: str, trial=None, windows: int | None
                         "short for it, so its score is not comparable; set pad=true to keep them (N-BEATS pads) or "
                         "narrow the window / lookback")
     callback = _PruningCallback(trial) if trial is not None else None
-    state = fit_state(config, data, progress=callback)
+    # scored on the values it validates on, so no final fit on them (the refit of the best settings has one)
+    state = fit_state(dataclasses.replace(config, final_fit=False), data, progress=callback)
     if windows:
         ends = seen.offsets[1:]
         origins = np.sort(np.concatenate([ends - h - 1 - j * step for j in range(windows)]))

@@ -9,6 +9,7 @@ for the tutorials' leaky whole-series fit).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -327,6 +328,34 @@ class WindowedPanel:
         return window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
                             self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
                             scaler=self.scaler, covariates=self.covariates, fitted_covariates=True)
+
+    def with_validation_trained(self) -> "WindowedPanel":
+        """The same series, window and test part with the validation part moved into training: what the final fit
+        trains on once the validation part has chosen the epochs and calibrated the intervals (NeuralForecast's and
+        the N-BEATS authors' practice). Windows whose targets straddled the old train / validation boundary now
+        train too; the test part is untouched (no test value is trained on). The scaler and the covariates'
+        standardisation stay this data's, so both fits read the same inputs. Without a validation part: this."""
+        if self.count("validation") == 0:
+            return self
+        if self.split.method == "shuffled":  # the same permutation: train + validation windows, test as it was
+            starts = {"train": np.concatenate([self.starts["train"], self.starts["validation"]]),
+                      "validation": self.starts["validation"][:0], "test": self.starts["test"]}
+            split = dataclasses.replace(self.split, train=self.split.train + self.split.validation, validation=0.0)
+            return dataclasses.replace(self, split=split, starts=starts)
+        if self.split.method == "holdout" and self.split.holdout_test:
+            split = dataclasses.replace(self.split, validation=0.0)
+        elif self.split.method == "holdout":  # no test part: train on everything
+            split = SplitSpec("chronological", 1.0, 0.0, self.split.within_parts, self.split.shuffle_seed)
+        else:
+            split = dataclasses.replace(self.split, train=self.split.train + self.split.validation, validation=0.0)
+        merged = window_panel(self.panel, self.window, self.horizon, self.stride, split, self.scaler.kind,
+                              self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
+                              scaler=self.scaler, covariates=self.covariates, fitted_covariates=True)
+        if self.part_bounds is not None and merged.part_bounds is not None:  # the test part exactly as before
+            merged.part_bounds[:, 1] = self.part_bounds[:, 1]
+        merged.starts["test"] = self.starts["test"]
+        merged.dropped = list(self.dropped)
+        return merged
 
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
