@@ -90,11 +90,28 @@ def header(title: str, command: str, quick: bool) -> list[str]:
 
     lines = [f"# {title}", "",
              f"- command: `{command}`" + (" (QUICK MODE: a smoke test, not a result)" if quick else ""),
+             f"- commit: {commit()}",
              f"- date: {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
              f"- machine: {os.cpu_count()} cores, {cpu_model()}, {platform.system()} {platform.machine()}, no GPU used",
              f"- versions: tsattn {tsattn.__version__}, Python {platform.python_version()}, tensorflow {tf.__version__}, "
              f"keras {keras.__version__}, numpy {numpy.__version__}, pandas {pandas.__version__}", ""]
     return lines
+
+
+def commit() -> str:
+    """The commit the results come from (``git rev-parse --short HEAD``), marked when tsattn/, cli/ or benchmarks/
+    differ from it (uncommitted code: such figures cannot be reproduced from any commit); "unknown" outside git."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "tsattn", "cli", "benchmarks/*.py"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" with uncommitted changes to the code (not reproducible)" if dirty else "")
 
 
 def command_line() -> str:

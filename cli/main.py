@@ -353,8 +353,9 @@ def _model_names() -> list[str]:
 
 
 @main.command("fit")
-@click.option("--model", "model_name", type=click.Choice(_model_names()),
-              help="the network to train (default attention-rnn; see `tsattn models`).")
+@click.option("--model", "model_name", type=click.Choice([*_model_names(), "auto"]),
+              help="the network to train (default attention-rnn; see `tsattn models`); auto: the networks and "
+                   "baselines compared on the validation part, the best kept.")
 @data_options
 @click.option("--window", type=int, help="input window length (default 24, shorter when the shortest series "
                                          "needs it so that every series is forecast).")
@@ -433,14 +434,19 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     files = write_run(result, Path(out), force=force)
     verdict = run_verdict(result)
     output.document({
-        "model": config.model, "out": str(files["directory"]), "parameters": result.parameter_count,
+        "model": result.config.model, "out": str(files["directory"]), "parameters": result.parameter_count,
+        "choice": None if result.state.choice is None else result.state.choice.to_dict(orient="records"),
         "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
         "fit_seconds": round(result.fit_seconds, 3), "series": result.panel.n_series, "verdict": verdict,
         "metrics": {part: values for part, values in result.metrics.items()
                     if part in ("train", "validation", "test")},
         "files": [name for name in files if name != "directory"]})
     stopped = f", best epoch {result.best_epoch}" if result.best_epoch else ""
-    output.say(f"{config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
+    if result.state.choice is not None:
+        from tsattn.selection import describe_choice
+
+        output.say(describe_choice(result.state.choice) + " (every candidate: choice.csv)")
+    output.say(f"{result.config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
                f"fit {result.fit_seconds:.1f}s")
     output.say(metrics_table(result))
     if result.config.level:

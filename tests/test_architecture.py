@@ -19,6 +19,7 @@ LAYERS = [
     {"windows", "losses"},
     {"baselines", "models"},
     {"config", "state", "evaluation", "verdicts"},
+    {"selection"},
     {"artefacts", "harness", "report"},
     {"backtesting"},
     {"runs", "forecaster"},

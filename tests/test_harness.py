@@ -231,3 +231,39 @@ def test_epoch_progress_eta_uses_the_pace_after_the_compiling_first_epoch(monkey
     lines = stream.getvalue().splitlines()
     assert "ETA <=" not in lines[0] and "ETA after epoch 2" in lines[0]
     assert lines[1].endswith("ETA <= 8s") and lines[2].endswith("ETA <= 7s")
+
+
+@pytest.mark.parametrize("model", ["simple-rnn", "linear"])
+def test_the_final_fit_keeps_the_selection_and_retrains_on_the_validation_values(model, small_series):
+    """final_fit: the validation part is scored (and the intervals calibrated) by the model fitted on the training part
+    only, exactly what final_fit=false gives; the forecast model trained again, on training + validation values, for
+    the epochs early stopping chose."""
+    settings = {"early_stopping": True, "patience": 1, "epochs": 6, "level": [80, 95], "final_fit": True}
+    config = tiny_config("simple-rnn", **settings) if model != "linear" else \
+        RunConfig(model="linear", dataset=None, window=8, level=[80, 95], final_fit=True)
+    final, only = fit(config, series=small_series), fit(config.updated(final_fit=False), series=small_series)
+    assert only.state.selection is None and final.state.selection is not None
+    assert final.metrics["validation"] == only.metrics["validation"]  # scored by the same (selection) model
+    assert final.calibration["model"].state() == only.calibration["model"].state()
+    assert final.metrics["test"]["model"]["rmse"] != only.metrics["test"]["model"]["rmse"]
+    assert final.metrics["test"]["naive"] == only.metrics["test"]["naive"]
+    if model != "linear":
+        assert final.state.history.attrs["final_epochs"] == only.best_epoch
+        assert len(final.state.history.attrs["final_loss"]) == only.best_epoch
+        assert final.history.equals(only.history)  # the selection's history: loss and validation loss
+    bounds = final.forecasts["test"].intervals["model"]
+    assert (bounds[0.025] < bounds[0.1]).all()  # 95% wider than 80%
+
+
+def test_a_tune_trial_never_final_fits(monkeypatch, small_series):
+    """A trial is scored on the values it validates on: a final fit would train on them (and cost a second fit)."""
+    import tsattn.harness as H
+    from tsattn.panel import as_panel
+    from tsattn.tuning import _validation_score
+
+    seen = []
+    real = H.fit_state
+    monkeypatch.setattr(H, "fit_state", lambda config, *a, **k: seen.append(config.final_fit) or real(config, *a, **k))
+    config = check_config(tiny_config().updated(preset="classic"))
+    value = _validation_score(config, as_panel(small_series.iloc[:-24]), "rmse")
+    assert np.isfinite(value) and seen == [False]

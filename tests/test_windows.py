@@ -6,7 +6,7 @@ import pytest
 
 import tsattn
 from tsattn.errors import ConfigError, DataError
-from tsattn.windows import Scaler, SplitSpec, make_windows, window_series
+from tsattn.windows import Scaler, SplitSpec, make_windows, window_panel, window_series
 
 
 def test_make_windows_shapes_values_and_no_copy():
@@ -189,3 +189,30 @@ def test_a_padded_model_forecasts_short_series_through_every_path(tmp_path):
     assert result.panel.n_series == 4 and np.isfinite(result.metrics["test"]["model"]["smape"])
     with pytest.warns(UserWarning, match="1 of 4 series are shorter"):
         assert fit(config, series=frame).panel.n_series == 3
+
+
+@pytest.mark.parametrize("split", [SplitSpec("chronological", 0.7, 0.1), SplitSpec("holdout", 0.7, 0.1, holdout=6),
+                                   SplitSpec("holdout", 0.7, 0.1, holdout=6, holdout_test=False),
+                                   SplitSpec("shuffled", 0.6, 0.2, shuffle_seed=13)])
+def test_the_final_fit_trains_on_validation_values_never_on_test_ones(split):
+    """with_validation_trained: every training and validation target of the split trains, the test part is the same
+    windows, no test target is trained on, and the scaler is this data's (both fits read the same inputs)."""
+    panel = tsattn.load_dataset("m3-monthly")
+    panel = panel[panel["unique_id"].isin(panel["unique_id"].unique()[:5])]
+    data = window_panel(panel, 6, horizon=3, split=split, require_test=split.test > 0)
+    full = data.with_validation_trained()
+    assert full.count("validation") == 0
+    np.testing.assert_array_equal(full.starts["test"], data.starts["test"])
+    trained = set(full.target_positions("train").ravel())
+    before = set(data.target_positions("train").ravel()) | set(data.target_positions("validation").ravel())
+    assert before <= trained
+    if split.method == "shuffled":  # windows overlap across parts by design: no test window trains
+        assert not set(full.starts["train"]) & set(data.starts["test"])
+    else:
+        assert not trained & set(data.target_positions("test").ravel())
+    assert full.count("train") >= data.count("train") + data.count("validation")
+    assert full.scaler is data.scaler and full.dropped == data.dropped
+    if split.method != "shuffled":  # the training values now reach the test part (or the end)
+        ends = data.panel.offsets[:-1] + data.insample_end()
+        assert max(trained) == max(ends - 1) and (full.insample_end() == data.insample_end()).all()
+    assert data.with_validation_trained().with_validation_trained().count("train") == full.count("train")

@@ -136,11 +136,12 @@ class RunConfig:
     warmup_epochs: int = 5
     early_stopping: bool = True
     patience: int = 20
-    final_fit: bool = True           # once the validation part has chosen the epochs (early stopping) and calibrated
+    final_fit: bool = False          # once the validation part has chosen the epochs (early stopping) and calibrated
                                      # the intervals, train the model again on training + validation values with
                                      # those choices, so the forecast sees the most recent values (NeuralForecast,
-                                     # N-BEATS); false: today's model fitted on the training part only (chosen on
-                                     # validation: benchmarks/results/final_fit.md)
+                                     # N-BEATS); false: the model fitted on the training part only. Per preset,
+                                     # chosen on validation data (benchmarks/results/final_fit.md): classic false
+                                     # (worse for every network on sunspots), the N-BEATS recipe true
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
@@ -257,10 +258,10 @@ class RunConfig:
             elif key in model_keys:
                 config.model_params[key] = value
             else:
-                raise ConfigError(
-                    f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; "
-                    f"{config.model} parameters: {', '.join(sorted(model_keys))}"
-                )
+                takes = f"{config.model} parameters: {', '.join(sorted(model_keys))}" if model_keys else \
+                    f"{config.model} takes no model parameters" + \
+                    (" (it chooses among models, each at its defaults)" if config.model == "auto" else "")
+                raise ConfigError(f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; {takes}")
         named = {key[len("model."):] if key.startswith("model.") else key for key in changes} - {"preset", "given"}
         config.given = sorted(set(config.given) | set(changes.get("given") or ()) | named)
         return config
@@ -287,6 +288,9 @@ NBEATS_RECIPE = {
     # and nbeats memorised them (validation sMAPE 21.50, naive 21.45; 19.96 capped); chosen on the values before
     # M3's hold-outs (benchmarks/results/max_passes.md); M3 monthly (9 draws) is unchanged
     "max_passes": 20,
+    # train again on training + validation values once the validation part has calibrated the intervals (the
+    # recipe has no early stopping): chosen on the values before M3's hold-outs (benchmarks/results/final_fit.md)
+    "final_fit": True,
 }
 PRESETS: dict[str, dict[str, Any]] = {
     # the default: classic for one series or a short horizon, the N-BEATS recipe (padded) for a panel of many series
@@ -422,10 +426,11 @@ def check_config(config: RunConfig) -> RunConfig:
     C.mapping("dataset_options", config.dataset_options)
     for name in ("dataset", "csv", "column", "date_column", "id_column"):
         C.text(name, getattr(config, name))
-    if config.is_baseline:
+    if config.is_baseline or config.model == "auto":
         if config.model_params:
-            raise ConfigError(f"baseline {config.model!r} takes no model parameters; got "
-                              f"{', '.join(sorted(config.model_params))}")
+            kind = "auto (it chooses among models, each at its defaults)" if config.model == "auto" else \
+                f"baseline {config.model!r}"
+            raise ConfigError(f"{kind} takes no model parameters; got {', '.join(sorted(config.model_params))}")
     else:
         get_spec(config.model).resolve(config.model_params)
     return config
@@ -434,10 +439,10 @@ def check_config(config: RunConfig) -> RunConfig:
 def params_of(model) -> dict:
     """The parameters a model takes (a network's from its spec; a baseline takes none); an unknown name is refused
     with every name users can give."""
-    if isinstance(model, str) and model in BASELINES:
+    if isinstance(model, str) and (model in BASELINES or model == "auto"):  # auto: chosen on validation (selection)
         return {}
     if not isinstance(model, str) or model not in MODELS:
-        raise ConfigError(f"unknown model {model!r}; available: {', '.join([*MODELS, *BASELINES])}")
+        raise ConfigError(f"unknown model {model!r}; available: {', '.join([*MODELS, *BASELINES, 'auto'])}")
     return get_spec(model).params
 
 

@@ -142,9 +142,10 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 predict_seconds += seconds
             else:
                 baseline_seconds[model.key] = baseline_seconds.get(model.key, 0.0) + seconds
-            points[model.key] = point
+            key = "model" if model is network else model.key  # a baseline fitted as the model is "model" too
+            points[key] = point
             if quantiles is not None:
-                distributions[model.key] = quantiles
+                distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
                 calibrations[model.key] = Calibration.calibrate(actual, point, None, interval_scale[series])

@@ -23,18 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .baselines import BASELINES
 from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
 from .windows import gather_batch
-
-
-def _model_names() -> list[str]:
-    from .specs import list_models
-
-    return list_models() + list(BASELINES)
 
 
 class Forecaster:
@@ -130,6 +123,7 @@ class Forecaster:
     quantiles_ = property(lambda self: self._state().quantiles)
     lookback_ = property(lambda self: self._state().lookback)
     single_ = property(lambda self: self._state().single)
+    choice_ = property(lambda self: self._state().choice)  # model "auto": the candidates' validation scores
 
     # -- fit -----------------------------------------------------------------------------------------
     def _settings(self, validation, epochs: int | None, seed: int):
@@ -172,10 +166,10 @@ class Forecaster:
         Returns:
             self
         """
+        from .config import params_of
         from .harness import EpochProgress, fit_all
 
-        if not isinstance(self.model, str) or self.model not in _model_names():
-            raise ConfigError(f"unknown model {self.model!r}; available: {', '.join(_model_names())}")
+        params_of(self.model)  # an unknown name: one line naming every model (before reading any data)
         config = self._settings(validation, epochs, seed)
         self.__dict__["state_"] = fit_all(config, data, static=static_df, columns=(id_column, time_column, value_column),
                                           progress=EpochProgress(config.epochs) if verbose else None, engine=engine,

@@ -36,6 +36,7 @@ from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
+from .selection import AUTO, fit_auto
 from .state import FittedState, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
 
@@ -516,6 +517,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         fit saw: training and validation), the conformal calibration on the validation part, and the last
         values of each series.
     """
+    if config.model == AUTO:  # every candidate through this function, the best on validation kept
+        return fit_auto(config, data, fit_state, progress, engine, params=params, columns=columns)
     season = season_of(config, data.panel)
     start = time.perf_counter()
     final = config.final_fit and data.count("validation") > 0

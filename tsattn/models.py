@@ -217,8 +217,11 @@ def attention_model(model: keras.Model) -> keras.Model | None:
     """A model mapping the same inputs to the attention weights of each attention layer, or None.
 
     For attention-rnn: one output (batch, window). For transformer: one (batch, heads, window, window)
-    output per encoder block. For a seed ensemble (``ensemble=k``): the first member's.
+    output per encoder block. For a seed ensemble (``ensemble=k``): the first member's. None for a baseline (no
+    Keras model).
     """
+    if model is None:
+        return None
     model = first_member(model)
     found = attention_layers(model)
     if not found:

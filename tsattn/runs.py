@@ -141,6 +141,8 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             **result.metrics,
         })
         result.history.to_csv(staging / "history.csv")
+        if result.state.choice is not None:  # model auto: every candidate's validation score, the chosen one marked
+            result.state.choice.to_csv(staging / "choice.csv", index=False)
         predictions_frame(result).to_csv(staging / "predictions.csv", index=False)
         if panel.n_series > 1:
             by_series(result).to_csv(staging / "metrics_by_series.csv", index=False)

@@ -1,0 +1,169 @@
+"""Rerun a small named cell of each reproducible results file and fail when it differs from the file by more than 0.01.
+
+    python benchmarks/reproduce.py                  # every cell (a few minutes on 2 cores)
+    python benchmarks/reproduce.py --list           # the cells, and the results files not checked (and why)
+    python benchmarks/reproduce.py --cells yearly   # the cells whose label contains "yearly"
+
+A figure that main cannot reproduce is not a result. Each cell names a results file, the command that wrote it
+restricted to a small part (one frequency, one model, one seed), and where the figure sits in the file (a table's
+section, row and column). The cell's command is run at the working tree into a temporary file and its figure read
+from there the same way as from the published file. Run it before committing results: a change to the code that moves
+a published figure must regenerate that file (or say in it why the figure stands).
+
+The README's M3 table is checked against the results file it cites, cell by cell, as text.
+
+Results files not listed in CELLS were measured at earlier commits and are not rerun (``ARCHIVED`` says why for each
+group); their figures describe the code at the commit or date they name, not main.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class Cell:
+    label: str
+    file: str               # under benchmarks/results/
+    command: tuple          # the script and its arguments; "--out <temporary file>" is added
+    section: str            # a substring of the "## " heading the table is under
+    row: str                # the first column's text
+    column: str             # the header of the figure's column
+
+
+CELLS = (
+    Cell("M3 yearly, nbeats, seed 0 (the README table)", "m3_main.md",
+         ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "nbeats", "--seeds", "0"),
+         "M3 yearly", "nbeats", "test sMAPE"),
+    Cell("M3 other, attention-rnn, seed 0 (the README table)", "m3_main.md",
+         ("benchmarks/m3.py", "--frequencies", "other", "--models", "attention-rnn", "--seeds", "0"),
+         "M3 other", "attention-rnn", "test sMAPE"),
+    Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
+         ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
+         "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
+)
+
+# results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell
+ARCHIVED = {
+    "measured before the final fit (final_fit=true, this commit's default) changed every network's forecast; kept as "
+    "the record of how the defaults were chosen at the commit or date each names": (
+        "accuracy.md", "auto_defaults.md", "covariates.md", "covariates_defaults.md", "covariates_heads.md",
+        "covariates_lift.md", "covariates_nbeats.md", "defaults_selection.md", "early_stopping.md", "intervals.md",
+        "intervals_ensemble.md", "intervals_quantile.md", "m1_auto.md", "m1_auto_uncapped.md", "m1_recipe.md", "m3.md",
+        "m3_auto.md", "m3_auto_uncapped.md", "m3_defaults.md", "m3_defaults_short.md", "m3_recipe.md", "max_passes.md",
+        "recipe.md", "short_series.md", "tuning.md", "tuning_m3.md", "tuning_m3_rolling.md", "tutorials.md"),
+    "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
+        "engines.md", "panel.md", "paths.md", "profile_fit.md", "speed.md", "xla.md"),
+}
+
+
+def table_value(text: str, section: str, row: str, column: str) -> str:
+    """The text of the cell at ``row`` (first column) and ``column`` (a header starting with it) of the first table
+    under the first "## " heading containing ``section``."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and section in line), None)
+    if start is None:
+        raise LookupError(f"no section {section!r}")
+    header = None
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        if not line.startswith("|"):
+            if header is not None:
+                break
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+            index = next((i for i, name in enumerate(header) if name.startswith(column)), None)
+            if index is None:
+                raise LookupError(f"no column {column!r} in section {section!r}")
+        elif cells[0] == row:
+            return cells[index]
+    raise LookupError(f"no row {row!r} in section {section!r}")
+
+
+def number(cell: str) -> float:
+    found = re.search(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", cell)
+    if found is None:
+        raise ValueError(f"no number in {cell!r}")
+    return float(found.group())
+
+
+def check_cell(cell: Cell) -> tuple[bool, str]:
+    published = number(table_value((RESULTS / cell.file).read_text(), cell.section, cell.row, cell.column))
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / cell.file
+        run = subprocess.run([sys.executable, *cell.command, "--out", str(out)], cwd=ROOT, capture_output=True,
+                             text=True)
+        if run.returncode != 0:
+            return False, f"its command failed: {run.stderr.strip().splitlines()[-1] if run.stderr.strip() else ''}"
+        again = number(table_value(out.read_text(), cell.section, cell.row, cell.column))
+    ok = abs(again - published) <= TOLERANCE
+    return ok, f"published {published:g}, now {again:g}"
+
+
+def check_readme() -> list[str]:
+    """The README's M3 table against the "All frequencies" table of the results file it cites: the same text."""
+    readme = (ROOT / "README.md").read_text()
+    cited = re.search(r"\]\(benchmarks/results/(m3_main\.md)\)", readme)
+    if cited is None:
+        return ["README.md does not cite benchmarks/results/m3_main.md for its M3 table"]
+    text = (RESULTS / cited.group(1)).read_text()
+    problems = []
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or cells[0] not in ("simple-rnn", "attention-rnn", "transformer", "nbeats"):
+            continue
+        for column, value in zip(("monthly", "quarterly", "yearly", "other", "all"), cells[1:]):
+            published = table_value(text, "All frequencies", cells[0], column)
+            if value.split(" ±")[0] != published.split(" ±")[0]:
+                problems.append(f"README {cells[0]} {column}: {value}, the results file: {published}")
+    commit = re.search(r"- commit: (\w+)", text)
+    if commit is None or commit.group(1) not in readme:
+        problems.append("the README's M3 table does not name the commit of its results file")
+    return problems
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--list", action="store_true", help="list the cells and the files not checked")
+    p.add_argument("--cells", default="", help="run only cells whose label contains this text")
+    args = p.parse_args()
+    covered = {cell.file for cell in CELLS} | {name for group in ARCHIVED.values() for name in group}
+    unlisted = sorted(path.name for path in RESULTS.glob("*.md") if path.name not in covered)
+    if args.list:
+        for cell in CELLS:
+            print(f"{cell.file}: {cell.label}: python {' '.join(cell.command)}")
+        for reason, names in ARCHIVED.items():
+            print(f"not rerun ({reason}): {', '.join(names)}")
+        return 0
+    failed = [f"{name}: a results file with no cell and no reason it is not rerun" for name in unlisted]
+    for problem in check_readme():
+        failed.append(problem)
+    for cell in CELLS:
+        if args.cells and args.cells not in cell.label:
+            continue
+        print(f"[reproduce] {cell.label} ...", file=sys.stderr, flush=True)
+        ok, detail = check_cell(cell)
+        print(f"{'ok  ' if ok else 'FAIL'} {cell.file}: {cell.label}: {detail}")
+        if not ok:
+            failed.append(f"{cell.file}: {cell.label}: {detail}")
+    for problem in failed:
+        print(f"FAIL {problem}")
+    print("every checked figure reproduces" if not failed else f"{len(failed)} problem(s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""model="auto": every candidate through the one fit path, chosen on the validation part, never on test."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import tsattn
+from tsattn.cli.main import main
+from tsattn.errors import ConfigError, DataError
+from tsattn.forecaster import Forecaster
+from tsattn.selection import AUTO_NETWORKS, statistical_candidates
+
+
+def panel(n=6, length=60, seed=0):
+    """Seasonal series with a trend: a seasonal or linear method beats naive on them."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(length)
+    return pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.period_range("2000-01", periods=length, freq="M")
+                                    .to_timestamp(), "y": 50 + 10 * i + 0.3 * t + 8 * np.sin(2 * np.pi * t / 12)
+                                    + rng.normal(0, 0.5, length)}) for i in range(n)], ignore_index=True)
+
+
+def test_auto_chooses_the_lowest_validation_score_and_forecasts_with_it(tmp_path):
+    frame = panel()
+    f = Forecaster("auto", horizon=4, epochs=2).fit(frame)
+    choice = f.choice_
+    expected = {*AUTO_NETWORKS, *statistical_candidates(), "naive", "seasonal-naive", "linear"}
+    assert set(choice["candidate"]) == expected and choice["chosen"].sum() == 1
+    assert choice.attrs["metric"] == "smape" and choice["smape"].is_monotonic_increasing
+    winner = choice["candidate"].iloc[0]
+    assert f.config_.model == winner and f.get_params()["model"] == "auto"
+    # the winner's forecast is exactly that candidate's, fitted alone with the same settings
+    alone = Forecaster(winner, horizon=4, epochs=2).fit(frame)
+    np.testing.assert_allclose(f.predict()["auto"], alone.predict()[winner], rtol=1e-5)
+    assert choice.loc[choice["candidate"] == "naive", "smape"].item() >= choice["smape"].iloc[0]
+    f.save(tmp_path / "auto")
+    again = Forecaster.load(tmp_path / "auto")
+    pd.testing.assert_frame_equal(again.choice_, choice)
+    np.testing.assert_allclose(again.predict()["auto"], f.predict()["auto"])
+
+
+def test_auto_never_reads_the_test_part():
+    """Changing the test values of tsattn fit's data changes no candidate's validation score nor the choice."""
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    frame = panel(n=4)
+    config = RunConfig(model="auto", dataset=None, horizon=4, epochs=2, split="holdout", holdout=4)
+    first = fit(config, series=frame)
+    changed = frame.copy()
+    last = changed.groupby("unique_id").cumcount(ascending=False) < 4
+    changed.loc[last, "y"] *= 3
+    second = fit(config, series=changed)
+    pd.testing.assert_frame_equal(first.state.choice.drop(columns="seconds"),
+                                  second.state.choice.drop(columns="seconds"))
+
+
+def test_auto_refuses_data_without_a_validation_part_in_one_line():
+    with pytest.raises(DataError, match="model auto chooses on the validation part.*at least"):
+        Forecaster("auto", horizon=4).fit(panel(n=2), validation=0)
+    with pytest.raises(ConfigError, match="auto takes no model parameters"):
+        Forecaster("auto", horizon=4, units=8).fit(panel(n=2))
+
+
+def test_tsattn_fit_model_auto_says_what_it_chose(tmp_path):
+    path = tmp_path / "data.csv"
+    panel(n=3).to_csv(path, index=False)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["fit", "--model", "auto", "--csv", str(path), "--column", "y", "--id-column", "unique_id",
+                                       "--date-column", "ds", "--horizon", "4",
+                                       "--epochs", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "auto chose " in result.output and "validation rmse" not in result.output
+    choice = pd.read_csv(out / "choice.csv")
+    assert choice["chosen"].sum() == 1 and f"auto chose {choice['candidate'][0]}" in result.output
+    assert json.loads((out / "config.json").read_text())["config"]["model"] == choice["candidate"][0]

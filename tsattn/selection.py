@@ -1,0 +1,94 @@
+"""``model="auto"``: choose the forecaster for this data on its validation part, as AutoETS and AutoARIMA choose
+their form, then forecast with it.
+
+    f = Forecaster("auto", horizon=8).fit(frame)      # CLI: tsattn fit --model auto
+    f.choice_                                          # every candidate's validation score; the chosen one marked
+
+Every candidate is fitted through the one fit path (:func:`tsattn.harness.fit_state`) with the same resolved
+settings and data: the networks of :data:`AUTO_NETWORKS` (each with the preset the data's shape chooses, and its
+final fit when the preset has one), the baselines every run fits (naive, seasonal naive, the linear
+autoregression) and, when statsforecast is installed, Theta and AutoETS. Each is scored on the validation part by
+the model that never trained on it (a final fit's selection model), on the headline metric
+(:func:`tsattn.metrics.headline_metric`: sMAPE for a panel, RMSE for one series); the lowest wins and its fitted state
+is the forecaster's. The test part is never read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from .errors import DataError
+
+AUTO = "auto"
+AUTO_NETWORKS = ("nbeats", "attention-rnn", "simple-rnn")  # the tutorial transformer is left out: the slowest and
+# never the best network on M3 (README); it stays a model a user can ask for
+AUTO_STATISTICAL = ("theta", "ets")  # with statsforecast (tsattn[bench]); naive, seasonal naive and linear always
+
+
+def statistical_candidates() -> tuple:
+    try:
+        import statsforecast  # noqa: F401
+    except ImportError:
+        return ()
+    return AUTO_STATISTICAL
+
+
+def candidate_config(config, name: str):
+    """``config`` (model "auto", settled) for candidate ``name``: the same preset and every setting given explicitly,
+    with the preset's model parameters that this model takes."""
+    given = {key: getattr(config, key) for key in config.given if key not in ("model", "model_params", "preset")}
+    candidate = config.updated(preset=config.preset, model=name, **given) if config.preset not in (None, AUTO) else \
+        config.updated(model=name)
+    return dataclasses.replace(candidate, given=list(config.given))
+
+
+def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, columns=None):
+    """Fit every candidate on ``data``, score each on its validation part and return the winner's fitted state with
+    ``choice`` (the table of candidates) set. ``fit_state`` is :func:`tsattn.harness.fit_state` (passed to keep the
+    layers apart)."""
+    from .evaluation import score_windows
+    from .metrics import headline_metric
+
+    if data.count("validation") == 0:
+        needed = data.window + 2 * data.horizon if data.split.method != "shuffled" else None
+        raise DataError("model auto chooses on the validation part and this data has none; "
+                        + (f"give series of at least {needed} values (window {data.window} + 2 x horizon "
+                           f"{data.horizon}) and validation above 0" if needed else "set validation above 0"))
+    metric = headline_metric(data.panel.n_series)
+    rows, states = [], {}
+    for name in (*AUTO_NETWORKS, *statistical_candidates()):
+        state = fit_state(candidate_config(config, name), data, progress, engine, params=params, columns=columns)
+        states[name] = state
+        estimator, baselines = state.selection or (state.estimator, state.baselines)
+        scores = score_windows(estimator, baselines, data, state.season, parts=("validation",),
+                               mase_scale=state.mase_scale)
+        part = scores.metrics["validation"]
+        rows.append({"candidate": name, metric: part["model"][metric], "seconds": state.fit_seconds})
+        if name == AUTO_NETWORKS[0]:  # the always-on baselines, fitted on the training part by the first fit
+            for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal-naive"), ("linear", "linear")):
+                if key in part:
+                    rows.append({"candidate": label, metric: part[key][metric], "seconds": 0.0})
+    choice = pd.DataFrame(rows)
+    choice = choice.sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
+    winner = str(choice["candidate"].iloc[0])
+    choice["chosen"] = choice["candidate"] == winner
+    if winner not in states:  # a baseline fitted as the model, through the same path
+        states[winner] = fit_state(candidate_config(config, winner), data, progress, engine, params=params,
+                                   columns=columns)
+    state = states[winner]
+    state.choice = choice
+    state.choice.attrs["metric"] = metric
+    return state
+
+
+def describe_choice(choice: pd.DataFrame) -> str:
+    """One line: what auto chose, on which metric, against the runner-up."""
+    metric = choice.attrs.get("metric", [c for c in choice.columns if c not in ("candidate", "seconds", "chosen")][0])
+    first = choice.iloc[0]
+    text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
+    if len(choice) > 1:
+        second = choice.iloc[1]
+        text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
+    return text
