@@ -76,7 +76,9 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
     per_series = {metric: test[test["metric"] == metric].pivot(index="series", columns="model", values="value")
                   for metric in ("smape", "mase")}
     return {"model": model, "seed": seed, "ensemble": ensemble, "per_series": per_series,
-            "fit_seconds": result.fit_seconds,
+            # auto: every candidate's fit (the chosen one's alone would hide the search)
+            "fit_seconds": total if model == "auto" else result.fit_seconds,
+            "chosen": None if result.state.choice is None else str(result.state.choice["candidate"].iloc[0]),
             # windowing, forecasting and scoring the network and the always-on baselines (not the statistical ones)
             "forecast_seconds": total - result.fit_seconds - sum((result.baseline_seconds or {}).get(k, 0.0)
                                                                    for k in STATISTICAL),
@@ -113,7 +115,10 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
         rows.append([model, len(mine), f"{np.mean(smape_by_seed):.2f} ± {np.std(smape_by_seed):.2f}",
                      f"{np.mean(mase_by_seed):.3f}", f"{np.mean([r['fit_seconds'] for r in mine]):.0f}",
                      f"{np.mean([r['forecast_seconds'] for r in mine]):.1f}",
-                     f"{np.mean([r['epochs'] for r in mine]):.0f}", f"{wins}/{compared}"])
+                     "-" if any(r["epochs"] is None for r in mine) else f"{np.mean([r['epochs'] for r in mine]):.0f}",
+                     f"{wins}/{compared}"])
+        if model == "auto":
+            rows[-1][0] = f"auto (chose {', '.join(r['chosen'] for r in mine)})"
     for record in ensembles:
         label = ensemble_label(record["model"], ensemble, ensemble_settings)
         per_series[label] = record["per_series"]["smape"]["model"]
