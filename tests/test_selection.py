@@ -77,3 +77,9 @@ def test_tsattn_fit_model_auto_says_what_it_chose(tmp_path):
     choice = pd.read_csv(out / "choice.csv")
     assert choice["chosen"].sum() == 1 and f"auto chose {choice['candidate'][0]}" in result.output
     assert json.loads((out / "config.json").read_text())["config"]["model"] == choice["candidate"][0]
+
+
+def test_auto_on_series_too_short_for_a_validation_window_names_the_length_it_needs():
+    short = panel(n=2, length=10)
+    with pytest.raises(DataError, match=r"each series needs at least \d+ values"):
+        Forecaster("auto", horizon=4, window=6).fit(short)

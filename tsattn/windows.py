@@ -587,9 +587,13 @@ def window_panel(
                 f"a panel of {panel.n_series} series of {int(lengths.min())}-{int(lengths.max())} values"
             fractions = (f"the last {split.holdout} values as test" if split.method == "holdout" else
                          f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
+            needed = ""
+            if split.method == "holdout":  # one training window, then the held-out part(s) of holdout values each
+                held = (1 if split.validation > 0 else 0) + (1 if split.holdout_test else 0)
+                needed = f" (each series needs at least {span - reach + held * split.holdout} values)"
             raise DataError(
                 f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
-                f"the {part} part gets no window; use a shorter window, other fractions or longer series"
+                f"the {part} part gets no window{needed}; use a shorter window, other fractions or longer series"
             )
 
     values = panel.values
