@@ -3,7 +3,7 @@
     python benchmarks/final_fit.py            # -> benchmarks/results/final_fit.md
     python benchmarks/final_fit.py --quick    # two small cases, 2 epochs / 2 sampled steps
 
-With ``final_fit=true`` (the default) the validation part still chooses the epochs (early stopping) and calibrates
+With ``final_fit=true`` the validation part still chooses the epochs (early stopping) and calibrates
 the intervals, then the model is trained again on the training and validation values with those choices, so its
 forecasts start from the most recent values (NeuralForecast's and the N-BEATS authors' practice); ``false`` keeps the
 model fitted on the training part only. Every case is scored on values before the test part the README reports: for

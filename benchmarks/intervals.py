@@ -70,6 +70,9 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS[:3]) + ",quantile",
                         help="networks with conformal intervals (of " + ", ".join(MODELS) + "), and 'quantile' for "
                              "the quantile model")
+    parser.add_argument("--before-holdout", action="store_true",
+                        help="cut each panel's competition hold-out off first and measure on the last horizon of what "
+                             "is left (validation data: for choosing a default such as validation_windows)")
     parser.add_argument("--set", dest="settings", default="{}",
                         help="JSON settings for every network run (e.g. an ensemble: ensemble_lookbacks, ensemble_losses)")
     args = parser.parse_args()
@@ -87,6 +90,10 @@ def main() -> None:
         ["width 80%", "width 95%", "MSIS 80%", "MSIS 95%", "scaled CRPS", "sMAPE", "MASE"]
     for name in args.datasets.split(","):
         frame, settings = C.dataset_for_run(name, args.quick)
+        if args.before_holdout and frame is not None:
+            horizon = frame.attrs["horizon"]
+            frame = C.without_last(frame, horizon)
+            frame.attrs["horizon"] = horizon
         rows, coverage, baseline_rows, ets = [], {}, [], {}
         for model in models:
             for seed in seeds:

@@ -216,3 +216,19 @@ def test_the_final_fit_trains_on_validation_values_never_on_test_ones(split):
         ends = data.panel.offsets[:-1] + data.insample_end()
         assert max(trained) == max(ends - 1) and (full.insample_end() == data.insample_end()).all()
     assert data.with_validation_trained().with_validation_trained().count("train") == full.count("train")
+
+
+def test_validation_windows_roll_one_step_apart_before_the_test_part():
+    """validation_windows=k: the validation part is k horizons before the test part, cut into (k - 1) h + 1 windows per
+    series; the test part is unchanged and the final fit still trains on all of it."""
+    from tsattn.config import RunConfig, settle, window_config
+
+    frame = tsattn.load_dataset("m3-monthly")
+    frame = frame[frame["unique_id"].isin(frame.groupby("unique_id").size().nlargest(3).index)]
+    h = 18
+    one, three = (window_config(frame, settle(RunConfig(dataset=None, horizon=h, validation_windows=k),
+                                              tsattn.panel.as_panel(frame))) for k in (1, 3))
+    assert one.count("validation") == 3 and three.count("validation") == 3 * (2 * h + 1)
+    np.testing.assert_array_equal(one.starts["test"], three.starts["test"])
+    assert (three.part_bounds[:, 1] - three.part_bounds[:, 0] == 3 * h).all()
+    assert three.with_validation_trained().count("train") == one.with_validation_trained().count("train")

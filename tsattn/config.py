@@ -125,6 +125,10 @@ class RunConfig:
     within_parts: bool = False
     shuffle_seed: int = 13
     holdout: int | None = None
+    validation_windows: int = 1      # hold-out splits: the validation part is this many horizons at the end of each
+                                     # series before the test part, cut into rolling windows one step apart
+                                     # ((k - 1) x horizon + 1 per series): more forecasts calibrate the intervals and
+                                     # choose the epochs; with the final fit the model still trains on them
     scaling: str = "minmax"
     scaler_fit: str = "train"
     epochs: int = 200
@@ -375,7 +379,7 @@ def preset_config(name: str | None, **overrides) -> RunConfig:
 INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
                   "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
                   "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
-                  "ensemble": (1, 100)}
+                  "ensemble": (1, 100), "validation_windows": (1, 100)}
 OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000), "lookback": (1, 100),
                    "history": (1, 10_000), "sampled_steps": (1, 1_000_000),
                    "max_passes": (1, 1_000_000)}
@@ -564,11 +568,13 @@ def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
     if method == "auto":
         method = "holdout" if panel.horizon or config.holdout else "chronological"
 
-    holdout = None
+    holdout = validation = None
     if method == "holdout":
         holdout = config.holdout or panel.horizon or config.horizon
+        if config.validation_windows > 1:
+            validation = holdout + (config.validation_windows - 1) * config.horizon
     return SplitSpec(method, config.train_fraction, config.validation_fraction, config.within_parts,
-                     config.shuffle_seed, holdout)
+                     config.shuffle_seed, holdout, validation_holdout=validation)
 
 
 DEFAULT_WINDOW = 24
@@ -623,7 +629,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
         held = int(round(longest * (split.train + split.validation))) - int(round(longest * split.train))
         if held < config.horizon:
             split = SplitSpec("holdout", split.train, split.validation, split.within_parts, split.shuffle_seed,
-                              config.horizon)
+                              config.horizon, validation_holdout=config.validation_windows * config.horizon)
             if not with_test:
                 split = split_for_fit(split)
     window = resolved_window(panel, config)

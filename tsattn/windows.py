@@ -255,6 +255,9 @@ class SplitSpec:
         holdout: values per series in the test part (and in the validation part) of the "holdout" split.
         holdout_test: False makes the last ``holdout`` values of each series validation and leaves no test
             part (how a Forecaster keeps the end of each series for early stopping).
+        validation_holdout: values per series in the validation part of the "holdout" split (default: ``holdout``);
+            more than the horizon gives several rolling validation windows per series (one per step), so the
+            intervals are calibrated on more forecasts (statsforecast's and NeuralForecast's conformal windows).
     """
 
     method: str = "chronological"
@@ -264,6 +267,12 @@ class SplitSpec:
     shuffle_seed: int = 13
     holdout: int | None = None
     holdout_test: bool = True
+    validation_holdout: int | None = None
+
+    @property
+    def validation_values(self) -> int | None:
+        """Values per series in a hold-out split's validation part."""
+        return self.validation_holdout or self.holdout
 
     def __post_init__(self):
         if self.method not in SPLITS:
@@ -457,10 +466,10 @@ def _grid(low: np.ndarray, high: np.ndarray, span: int, stride: int) -> np.ndarr
 def split_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
     """(n_series, 2) local positions where validation and test start."""
     if spec.method == "holdout" and not spec.holdout_test:
-        return np.stack([np.maximum(lengths - spec.holdout, 0), lengths], axis=1)
+        return np.stack([np.maximum(lengths - spec.validation_values, 0), lengths], axis=1)
     if spec.method == "holdout":
         test_start = lengths - spec.holdout
-        validation_start = test_start - (spec.holdout if spec.validation > 0 else 0)
+        validation_start = test_start - (spec.validation_values if spec.validation > 0 else 0)
         return np.stack([np.maximum(validation_start, 0), np.maximum(test_start, 0)], axis=1)
     # Python's round (banker's rounding) as before panels, so a single series splits exactly as it did
     train_end = np.array([int(round(n * spec.train)) for n in lengths], dtype=np.int64)
@@ -589,8 +598,9 @@ def window_panel(
                          f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
             needed = ""
             if split.method == "holdout":  # one training window, then the held-out part(s) of holdout values each
-                held = (1 if split.validation > 0 else 0) + (1 if split.holdout_test else 0)
-                needed = f" (each series needs at least {span - reach + held * split.holdout} values)"
+                held = (split.validation_values if split.validation > 0 else 0) + \
+                    (split.holdout if split.holdout_test else 0)
+                needed = f" (each series needs at least {span - reach + held} values)"
             raise DataError(
                 f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
                 f"the {part} part gets no window{needed}; use a shorter window, other fractions or longer series"
