@@ -39,6 +39,21 @@ def without_last(frame, count: int):
     return frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= count].copy()
 
 
+def before_holdout(name: str, count: int | None = None):
+    """(a competition panel's long frame without its hold-out, horizon): ``count`` series evenly spaced over the panel
+    (1: its longest series alone; None: every series), for choosing on the values before every test part."""
+    import tsattn
+
+    frame = tsattn.load_dataset(name)
+    horizon = int(frame.attrs["horizon"])
+    if count == 1:
+        longest = frame.groupby("unique_id")["y"].size().idxmax()
+        frame = frame[frame["unique_id"] == longest]
+    elif count is not None:
+        frame = quick_subset(frame, count)
+    return without_last(frame, horizon), horizon
+
+
 def dataset_for_run(name: str, quick: bool):
     """(frame or None, RunConfig settings) for a dataset: sunspots by name (one series, its own split), a panel
     with a competition horizon as a frame (its quick subset with --quick) and that horizon."""

@@ -48,18 +48,9 @@ QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the long
 
 def selection_frame(name: str, count: int | None, quick: bool):
     """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part)."""
-    import tsattn
-
     if name == "sunspots":
         return None, 1
-    frame = tsattn.load_dataset(name)
-    horizon = int(frame.attrs["horizon"])
-    if count == 1:
-        longest = frame.groupby("unique_id")["y"].size().idxmax()
-        frame = frame[frame["unique_id"] == longest]
-    elif count is not None:
-        frame = C.quick_subset(frame, count)
-    return C.without_last(frame, horizon), horizon
+    return C.before_holdout(name, count)
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:

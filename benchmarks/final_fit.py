@@ -45,14 +45,7 @@ def selection_frame(name: str, count: int | None):
     if name == "sunspots":
         frame = tsattn.load_dataset("sunspots")
         return frame.iloc[:int(round(len(frame) * 0.8))].copy(), 1
-    frame = tsattn.load_dataset(name)
-    horizon = int(frame.attrs["horizon"])
-    if count == 1:
-        longest = frame.groupby("unique_id")["y"].size().idxmax()
-        frame = frame[frame["unique_id"] == longest]
-    elif count is not None:
-        frame = C.quick_subset(frame, count)
-    return C.without_last(frame, horizon), horizon
+    return C.before_holdout(name, count)
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool):

@@ -1,0 +1,36 @@
+"""benchmarks/reproduce.py's bookkeeping (fast; its cells are rerun by the script itself, not here)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import reproduce as R  # noqa: E402
+
+
+def test_every_results_file_has_a_cell_or_says_why_it_is_not_rerun():
+    listed = {cell.file for cell in R.CELLS} | {name for names in R.ARCHIVED.values() for name in names}
+    present = {path.name for path in R.RESULTS.glob("*.md")}
+    assert present - listed == set(), "a new results file needs a cell in benchmarks/reproduce.py (or a reason)"
+    assert listed - present == set(), "reproduce.py names a results file that does not exist"
+
+
+def test_every_cell_reads_a_number_from_its_published_file():
+    for cell in R.CELLS:
+        cell_text = R.table_value((R.RESULTS / cell.file).read_text(), cell.section, cell.row, cell.column)
+        assert R.number(cell_text) > 0, cell.label
+
+
+def test_the_readme_table_is_its_results_file_at_the_commit_it_names():
+    assert R.check_readme() == []
+
+
+def test_table_value_reads_a_markdown_table_by_section_row_and_column():
+    text = "# t\n\n## M3 yearly: 645 series\n\n| model | seeds | test sMAPE (mean) |\n|---|---|---|\n" \
+           "| nbeats | 1 | 16.61 ± 0.00 |\n\n## M3 other\n\n| model | test sMAPE |\n|---|---|\n| nbeats | 4.3 |\n"
+    assert R.table_value(text, "M3 yearly", "nbeats", "test sMAPE") == "16.61 ± 0.00"
+    assert R.number(R.table_value(text, "M3 other", "nbeats", "test sMAPE")) == 4.3
+    with pytest.raises(LookupError, match="no row 'simple-rnn'"):
+        R.table_value(text, "M3 yearly", "simple-rnn", "test sMAPE")
