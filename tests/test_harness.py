@@ -200,6 +200,25 @@ def test_sampled_training_draws_batches_with_replacement_in_a_seeded_order():
     assert result.epochs_run == 3 and np.isfinite(result.history["loss"]).all()
 
 
+def test_sampling_by_series_draws_each_series_equally_often_whatever_its_length():
+    """sample_by="series": a series drawn uniformly, then one of its windows (N-BEATS' sampler); by window a long
+    series is drawn in proportion to its windows."""
+    scaled = np.arange(1000, dtype=np.float32)
+    starts = np.concatenate([np.arange(0, 900), np.arange(900, 990)])  # series 0: 900 windows, series 1: 90
+    series = (starts >= 900).astype(np.int64)
+
+    def share_of_short(by_series):
+        dataset = make_dataset(scaled, starts, window=5, horizon=2, batch_size=1000, shuffle_seed=3, sampled=True,
+                               series=series if by_series else None)
+        drawn = np.concatenate([np.asarray(X)[:, 0, 0] for X, _ in dataset.take(4)])
+        assert set(drawn) <= set(starts.astype(np.float32))
+        return np.mean(drawn >= 900)
+
+    assert abs(share_of_short(True) - 0.5) < 0.05 and abs(share_of_short(False) - 90 / 990) < 0.03
+    with pytest.raises(ConfigError, match="sample_by"):
+        check_config(tiny_config(sample_by="uniform"))
+
+
 def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows():
     """max_passes: epochs x sampled_steps batches never draw more than max_passes x the training windows (fewer
     batches per epoch, at least one); without it, or when the cap is above the budget, sampled_steps is kept."""

@@ -74,6 +74,8 @@ class TrainingPart:
     ensemble_method: str
     sampled_steps: int | None = None
     max_passes: int | None = None
+    sample_by: str = "window"
+    clip_scope: str = "variable"
     clipnorm: float | None = None
     ensemble_lookbacks: tuple | None = None
     ensemble_losses: tuple | None = None
@@ -137,6 +139,8 @@ class RunConfig:
     lr_schedule: str = "constant"    # constant, warmup-cosine, warmup-inverse-sqrt or halving (N-BEATS: halved
                                      # after each third of the epochs x steps)
     clipnorm: float | None = None    # clip each gradient to this norm (N-BEATS clips at 1.0); None: no clipping
+    clip_scope: str = "variable"     # clipnorm per variable's gradient ("variable"), or of all gradients together
+                                     # ("global": torch's clip_grad_norm_, as the N-BEATS authors clip)
     warmup_epochs: int = 5
     early_stopping: bool = True
     patience: int = 20
@@ -161,6 +165,8 @@ class RunConfig:
     ensemble_losses: list | None = None     # members trained with each of these point losses (x lookbacks x seeds)
     sampled_steps: int | None = None  # an epoch = this many batches of windows drawn with replacement (seeded), as
                                       # N-BEATS trains; None: every training window once per epoch
+    sample_by: str = "window"         # with sampled_steps: draw windows uniformly ("window"), or a series uniformly
+                                      # then one of its windows ("series", the N-BEATS authors' sampler)
     max_passes: int | None = None     # with sampled_steps: fewer batches per epoch when epochs x sampled_steps batches
                                       # would draw more than max_passes times the training windows (few windows,
                                       # short series: a big model memorises them); None: no cap
@@ -415,6 +421,8 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
+    C.choice("sample_by", config.sample_by, ("window", "series"))
+    C.choice("clip_scope", config.clip_scope, ("variable", "global"))
     get_loss(config.loss)
     _check_ensemble(config)
     C.text("preset", config.preset)

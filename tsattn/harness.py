@@ -94,7 +94,8 @@ GATHER_ONCE_BYTES = 64 * 2**20
 
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
                  shuffle_seed: int | None = None, extras: np.ndarray | None = None,
-                 sampled: bool = False, first: np.ndarray | None = None) -> tf.data.Dataset:
+                 sampled: bool = False, first: np.ndarray | None = None,
+                 series: np.ndarray | None = None) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
     Only the flat array of all series and the window starts are held in memory; each batch gathers its
@@ -103,12 +104,14 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     ``extras`` (windows, k) are appended to each window's target (a series-units loss reads its series'
     offset, scale and MASE scale there). ``sampled`` gives an endless stream of batches of windows drawn with
     replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch). ``first`` (each
-    window's series start) pads a window that starts before its series with the series' first value.
+    window's series start) pads a window that starts before its series with the series' first value. ``series``
+    (each window's series number; sampled only) draws a series uniformly, then one of its windows.
     """
     if first is None:
         first = starts  # no window reaches before its series: clipping at its own start changes nothing
     if sampled:
-        return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras, first)
+        return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras, first,
+                                series=series)
     columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
     first = np.asarray(first, dtype=np.int64)
@@ -149,8 +152,11 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None, first=None):
-    """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass."""
+def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None, first=None,
+                     series=None):
+    """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass.
+    With ``series`` (each window's series number) a series is drawn uniformly first, then one of its windows (the
+    N-BEATS authors' sampler: a long series is not drawn more often than a short one)."""
     batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon, first=first)
     inputs = tf.constant(batch.network_input())
     target = batch.target.astype(np.float32)
@@ -158,8 +164,23 @@ def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int,
         target = np.concatenate([target, np.asarray(extras, dtype=np.float32)], axis=1)
     target = tf.constant(target)
     count = tf.constant(len(starts), dtype=tf.int64)
-    picks = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).map(
-        lambda r: tf.math.floormod(r, count)).batch(batch_size)
+    if series is None:
+        picks = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).map(
+            lambda r: tf.math.floormod(r, count)).batch(batch_size)
+    else:  # windows grouped by series: (first window index, windows) of each series that has any
+        order = np.argsort(series, kind="stable")
+        inputs, target = tf.gather(inputs, order), tf.gather(target, order)
+        _, begin, sizes = np.unique(np.asarray(series)[order], return_index=True, return_counts=True)
+        begin, sizes = tf.constant(begin, dtype=tf.int64), tf.constant(sizes, dtype=tf.int64)
+        groups = tf.constant(len(sizes), dtype=tf.int64)
+        draws = tf.data.Dataset.zip((tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True),
+                                     tf.data.Dataset.random(seed=seed + 1, rerandomize_each_iteration=True)))
+
+        def pick(first_draw, second_draw):
+            group = tf.math.floormod(first_draw, groups)
+            return tf.gather(begin, group) + tf.math.floormod(second_draw, tf.gather(sizes, group))
+
+        picks = draws.map(pick).batch(batch_size)
     return picks.map(lambda i: (tf.gather(inputs, i), tf.gather(target, i))).prefetch(tf.data.AUTOTUNE)
 
 
@@ -255,7 +276,8 @@ class EpochProgress(keras.callbacks.Callback):
 # ----------------------------------------------------------------------------------------------------
 def _optimizer(training: TrainingPart, steps_per_epoch: int):
     """Adam with the configured schedule (settings already checked by check_config)."""
-    clip = {} if training.clipnorm is None else {"clipnorm": training.clipnorm}
+    clip = {} if training.clipnorm is None else \
+        {"global_clipnorm" if training.clip_scope == "global" else "clipnorm": training.clipnorm}
     if training.lr_schedule == "constant":
         return keras.optimizers.Adam(learning_rate=training.learning_rate, **clip)
     if training.lr_schedule == "halving":  # N-BEATS: the rate halves after each third of the training steps
@@ -431,7 +453,8 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=training.seed,
                          extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled,
-                         first=data.first_positions("train"))
+                         first=data.first_positions("train"),
+                         series=data.series_numbers("train") if sampled and training.sample_by == "series" else None)
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,
                                extras=None if extras is None else extras[data.series_numbers("validation")],
