@@ -88,7 +88,7 @@ def table_value(text: str, section: str, row: str, column: str) -> str:
             index = next((i for i, name in enumerate(header) if name.startswith(column)), None)
             if index is None:
                 raise LookupError(f"no column {column!r} in section {section!r}")
-        elif cells[0] == row:
+        elif cells[0] == row or cells[0].startswith(row + " ("):  # "auto (chose theta)" is row "auto"
             return cells[index]
     raise LookupError(f"no row {row!r} in section {section!r}")
 
@@ -114,21 +114,34 @@ def check_cell(cell: Cell) -> tuple[bool, str]:
 
 
 def check_readme() -> list[str]:
-    """The README's M3 table against the "All frequencies" table of the results file it cites: the same text."""
+    """The README's M3 table against the results file it cites: each network's (and auto's and naive's) figure per
+    frequency is the file's section "M3 <frequency>", the all-series one its "All frequencies" table, as text; and
+    the README names the file's commit."""
     readme = (ROOT / "README.md").read_text()
     cited = re.search(r"\]\(benchmarks/results/(m3_main\.md)\)", readme)
     if cited is None:
         return ["README.md does not cite benchmarks/results/m3_main.md for its M3 table"]
     text = (RESULTS / cited.group(1)).read_text()
-    problems = []
+    problems, checked = [], 0
     for line in readme.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.startswith("| ") or cells[0] not in ("simple-rnn", "attention-rnn", "transformer", "nbeats"):
+        model = cells[0].split(" (")[0]
+        if not line.startswith("| ") or model not in ("simple-rnn", "attention-rnn", "transformer", "nbeats", "auto",
+                                                      "naive"):
             continue
-        for column, value in zip(("monthly", "quarterly", "yearly", "other", "all"), cells[1:]):
-            published = table_value(text, "All frequencies", cells[0], column)
-            if value.split(" ±")[0] != published.split(" ±")[0]:
-                problems.append(f"README {cells[0]} {column}: {value}, the results file: {published}")
+        for frequency, value in zip(("monthly", "quarterly", "yearly", "other", "all"), cells[1:]):
+            section, column = (f"M3 {frequency}", "test sMAPE") if frequency != "all" else \
+                ("All frequencies", "test sMAPE")
+            try:
+                published = table_value(text, section, model, column).split(" ±")[0]
+            except LookupError as error:
+                problems.append(f"README {model} {frequency}: {error}")
+                continue
+            checked += 1
+            if value.split(" ±")[0] != published:
+                problems.append(f"README {model} {frequency}: {value}, the results file: {published}")
+    if not checked:
+        problems.append("the README's M3 table has no row of a network")
     commit = re.search(r"- commit: (\w+)", text)
     if commit is None or commit.group(1) not in readme:
         problems.append("the README's M3 table does not name the commit of its results file")
