@@ -28,7 +28,9 @@ def test_auto_chooses_the_lowest_validation_score_and_forecasts_with_it(tmp_path
     f = Forecaster("auto", horizon=4, epochs=2).fit(frame)
     choice = f.choice_
     expected = {*AUTO_NETWORKS, *statistical_candidates(), "naive", "seasonal-naive", "linear"}
-    assert set(choice["candidate"]) == expected and choice["chosen"].sum() == 1
+    combined = [c for c in choice["candidate"] if c.startswith("median of ")]
+    assert set(choice["candidate"]) - set(combined) == expected and len(combined) == 1
+    assert choice["chosen"].sum() == 1
     assert choice.attrs["metric"] == "smape" and choice["smape"].is_monotonic_increasing
     winner = choice["candidate"].iloc[0]
     assert f.config_.model == winner and f.get_params()["model"] == "auto"
@@ -83,3 +85,26 @@ def test_auto_on_series_too_short_for_a_validation_window_names_the_length_it_ne
     short = panel(n=2, length=10)
     with pytest.raises(DataError, match=r"each series needs at least \d+ values"):
         Forecaster("auto", horizon=4, window=6).fit(short)
+
+
+def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and_load(monkeypatch, tmp_path):
+    """When the median of the best three candidates wins on validation (forced here), the forecaster is that
+    combination: the median of its members' final forecasts (at most one network), with intervals, saved and loaded."""
+    import tsattn.selection as S
+    from tsattn.baselines import Combination, NetworkModel
+
+    monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)
+    frame = panel(n=4)
+    f = Forecaster("auto", horizon=4, epochs=2).fit(frame)
+    assert f.choice_["candidate"].iloc[0].startswith("median of ") and f.choice_["chosen"].iloc[0]
+    combination = f.estimator_
+    assert isinstance(combination, Combination) and len(combination.members) == 3
+    assert sum(isinstance(m, NetworkModel) for m in combination.members) <= 1
+    forecasts = [Forecaster(name, horizon=4, epochs=2).fit(frame).predict()[name] for name in combination.names]
+    np.testing.assert_allclose(f.predict()["auto"], np.median(np.stack(forecasts), axis=0), rtol=1e-5)
+    bands = f.predict(level=[80, 95])
+    assert (bands["auto-lo-95"] <= bands["auto-lo-80"]).all() and (bands["auto-lo-80"] <= bands["auto"]).all()
+    f.save(tmp_path / "combined")
+    again = Forecaster.load(tmp_path / "combined")
+    pd.testing.assert_frame_equal(again.predict(level=[80]), f.predict(level=[80]))
+    assert again.estimator_.names == combination.names

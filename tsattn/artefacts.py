@@ -353,6 +353,11 @@ def load(path: Path):
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
                                  f"to {outputs}")
             estimator = NetworkModel(model, name, window, horizon, quantiles, state.get("layout"))
+            combination = state.get("estimator") or {}
+            if combination.get("key") == "combination":  # model auto's median of several: the network is one member
+                network = combination["names"][combination["members"].index(None)]
+                estimator = from_state(combination, network=NetworkModel(model, network, window, horizon, quantiles,
+                                                                         state.get("layout")))
         elif "estimator" in state:
             estimator = from_state(state["estimator"])
         else:  # format 1 baselines

@@ -532,9 +532,47 @@ def baseline_labels() -> dict[str, str]:
             **{key: label for key, (label, _) in STATISTICAL.items()}}
 
 
-def from_state(state: dict) -> WindowModel:
-    """A baseline from :meth:`WindowModel.state` (what artefacts store)."""
+class Combination(WindowModel):
+    """The median of several fitted forecasters' point forecasts (the M4 winners' answer to "no single method wins"),
+    behind the same interface: ``model="auto"`` keeps one when the median of its best candidates beats the best single
+    one on the validation part. At most one member is a network (an artefact holds one Keras model); conformal
+    intervals come from the combination's own validation forecasts."""
+
+    key = "model"
+    label = "combination"
+
+    def __init__(self, members: list, names: list):
+        self.members, self.names = list(members), [str(n) for n in names]
+        self.horizon = int(members[0].horizon)
+        self.lookback = max(int(m.lookback) for m in members)
+        local = any(m.capabilities.scope == "local" for m in members)
+        self.capabilities = Capabilities(scope="local" if local else "global", trained=any(
+            m.capabilities.trained for m in members), covariates=tuple(set.intersection(
+                *(set(m.capabilities.covariates) for m in members))))
+        network = [m for m in members if isinstance(m, NetworkModel)]
+        if len(network) > 1:
+            raise ValueError("a combination holds at most one network")
+        if network:
+            self.model, self.window, self.features = network[0].model, network[0].window, network[0].features
+            self.layout = network[0].layout
+
+    def forecast(self, values, origins, first, series, scaler) -> np.ndarray:
+        return np.median(np.stack([m.forecast(values, origins, first, series, scaler) for m in self.members]), axis=0)
+
+    def state(self) -> dict:
+        return {"key": "combination", "horizon": self.horizon, "names": self.names,
+                "members": [None if isinstance(m, NetworkModel) else m.state() for m in self.members]}
+
+
+def from_state(state: dict, network=None) -> WindowModel:
+    """A baseline (or a combination, whose network member is ``network``) from :meth:`WindowModel.state` (what
+    artefacts store)."""
     key = state["key"]
+    if key == "combination":
+        members = [network if member is None else from_state(member) for member in state["members"]]
+        if any(member is None for member in members):
+            raise ValueError("the combination's network member is missing (model.keras)")
+        return Combination(members, state["names"])
     if key == Naive.key:
         return Naive(int(state["horizon"]))
     if key == SeasonalNaive.key:

@@ -231,7 +231,7 @@ class RunConfig:
         head has no linear part, the relative one regresses on the window relative to its last value; chosen on
         validation with each model: benchmarks/results/covariates_heads.md and covariates_nbeats.md). A baseline
         has none."""
-        if self.is_baseline:
+        if self.is_baseline or self.model == "auto":
             return {}
         spec = get_spec(self.model)
         params = dict(self.model_params)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 
 from .errors import DataError
@@ -44,11 +45,25 @@ def candidate_config(config, name: str):
     return dataclasses.replace(candidate, given=list(config.given))
 
 
+COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
+
+
+def _validation_score(actual, predicted, series, ids, scale, metric: str) -> float:
+    from . import metrics as M
+
+    frame = M.tidy_metrics(actual, {"model": predicted}, series, ids, "validation", scale)
+    return float(M.nested_metrics(M.aggregate(frame), "mean")["validation"]["model"][metric])
+
+
 def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, columns=None):
     """Fit every candidate on ``data``, score each on its validation part and return the winner's fitted state with
-    ``choice`` (the table of candidates) set. ``fit_state`` is :func:`tsattn.harness.fit_state` (passed to keep the
-    layers apart)."""
+    ``choice`` (the table of candidates) set. Besides the single candidates, the median of the best three (at most one
+    network) is a candidate too, scored on the same validation forecasts; when it wins, the state's estimator is a
+    :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
+    (passed to keep the layers apart)."""
+    from .baselines import Combination, NetworkModel
     from .evaluation import score_windows
+    from .intervals import Calibration, series_scale
     from .metrics import headline_metric
 
     if data.count("validation") == 0:
@@ -57,29 +72,65 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                         + (f"give series of at least {needed} values (window {data.window} + 2 x horizon "
                            f"{data.horizon}) and validation above 0" if needed else "set validation above 0"))
     metric = headline_metric(data.panel.n_series)
-    rows, states = [], {}
+    rows, states, members = [], {}, {}  # members: candidate -> (final estimator, selection estimator, forecasts)
+    part = None
     for name in (*AUTO_NETWORKS, *statistical_candidates()):
         state = fit_state(candidate_config(config, name), data, progress, engine, params=params, columns=columns)
         states[name] = state
         estimator, baselines = state.selection or (state.estimator, state.baselines)
         scores = score_windows(estimator, baselines, data, state.season, parts=("validation",),
                                mase_scale=state.mase_scale)
-        part = scores.metrics["validation"]
-        rows.append({"candidate": name, metric: part["model"][metric], "seconds": state.fit_seconds})
+        part = scores.forecasts["validation"]
+        rows.append({"candidate": name, metric: scores.metrics["validation"]["model"][metric],
+                     "seconds": state.fit_seconds})
+        members[name] = (state.estimator, estimator, part.predicted)
         if name == AUTO_NETWORKS[0]:  # the always-on baselines, fitted on the training part by the first fit
+            final = {b.key: b for b in state.baselines}
             for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal-naive"), ("linear", "linear")):
-                if key in part:
-                    rows.append({"candidate": label, metric: part[key][metric], "seconds": 0.0})
-    choice = pd.DataFrame(rows)
-    choice = choice.sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
+                if key in scores.metrics["validation"]:
+                    rows.append({"candidate": label, metric: scores.metrics["validation"][key][metric], "seconds": 0.0})
+                    selected = {b.key: b for b in baselines}[key]
+                    members[label] = (final[key], selected, part.baselines[key])
+    first = states[AUTO_NETWORKS[0]]
+    choice = pd.DataFrame(rows).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
+    best = []
+    for name in choice["candidate"]:
+        if isinstance(members[name][0], NetworkModel) and any(isinstance(members[b][0], NetworkModel) for b in best):
+            continue
+        best.append(name)
+        if len(best) == COMBINED:
+            break
+    combined = np.median(np.stack([members[name][2] for name in best]), axis=0)
+    label = f"median of {', '.join(best)}"
+    combined_score = _validation_score(part.actual, combined, part.series, data.panel.ids, first.mase_scale, metric)
+    choice = pd.concat([choice, pd.DataFrame([{"candidate": label, metric: combined_score, "seconds": 0.0}])],
+                       ignore_index=True).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
     winner = str(choice["candidate"].iloc[0])
     choice["chosen"] = choice["candidate"] == winner
-    if winner not in states:  # a baseline fitted as the model, through the same path
-        states[winner] = fit_state(candidate_config(config, winner), data, progress, engine, params=params,
-                                   columns=columns)
-    state = states[winner]
+    choice.attrs["metric"] = metric
+    if winner == label:
+        network = next((states[name] for name in best if name in states and
+                        isinstance(states[name].estimator, NetworkModel)), first)
+        final = Combination([members[name][0] for name in best], best)
+        selected = Combination([members[name][1] for name in best], best)
+        interval_scale = series_scale(first.mase_scale, data.scaler.scale)
+        calibration = Calibration.calibrate(part.actual, combined, None, interval_scale[part.series])
+        keep = int(data.panel.lengths.max()) if final.capabilities.scope == "local" else network.tails.lengths.max()
+        from .state import tails_of
+
+        state = dataclasses.replace(
+            network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
+            calibration=calibration, tails=tails_of(data.panel, max(int(keep), final.lookback)),
+            selection=(selected, (first.selection or (None, first.baselines))[1]),
+            fit_seconds=sum(s.fit_seconds for s in states.values()),
+            params=dict(params) if params is not None else {"model": AUTO, "window": data.window,
+                                                            "horizon": data.horizon})
+    else:
+        if winner not in states:  # a baseline fitted as the model, through the same path
+            states[winner] = fit_state(candidate_config(config, winner), data, progress, engine, params=params,
+                                       columns=columns)
+        state = states[winner]
     state.choice = choice
-    state.choice.attrs["metric"] = metric
     return state
 
 
