@@ -48,6 +48,16 @@ CELLS = (
     Cell("M3 other, attention-rnn, seed 0 (the README table)", "m3_main.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "attention-rnn", "--seeds", "0"),
          "M3 other", "attention-rnn", "test sMAPE"),
+    Cell("M3 other, auto, seed 0 (the README table)", "m3_main.md",
+         ("benchmarks/m3.py", "--frequencies", "other", "--models", "auto", "--seeds", "0"),
+         "M3 other", "auto", "test sMAPE"),
+    Cell("M1 monthly, nbeats, seed 0 (data nothing was chosen on)", "m1_main.md",
+         ("benchmarks/m3.py", "--collection", "m1", "--frequencies", "monthly", "--models", "nbeats", "--seeds", "0"),
+         "M1 monthly", "nbeats", "test sMAPE"),
+    Cell("conformal 80% coverage before the hold-out, M3 yearly, nbeats, 2 validation windows",
+         "intervals_windows_yearly_2.md",
+         ("benchmarks/intervals.py", "--before-holdout", "--datasets", "m3-yearly", "--models", "nbeats", "--set",
+          '{"validation_windows": 2}'), "m3-yearly", "nbeats seed 0", "coverage 80%"),
     Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
          ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
          "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
@@ -62,6 +72,11 @@ ARCHIVED = {
         "intervals_ensemble.md", "intervals_quantile.md", "m1_auto.md", "m1_auto_uncapped.md", "m1_recipe.md", "m3.md",
         "m3_auto.md", "m3_auto_uncapped.md", "m3_defaults.md", "m3_defaults_short.md", "m3_recipe.md", "max_passes.md",
         "recipe.md", "short_series.md", "tuning.md", "tuning_m3.md", "tuning_m3_rolling.md", "tutorials.md"),
+    "coverage before the hold-out with 1 or 3 validation windows, M3 monthly and yearly with 1 (the yearly file with 2 "
+    "is rerun; each of these costs minutes)": (
+        "intervals_windows_monthly_1.md", "intervals_windows_monthly_3.md", "intervals_windows_yearly_1.md"),
+    "the recipe's sampler and clipping candidates on validation data (every M3 frequency, 12 nbeats fits)": (
+        "recipe_sampler.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "panel.md", "paths.md", "profile_fit.md", "speed.md", "xla.md"),
 }

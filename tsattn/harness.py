@@ -238,10 +238,15 @@ class EpochProgress(keras.callbacks.Callback):
         self.first_end = None
         self.label = ""
 
+    def stage(self, label: str, epochs: int | None = None) -> None:
+        """Another training begins (``model="auto"``'s next candidate, a final fit): its lines start with ``label``."""
+        self.label = label
+        self.epochs = self.epochs if epochs is None else epochs
+        self.start, self.first_end = time.perf_counter(), None
+
     def final_fit(self, epochs: int) -> None:
         """The final fit begins (training + validation values, ``epochs`` epochs): its lines say so."""
-        self.epochs, self.label = epochs, "final fit: "
-        self.start, self.first_end = time.perf_counter(), None
+        self.stage(f"{self.label.rstrip(': ')}, final fit: " if self.label else "final fit: ", epochs)
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}

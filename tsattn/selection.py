@@ -75,7 +75,10 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     rows, states, members = [], {}, {}  # members: candidate -> (final estimator, selection estimator, forecasts)
     part = None
     for name in (*AUTO_NETWORKS, *statistical_candidates()):
-        state = fit_state(candidate_config(config, name), data, progress, engine, params=params, columns=columns)
+        candidate = candidate_config(config, name)
+        if hasattr(progress, "stage"):  # each candidate's epoch lines name it
+            progress.stage(f"auto, {name}: ", candidate.epochs)
+        state = fit_state(candidate, data, progress, engine, params=params, columns=columns)
         states[name] = state
         estimator, baselines = state.selection or (state.estimator, state.baselines)
         scores = score_windows(estimator, baselines, data, state.season, parts=("validation",),
