@@ -73,6 +73,9 @@ def main() -> None:
     parser.add_argument("--before-holdout", action="store_true",
                         help="cut each panel's competition hold-out off first and measure on the last horizon of what "
                              "is left (validation data: for choosing a default such as validation_windows)")
+    parser.add_argument("--statistical", default="ets",
+                        help="statistical baselines beside the first model ('' for none: with several validation "
+                             "windows per series every origin refits them, which takes long)")
     parser.add_argument("--set", dest="settings", default="{}",
                         help="JSON settings for every network run (e.g. an ensemble: ensemble_lookbacks, ensemble_losses)")
     args = parser.parse_args()
@@ -97,8 +100,8 @@ def main() -> None:
         rows, coverage, baseline_rows, ets = [], {}, [], {}
         for model in models:
             for seed in seeds:
-                baselines = ["ets"] if model == models[0] and seed == seeds[0] and not (args.quick and frame is None) \
-                    else []
+                baselines = [b for b in args.statistical.split(",") if b] \
+                    if model == models[0] and seed == seeds[0] and not (args.quick and frame is None) else []
                 result, seconds = run(frame, {**settings, **given}, model, seed, args.quick, baselines=baselines)
                 members = len(result.history.attrs.get("members", [None]))
                 label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} (conformal)"
