@@ -280,3 +280,20 @@ def test_the_automatic_preset_is_the_same_through_the_forecaster_and_the_cli(tmp
     assert Forecaster.load(path).config_.preset == "nbeats-recipe"
     again = Forecaster.load(path).predict().sort_values(["unique_id", "ds"])
     np.testing.assert_allclose(again["simple-rnn"], ours["simple-rnn"])
+
+
+def test_the_final_fit_gives_tsattn_fit_and_the_forecaster_the_same_forecasts():
+    """A panel trained by the recipe final-fits on training + validation values: tsattn fit's test forecasts and a
+    Forecaster fitted on the values before the hold-out forecast the same numbers (the same windows, scaler, seed)."""
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    frame = tsattn.load_dataset("m3-yearly")
+    frame = frame[frame["unique_id"].isin(frame["unique_id"].unique()[:45])]
+    h = 6
+    result = fit(RunConfig(model="nbeats", dataset=None, horizon=h, epochs=2, sampled_steps=3), series=frame)
+    assert result.state.config.preset == "nbeats-recipe" and result.state.selection is not None
+    seen = frame[frame.groupby("unique_id").cumcount(ascending=False) >= h]
+    f = tsattn.Forecaster("nbeats", horizon=h, epochs=2, sampled_steps=3).fit(seen)
+    assert f.state_.selection is not None
+    np.testing.assert_array_equal(f.predict()["nbeats"].to_numpy().reshape(-1, h), result.forecasts["test"].predicted)
