@@ -51,7 +51,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     from .config import resolve
 
     # the data read as a fit reads it: the covariate columns and static features the forecaster's settings name
-    config, panel = resolve(forecaster._settings(validation, epochs, seed), df, static_df,
+    config, panel = resolve(forecaster.run_config(validation, epochs, seed), df, static_df,
                             (id_column, time_column, value_column))
     covariates = config.covariates()
     h = positive_int("h", forecaster.horizon if h is None else h, 1, MAX_STEPS)

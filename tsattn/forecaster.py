@@ -126,7 +126,7 @@ class Forecaster:
     choice_ = property(lambda self: self._state().choice)  # model "auto": the candidates' validation scores
 
     # -- fit -----------------------------------------------------------------------------------------
-    def _settings(self, validation, epochs: int | None, seed: int):
+    def run_config(self, validation="auto", epochs: int | None = None, seed: int = 0):
         """The run settings of a fit (unchecked: :func:`tsattn.config.resolve` checks them once): the CLI's defaults,
         the estimator's parameters, and the validation choice as a split (its test part is dropped: a Forecaster is
         fitted on all it is given)."""
@@ -170,7 +170,7 @@ class Forecaster:
         from .harness import EpochProgress, fit_all
 
         params_of(self.model)  # an unknown name: one line naming every model (before reading any data)
-        config = self._settings(validation, epochs, seed)
+        config = self.run_config(validation, epochs, seed)
         self.__dict__["state_"] = fit_all(config, data, static=static_df, columns=(id_column, time_column, value_column),
                                           progress=EpochProgress(config.epochs) if verbose else None, engine=engine,
                                           params=self.get_params())
