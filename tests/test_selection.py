@@ -108,3 +108,11 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
     again = Forecaster.load(tmp_path / "combined")
     pd.testing.assert_frame_equal(again.predict(level=[80]), f.predict(level=[80]))
     assert again.estimator_.names == combination.names
+
+
+def test_compare_takes_auto_beside_the_networks():
+    from tsattn.compare import build_spec
+
+    assert build_spec(models=["nbeats", "auto"], seeds=[0]).models == ["nbeats", "auto"]
+    with pytest.raises(ConfigError, match="unknown model.*auto"):
+        build_spec(models=["automatic"], seeds=[0])

@@ -125,9 +125,9 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
     models = list_models() if models is None else list(models)
     if not models:
         raise ConfigError("no models to compare; name at least one of " + ", ".join(list_models()))
-    unknown = [m for m in models if m not in list_models()]
+    unknown = [m for m in models if m not in (*list_models(), "auto")]
     if unknown:
-        raise ConfigError(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(list_models())}")
+        raise ConfigError(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(list_models())}, auto")
     if len(set(models)) != len(models):
         raise ConfigError(f"models are listed twice: {', '.join(models)}")
     sources = []
