@@ -59,6 +59,9 @@ CELLS = (
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--set",
           '{"validation_windows": 2}'), "m3-yearly", "nbeats seed 0", "coverage 80%"),
+    Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
+         ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
+         "M3 other", "nbeats", "test sMAPE"),
     Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
          ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
          "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
@@ -77,8 +80,6 @@ ARCHIVED = {
     "rerun; each of these costs minutes)": (
         "intervals_windows_monthly_1.md", "intervals_windows_monthly_2.md", "intervals_windows_monthly_3.md",
         "intervals_windows_yearly_1.md", "intervals_windows_yearly_3.md"),
-    "the recipe's sampler and clipping candidates on validation data (every M3 frequency, 12 nbeats fits)": (
-        "recipe_sampler.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "panel.md", "paths.md", "profile_fit.md", "speed.md", "xla.md"),
 }

@@ -546,9 +546,10 @@ class Combination(WindowModel):
         self.horizon = int(members[0].horizon)
         self.lookback = max(int(m.lookback) for m in members)
         local = any(m.capabilities.scope == "local" for m in members)
+        scored = [p for p in ("train", "validation", "test") if all(p in m.capabilities.scored_on for m in members)]
         self.capabilities = Capabilities(scope="local" if local else "global", trained=any(
             m.capabilities.trained for m in members), covariates=tuple(set.intersection(
-                *(set(m.capabilities.covariates) for m in members))))
+                *(set(m.capabilities.covariates) for m in members))), scored_on=tuple(scored or ("test",)))
         network = [m for m in members if isinstance(m, NetworkModel)]
         if len(network) > 1:
             raise ValueError("a combination holds at most one network")

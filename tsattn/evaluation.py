@@ -130,6 +130,9 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         points, distributions = {}, {}
         network, baselines = selection if selection is not None and part == "validation" else \
             (final_network, final_baselines)
+        if part == "train" and "train" not in network.capabilities.scored_on:
+            continue  # a model refitted at every origin (a statistical method, a combination holding one): the
+            # training part would cost one fit per training window; it is scored on validation and test
         for model in [network] + list(baselines):
             wanted = model.capabilities.scored_on + (("validation",) if levels and calibrated and model is not network else ())
             if model is not network and part not in wanted:
