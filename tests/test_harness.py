@@ -286,3 +286,12 @@ def test_a_tune_trial_never_final_fits(monkeypatch, small_series):
     config = check_config(tiny_config().updated(preset="classic"))
     value = _validation_score(config, as_panel(small_series.iloc[:-24]), "rmse")
     assert np.isfinite(value) and seen == [False]
+
+
+def test_a_statistical_model_is_scored_on_validation_and_test_only(small_series):
+    """A model refitted at every origin (statsforecast's methods) skips the training part: one fit per training
+    window would cost minutes on a panel (AutoETS on M3 monthly: over 10)."""
+    pytest.importorskip("statsforecast")
+    result = fit(RunConfig(model="theta", dataset=None, window=8, horizon=3), series=small_series)
+    assert "train" not in result.metrics and "train" not in result.forecasts
+    assert result.metrics["test"]["model"]["rmse"] > 0 and result.metrics["validation"]["model"]["rmse"] > 0
