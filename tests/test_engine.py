@@ -220,7 +220,7 @@ def test_a_search_runs_trials_on_two_ray_nodes_and_survives_losing_one(cluster, 
     t = np.arange(90)
     series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=90, freq="MS"))
     result = tuning.tune("simple-rnn", data=series, trials=8, refit=False, out=tmp_path / "t", engine="ray",
-                         address=nodes.address, echo=echo, settings={"epochs": 30},
+                         address=nodes.address, echo=echo, settings={"epochs": 40, "early_stopping": False},
                          space={"units": [3, 4], "window": {"int": [4, 8]}, "learning_rate": [0.003], "batch_size": [8],
                                 "cell": None, "dropout": None, "skip": None})
     assert killed  # a node died while it ran a trial
