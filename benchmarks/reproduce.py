@@ -62,6 +62,12 @@ CELLS = (
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
+    Cell("sampler and clipping candidates, M3 other before its hold-out, nbeats (the recipe's row)", "recipe_sampler.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--candidates",
+          '{"recipe (by window, clip per variable)": {"preset": "nbeats-recipe", "pad": true}, "by series": '
+          '{"preset": "nbeats-recipe", "pad": true, "sample_by": "series"}, "global clipping": {"preset": '
+          '"nbeats-recipe", "pad": true, "clip_scope": "global"}}'),
+         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
     Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
          ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
          "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
