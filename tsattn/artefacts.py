@@ -352,12 +352,12 @@ def load(path: Path):
             if tuple(model.input_shape[1:]) != (window, features) or tuple(model.output_shape[1:]) != outputs:
                 raise ValueError(f"the model maps {model.input_shape} to {model.output_shape}, not window {window} "
                                  f"to {outputs}")
-            estimator = NetworkModel(model, name, window, horizon, quantiles, state.get("layout"))
             combination = state.get("estimator") or {}
-            if combination.get("key") == "combination":  # model auto's median of several: the network is one member
-                network = combination["names"][combination["members"].index(None)]
-                estimator = from_state(combination, network=NetworkModel(model, network, window, horizon, quantiles,
-                                                                         state.get("layout")))
+            combined = combination.get("key") == "combination"  # model auto's median: the network is one member
+            network = combination["names"][combination["members"].index(None)] if combined else name
+            estimator = NetworkModel(model, network, window, horizon, quantiles, state.get("layout"))
+            if combined:
+                estimator = from_state(combination, network=estimator)
         elif "estimator" in state:
             estimator = from_state(state["estimator"])
         else:  # format 1 baselines

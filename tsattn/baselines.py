@@ -532,6 +532,15 @@ def baseline_labels() -> dict[str, str]:
             **{key: label for key, (label, _) in STATISTICAL.items()}}
 
 
+def statsforecast_installed() -> bool:
+    """Whether statsforecast (tsattn[bench]) can be imported: the statistical methods that run only when it is."""
+    try:
+        import statsforecast  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class Combination(WindowModel):
     """The median of several fitted forecasters' point forecasts (the M4 winners' answer to "no single method wins"),
     behind the same interface: ``model="auto"`` keeps one when the median of its best candidates beats the best single

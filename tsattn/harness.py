@@ -27,7 +27,8 @@ import tensorflow as tf
 from keras import layers
 
 from . import metrics as M
-from .baselines import NetworkModel, baseline_models, forecaster_baseline, linear_coefficients
+from .baselines import (NetworkModel, baseline_models, forecaster_baseline, linear_coefficients,
+                        statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
@@ -37,7 +38,7 @@ from .losses import get_loss
 from .models import get_model
 from .panel import Panel
 from .selection import AUTO, fit_auto
-from .state import FittedState, seen_until, tails_of
+from .state import FittedState, kept_values, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
 
 
@@ -503,11 +504,7 @@ def with_regression_baseline(baselines, covariates) -> list:
     from .baselines import statistical_keys
 
     keys = statistical_keys(list(baselines or []))
-    if covariates is not None and covariates.futr and "arima" not in keys:
-        try:
-            import statsforecast  # noqa: F401
-        except ImportError:
-            return keys
+    if covariates is not None and covariates.futr and "arima" not in keys and statsforecast_installed():
         keys.append("arima")
     return keys
 
@@ -550,46 +547,47 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     season = season_of(config, data.panel)
     start = time.perf_counter()
     final = config.final_fit and data.count("validation") > 0
+    keys = with_regression_baseline(config.baselines, data.covariates)
     if not config.is_baseline:
         network, loss, training = config.parts()
         loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
-        model, history, epochs_run, best = train_model(data, network, loss, training, progress, engine)
-        estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
     else:
-        estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
-        check_takes_covariates(config.model, estimator, data.covariates)
-        estimator = estimator.fit(data)
-        history, epochs_run, best = pd.DataFrame(columns=["loss"]), None, None
+        check_takes_covariates(config.model, forecaster_baseline(config.model, data.window, data.horizon, season,
+                                                                 config.linear_fit), data.covariates)
+
+    def fitted(on: WindowedPanel, training: TrainingPart | None = None):
+        """The model (trained for ``training``, or fitted when a baseline) and the baselines scored beside it (fit,
+        evaluate, backtest, compare, tune), on ``on``; with the training history, epochs run and best epoch."""
+        beside = [b.fit(on) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
+        if config.is_baseline:
+            estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
+            return estimator.fit(on), beside, (pd.DataFrame(columns=["loss"]), None, None)
+        model, *trained = train_model(on, network, loss, training, progress, engine)
+        return NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout), beside, \
+            tuple(trained)
+
+    estimator, baselines, (history, epochs_run, best) = fitted(data, None if config.is_baseline else training)
     panel = data.panel
-    # the baselines scored beside the model wherever it is scored (fit, evaluate, backtest, compare, tune)
-    keys = with_regression_baseline(config.baselines, data.covariates)
-    baselines = [b.fit(data) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     # the intervals are calibrated on the validation part by the model that never trained on it
     calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
         selection = (estimator, baselines)
-        full = data.with_validation_trained()
+        final_training = None
         if not config.is_baseline:
-            epochs = best if training.early_stopping and best else training.epochs
-            final_training = dataclasses.replace(training, epochs=int(epochs), early_stopping=False)
+            epochs = int(best if training.early_stopping and best else training.epochs)
+            final_training = dataclasses.replace(training, epochs=epochs, early_stopping=False)
             if hasattr(progress, "final_fit"):
-                progress.final_fit(int(epochs))
-            model, final_history, _, _ = train_model(full, network, loss, final_training, progress, engine)
-            estimator = NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
-            history.attrs["final_epochs"] = int(epochs)
+                progress.final_fit(epochs)
+        estimator, baselines, (final_history, _, _) = fitted(data.with_validation_trained(), final_training)
+        if not config.is_baseline:
+            history.attrs["final_epochs"] = final_training.epochs
             history.attrs["final_loss"] = [float(v) for v in final_history["loss"]]
-        else:
-            estimator = forecaster_baseline(config.model, data.window, data.horizon, season,
-                                            config.linear_fit).fit(full)
-        baselines = [b.fit(full) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
     fit_seconds = time.perf_counter() - start
     if params is None:
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
-    keep = max(data.window, estimator.lookback, season, 1)
-    if estimator.capabilities.scope == "local":  # fitted on each history it forecasts: keep every value
-        keep = int(panel.lengths.max())
+    keep = kept_values(panel, data.window, estimator, season)
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,

@@ -29,11 +29,9 @@ AUTO_STATISTICAL = ("theta", "ets")  # with statsforecast (tsattn[bench]); naive
 
 
 def statistical_candidates() -> tuple:
-    try:
-        import statsforecast  # noqa: F401
-    except ImportError:
-        return ()
-    return AUTO_STATISTICAL
+    from .baselines import statsforecast_installed
+
+    return AUTO_STATISTICAL if statsforecast_installed() else ()
 
 
 def candidate_config(config, name: str):
@@ -118,12 +116,11 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         selected = Combination([members[name][1] for name in best], best)
         interval_scale = series_scale(first.mase_scale, data.scaler.scale)
         calibration = Calibration.calibrate(part.actual, combined, None, interval_scale[part.series])
-        keep = int(data.panel.lengths.max()) if final.capabilities.scope == "local" else network.tails.lengths.max()
-        from .state import tails_of
+        from .state import kept_values, tails_of
 
         state = dataclasses.replace(
             network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
-            calibration=calibration, tails=tails_of(data.panel, max(int(keep), final.lookback)),
+            calibration=calibration, tails=tails_of(data.panel, kept_values(data.panel, data.window, final, first.season)),
             selection=(selected, (first.selection or (None, first.baselines))[1]),
             fit_seconds=sum(s.fit_seconds for s in states.values()),
             params=dict(params) if params is not None else {"model": AUTO, "window": data.window,
@@ -139,7 +136,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
 
 def describe_choice(choice: pd.DataFrame) -> str:
     """One line: what auto chose, on which metric, against the runner-up."""
-    metric = choice.attrs.get("metric", [c for c in choice.columns if c not in ("candidate", "seconds", "chosen")][0])
+    metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
     first = choice.iloc[0]
     text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
     if len(choice) > 1:

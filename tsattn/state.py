@@ -311,6 +311,14 @@ def tails_of(panel: Panel, keep: int) -> Panel:
     return panel.take(np.arange(panel.n_series), starts, panel.offsets[1:] - starts)
 
 
+def kept_values(panel, window: int, estimator, season: int) -> int:
+    """How many last values of each series a fitted state keeps: enough for its window, its model's lookback and the
+    season; every value for a model fitted on each history it forecasts (a local statistical method)."""
+    if estimator.capabilities.scope == "local":
+        return int(panel.lengths.max())
+    return max(window, estimator.lookback, season, 1)
+
+
 def seen_until(data):
     """The last label whose value training or model selection (early stopping) used."""
     panel = data.panel
