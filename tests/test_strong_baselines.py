@@ -156,6 +156,39 @@ def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_p
             fit(config(**{"window": None, **bad}), series=series)
 
 
+def test_members_without_early_stopping_train_stacked_and_equal_each_trained_alone(tmp_path):
+    """Without early stopping the members train stacked in one model (one fit): members of one seed offset draw
+    the same batches as alone, so each equals the model its loss trains alone; the history is their mean loss,
+    and a lookback member reads the last steps of the longest window; the ensemble saves and loads exactly."""
+    from tsattn.forecaster import Forecaster
+    from tsattn.harness import trains_stacked
+    from tsattn.models import ensemble_members
+
+    frame = panel(n=4, length=40, horizon=3)
+    base = dict(model_params={"units": 6, "blocks": 2}, horizon=3, window=6, epochs=2, early_stopping=False)
+
+    def config(**changes):
+        return RunConfig(model="nbeats", dataset=None, **{**TINY, **base, **changes})
+
+    ensemble = fit(config(ensemble_losses=["mae", "mase", "smape"]), series=frame)
+    assert trains_stacked(ensemble.data, ensemble.state.config.parts()[2])
+    X = ensemble.data.X("test")
+    inside = [member.predict(X, verbose=0) for member in ensemble_members(ensemble.model)]
+    losses = []
+    for name, member in zip(["mae", "mase", "smape"], inside):
+        alone = fit(config(loss=name), series=frame)
+        np.testing.assert_allclose(alone.model.predict(X, verbose=0), member, rtol=1e-4, atol=1e-4)
+        losses.append(alone.history["loss"].to_numpy())
+    np.testing.assert_allclose(ensemble.history["loss"].to_numpy(), np.mean(losses, axis=0), rtol=1e-4)
+    np.testing.assert_allclose(ensemble.model.predict(X, verbose=0), np.median(inside, axis=0), rtol=1e-5, atol=1e-5)
+    # lookbacks x seeds, stacked: the shorter lookback's members read the last 3 steps of the 6-step window
+    f = Forecaster("nbeats", horizon=3, units=6, blocks=2, early_stopping=False, ensemble=2,
+                   ensemble_lookbacks=[1, 2]).fit(frame, epochs=1)
+    assert [m["window"] for m in f.state_.history.attrs["members"]] == [6, 6, 3, 3]
+    g = Forecaster.load(f.save(tmp_path / "stacked.tsattn"))
+    assert g.predict().equals(f.predict())
+
+
 def test_window_normalisation_makes_a_model_scale_equivariant_and_the_schedule_halves():
     """normalise=window: a window times c gives the forecast times c, whatever the weights (quantile heads
     too); lr_schedule=halving halves the rate after each third of the steps; clipnorm reaches the optimiser."""

@@ -392,22 +392,49 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     It receives only its parts of the settings (:meth:`tsattn.config.RunConfig.parts`, checked at the edge):
     which network, which loss (it sizes the head) and how to train.
 
-    With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ... each with its own early stopping), for
-    each lookback of ``ensemble_lookbacks`` and each loss of ``ensemble_losses`` (N-BEATS' ensembles), and
-    returns one Keras model whose forecast is their median (or mean): its input is the data's window (the
-    longest lookback) and each member reads its own last steps. The history, epochs and best epoch are the
-    first member's, with every member's epochs in ``history.attrs["member_epochs"]`` and its window, loss and
-    seed in ``history.attrs["members"]``. The
-    members are independent units of work: with an ``engine`` ("ray", or one of :func:`tsattn.engine.get_engine`)
-    they train there, each in its own process, with the same weights as one after another.
-    """
-    if training.is_ensemble:
-        members = training.members(data.horizon, data.window, loss.name)
-        if isinstance(engine, str):
-            from .engine import get_engine
+    With ``ensemble=k`` it trains k members (seeds seed, seed + 1, ...), for each lookback of
+    ``ensemble_lookbacks`` and each loss of ``ensemble_losses`` (N-BEATS' ensembles), and returns one Keras model
+    whose forecast is their median (or mean): its input is the data's window (the longest lookback) and each member
+    reads its own last steps. Members train one of two ways (:func:`trains_stacked`):
 
-            engine = get_engine(engine)
-        if engine is None or engine.in_process:
+    - **stacked** (here, without early stopping: the N-BEATS recipe): every member in one Keras model trained by
+      one ``fit`` on one stream of batches, each member's loss added (the members share no weights, so each gets
+      exactly its own gradient). One traced graph and one input pipeline instead of one per member; each member
+      starts from the weights it would have alone (its seed), and all draw the first member's batches.
+    - **one after another** (with early stopping, which stops each member at its own best epoch, or on an
+      ``engine``: "ray", or one of :func:`tsattn.engine.get_engine`, each member in its own process with the same
+      weights as one after another): each member its own fit, seed and batches.
+
+    The history, epochs and best epoch are the first member's (stacked: the members' mean loss), with every
+    member's epochs in ``history.attrs["member_epochs"]`` and its window, loss and seed in
+    ``history.attrs["members"]``.
+    """
+    if not training.is_ensemble:
+        model = _built(data, network, loss, training)
+        return (model, *_trained(model, data, network, training, [loss.name], loss, progress))
+    members = training.members(data.horizon, data.window, loss.name)
+    if isinstance(engine, str):
+        from .engine import get_engine
+
+        engine = get_engine(engine)
+    local = engine is None or engine.in_process
+    if local and trains_stacked(data, training):
+        built = []
+        for i, member in enumerate(members):
+            member_data, member_loss, member_training = _member_parts(data, loss, training, member)
+            model = _built(member_data, network, member_loss, member_training)
+            built.append(keras.Model(model.input, model.output, name=f"member_{i}"))
+        inputs, forecasts = _member_outputs(data, built, members)
+        stacked = keras.Model(inputs, layers.Lambda(lambda outputs: keras.ops.stack(outputs, axis=1),
+                                                    name="members")(forecasts))
+        history, epochs_run, best = _trained(stacked, data, network, training, [name for _, name, _ in members],
+                                             loss, progress)
+        history["loss"] /= len(members)  # the members' mean loss (their sum trained)
+        if "val_loss" in history:
+            history["val_loss"] /= len(members)
+        epochs = [epochs_run] * len(members)
+    else:
+        if local:
             trained = []
             for member in members:
                 member_data, member_loss, member_training = _member_parts(data, loss, training, member)
@@ -419,21 +446,41 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
             if failed:
                 raise TrainingError(f"ensemble training failed: {'; '.join(failed)}")
             trained = [(_load_member(outcomes[i].value[0]), *outcomes[i].value[1:]) for i in range(len(members))]
-        inputs = keras.Input(shape=(data.window, data.features), name="window")
-        forecasts = []
-        for i, ((member, *_), (window, _, _)) in enumerate(zip(trained, members)):
-            member = keras.Model(member.input, member.output, name=f"member_{i}")
-            # a shorter lookback reads the last `window` steps of the longest one's window
-            member_input = inputs if window == data.window else \
-                layers.Cropping1D((data.window - window, 0), name=f"lookback_{i}")(inputs)
-            forecasts.append(member(member_input))
-        combined = EnsembleCombine(training.ensemble_method, name="ensemble")(forecasts)
-        model = keras.Model(inputs, combined, name=f"{network.model.replace('-', '_')}_ensemble")
+        built = [keras.Model(member.input, member.output, name=f"member_{i}")
+                 for i, (member, *_) in enumerate(trained)]
+        inputs, forecasts = _member_outputs(data, built, members)
         _, history, epochs_run, best = trained[0]
-        history.attrs["member_epochs"] = [epochs for _, _, epochs, _ in trained]
-        history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed}
-                                    for w, name, seed in members]
-        return model, history, epochs_run, best
+        epochs = [member_epochs for _, _, member_epochs, _ in trained]
+    combined = EnsembleCombine(training.ensemble_method, name="ensemble")(forecasts)
+    model = keras.Model(inputs, combined, name=f"{network.model.replace('-', '_')}_ensemble")
+    history.attrs["member_epochs"] = epochs
+    history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed}
+                                for w, name, seed in members]
+    return model, history, epochs_run, best
+
+
+def trains_stacked(data: WindowedPanel, training: TrainingPart) -> bool:
+    """Whether an ensemble's members train stacked in one model (see :func:`train_model`): when no early stopping
+    has to stop each member at its own epoch, and gradients are clipped per weight (a global norm would mix the
+    members' gradients)."""
+    stopping = training.early_stopping and data.count("validation") > 0
+    return not stopping and training.clip_scope != "global"
+
+
+def _member_outputs(data: WindowedPanel, members: list, specs: list) -> tuple:
+    """The ensemble's input (the longest window) and each member's forecast of it: a shorter lookback reads the
+    last steps of the longest one's window."""
+    inputs = keras.Input(shape=(data.window, data.features), name="window")
+    forecasts = []
+    for i, (member, (window, _, _)) in enumerate(zip(members, specs)):
+        member_input = inputs if window == data.window else \
+            layers.Cropping1D((data.window - window, 0), name=f"lookback_{i}")(inputs)
+        forecasts.append(member(member_input))
+    return inputs, forecasts
+
+
+def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart) -> keras.Model:
+    """The network with its seeded initial weights (and its skip path at the least-squares start)."""
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
                       quantiles=loss.quantiles, loss=loss.name, **network.params)
@@ -442,20 +489,36 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
     if init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"))
+    return model
+
+
+def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, training: TrainingPart, losses: list,
+             loss: LossPart, progress) -> tuple:
+    """Compile and fit ``model`` (one network, or stacked members with one loss each in ``losses``); returns
+    (history frame, epochs, best epoch)."""
     sampled = training.sampled_steps is not None
     batch_size = training.batch_size if sampled else min(training.batch_size, data.count("train"))
     steps_per_epoch = training.sampled_steps if sampled else math.ceil(data.count("train") / batch_size)
     if sampled and training.max_passes is not None:  # few training windows: draw each at most max_passes times
         steps_per_epoch = max(1, min(steps_per_epoch, math.ceil(
             training.max_passes * data.count("train") / (training.epochs * batch_size))))
+    specs = [get_loss(name) for name in losses]
+    keras_losses = [spec.keras_loss(loss.quantiles) for spec in specs]
+    if len(losses) == 1:
+        keras_loss = keras_losses[0]
+    else:
+        from .layers import MemberLosses
+
+        keras_loss = MemberLosses(keras_losses, [spec.needs_scale for spec in specs], data.horizon)
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=get_loss(loss.name).keras_loss(loss.quantiles),
+    model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=keras_loss,
                   jit_compile=use_xla(network, training, steps_per_epoch),
                   steps_per_execution=min(training.steps_per_execution, steps_per_epoch) if sampled else
                   training.steps_per_execution)
-    extras = _series_units(data, loss) if get_loss(loss.name).needs_scale else None  # (n_series, 3) or None
+    # (n_series, 3) or None: each window's series units, when a loss is computed in them
+    extras = _series_units(data, loss) if any(spec.needs_scale for spec in specs) else None
     train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
                          shuffle_seed=training.seed,
                          extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled,
@@ -494,7 +557,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     best = None
     if "val_loss" in frame:
         best = int(frame["val_loss"].idxmin())
-    return model, frame, len(frame), best
+    return frame, len(frame), best
 
 
 def with_regression_baseline(baselines, covariates) -> list:
