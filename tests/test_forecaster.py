@@ -278,3 +278,26 @@ def test_plot_of_one_series_draws_its_actuals_after_the_cut():
     figure = forecaster.plot(steps=12, actuals=series)
     lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
     assert len(lines["actual"].get_xdata()) == 60 and len(lines["naive"].get_xdata()) == 12
+
+
+def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
+    """patch-transformer on a panel through the one API: intervals, per-lag attention (summing to 1 over the
+    window), save/load identical; a patch longer than the window is one clear line with exit code 2 and no run
+    directory."""
+    frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": s.index, "y": s.to_numpy() + 10 * i})
+                       for i, s in enumerate(make_series(n=48, seed=i) for i in range(3))], ignore_index=True)
+    f = Forecaster("patch-transformer", window=8, horizon=2, d_model=8, num_heads=2, ff_dim=8, num_blocks=1,
+                   epochs=2).fit(frame, seed=0)
+    forecast = f.predict(level=[80])
+    assert list(forecast.columns) == ["unique_id", "ds", "patch-transformer", "patch-transformer-lo-80",
+                                      "patch-transformer-hi-80"]
+    weights = f.attention_weights()
+    assert weights.shape == (3, 9) and list(weights.columns)[1:] == [f"lag_{k}" for k in range(8, 0, -1)]
+    np.testing.assert_allclose(weights.iloc[:, 1:].sum(axis=1), 1.0, rtol=1e-5)
+    assert Forecaster.load(f.save(tmp_path / "patch.tsattn")).predict().equals(f.predict())
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["fit", "--model", "patch-transformer", "--dataset", "sunspots", "--window",
+                                       "12", "--set", "patch_length=13", "--out", str(out)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "patch_length (13) is longer than the window (12); use at most 12" in result.output
+    assert not out.exists()

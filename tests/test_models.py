@@ -17,7 +17,7 @@ VARIANTS = [(name, {}) for name in MODELS] + [
 
 
 def test_registry_names():
-    assert list_models() == ["simple-rnn", "attention-rnn", "transformer", "nbeats"]
+    assert list_models() == ["simple-rnn", "attention-rnn", "transformer", "patch-transformer", "nbeats"]
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -212,3 +212,79 @@ def test_naive_skip_forecasts_the_last_value_plus_the_network(model):
     x = np.random.default_rng(1).normal(size=(4, 6, 1)).astype("float32")
     np.testing.assert_allclose(network.predict(x, verbose=0), np.repeat(x[:, -1, :1], 3, axis=1), rtol=1e-6)
     assert get_spec("nbeats").resolve({})["skip"] == "naive" and get_spec("simple-rnn").resolve({})["skip"] == "relative"
+
+
+# ----------------------------------------------------------------------------------------------------
+# patch-transformer
+# ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("window", [2, 3, 7, 8, 12, 13, 16, 36, 126])
+def test_automatic_patches_tile_every_window(window):
+    from tsattn.layers import patch_layout
+
+    length, stride, count = patch_layout(window, "auto", "auto")
+    assert stride == length and length * count == window  # side by side, every step read once
+    model = get_model("patch-transformer", window=window, horizon=2)
+    indices = model.get_layer("patches").indices
+    assert indices.shape == (count, length) and sorted(indices.ravel()) == list(range(window))
+
+
+def test_patches_are_the_window_cut_oldest_first():
+    from tsattn.layers import Patches
+
+    x = np.arange(2 * 8 * 2, dtype="float32").reshape(2, 8, 2)  # two features
+    patches = keras.ops.convert_to_numpy(Patches(4, 2)(x))  # (2, 3, 8): starts 0, 2, 4
+    assert patches.shape == (2, 3, 8)
+    np.testing.assert_array_equal(patches[1, 2], x[1, 4:8].reshape(-1))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"patch_length": 40}, r"patch_length \(40\) is longer than the window \(36\); use at most 36"),
+    ({"patch_length": 4, "patch_stride": 5}, r"patch_stride \(5\) is longer than patch_length \(4\)"),
+    ({"patch_length": 5}, r"a window of 36 is not tiled by patches of 5 every 5 steps .* use patch_stride=1"),
+    ({"num_heads": 3}, "d_model must be divisible by num_heads=3"),
+])
+def test_patch_settings_that_cannot_work_name_one_that_does(params, message):
+    from tsattn.layers import patch_layout
+
+    with pytest.raises(ConfigError, match=message):
+        get_model("patch-transformer", window=36, horizon=4, **params)
+    if "patch_length" in params and "patch_stride" not in params and params["patch_length"] <= 36:
+        patch_layout(36, params["patch_length"], 1)  # the stride the message names works
+
+
+def test_instance_normalisation_makes_forecasts_follow_level_and_scale():
+    """normalise=instance: each window standardised by its own mean and deviation, the forecast de-standardised, so
+    a x + b forecasts a f(x) + b whatever the weights (a series' level and units never reach them)."""
+    x = np.random.default_rng(0).normal(size=(4, 12, 1)).astype("float32")
+    for name in ("patch-transformer", "simple-rnn"):
+        model = get_model(name, window=12, horizon=3, normalise="instance", skip="none", center="none")
+        base = model.predict(x, verbose=0)
+        np.testing.assert_allclose(model.predict(7 * x + 100, verbose=0), 7 * base + 100, rtol=1e-4, atol=1e-2)
+    quantiles = get_model("patch-transformer", window=12, horizon=3, quantiles=(0.1, 0.5, 0.9))
+    np.testing.assert_allclose(quantiles.predict(3 * x - 5, verbose=0), 3 * quantiles.predict(x, verbose=0) - 5,
+                               rtol=1e-4, atol=1e-3)
+
+
+def test_patch_attention_reads_per_patch_and_per_lag():
+    """One reader: per patch, the attention each patch receives (mean over heads and attending patches, summing to
+    1); per lag, each patch's weight shared by its steps (sums to 1 over the window)."""
+    from tsattn.models import attention_per_lag, attention_per_patch, read_attention
+
+    model = get_model("patch-transformer", window=12, horizon=2, num_blocks=2)
+    x = np.random.default_rng(1).normal(size=(5, 12, 1)).astype("float32")
+    weights = read_attention(model, x)
+    assert [w.shape for w in weights] == [(5, 4, 6, 6)] * 2  # 6 patches of 2 steps, 4 heads, per block
+    per_patch = attention_per_patch(weights)
+    per_lag = attention_per_lag(weights, model)
+    assert per_patch.shape == (5, 6) and per_lag.shape == (5, 12)
+    np.testing.assert_allclose(per_patch.sum(axis=1), 1, rtol=1e-5)
+    np.testing.assert_allclose(per_lag.sum(axis=1), 1, rtol=1e-5)
+    np.testing.assert_allclose(per_lag[:, 0::2], per_patch / 2, rtol=1e-5)  # the first step of each patch
+
+
+def test_the_recipe_keeps_a_models_own_normalisation():
+    from tsattn.config import RunConfig
+
+    assert RunConfig(model="patch-transformer").updated(preset="nbeats-recipe").resolved_model_params()[
+        "normalise"] == "instance"
+    assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").resolved_model_params()["normalise"] == "window"

@@ -284,14 +284,19 @@ class RunConfig:
         model = model or settings.pop("model", None) or self.model
         settings.pop("model", None)
         accepted = params_of(model)
-        params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items() if k in accepted}}
+        # a model that normalises its windows itself (patch-transformer: instance normalisation) keeps its own
+        own = {"normalise"} if model in MODELS and get_spec(model).params["normalise"].default != "none" else set()
+        params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items()
+                                          if k in accepted and k not in own}}
         return dataclasses.replace(self, **settings, model=model, model_params=params, preset=name)
 
 
 # Presets: the tutorials' exact setups, and N-BEATS' training recipe for any model (benchmarks/results/recipe.md);
 # every option can still be overridden one by one.
 NBEATS_RECIPE = {
-    "model_params": {"normalise": "window"},  # each model keeps its own head (nbeats: last value + network)
+    # each model keeps its own head (nbeats: last value + network) and its own normalisation where it has one
+    # (patch-transformer's instance normalisation: M3 quarterly validation sMAPE 9.63 against 11.72 with window's)
+    "model_params": {"normalise": "window"},
     "scaling": "none", "loss": "smape", "lookback": 2, "history": 20, "sampled_steps": 100, "batch_size": 1024,
     "epochs": 8, "lr_schedule": "halving", "clipnorm": 1.0, "early_stopping": False,
     # at most 20 draws of each training window: short series (M3 yearly, 10 windows a series) were drawn 122 times

@@ -331,7 +331,8 @@ class Forecaster:
         Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
         ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
         transformer: the last encoder block's attention of the last step, averaged over heads (what the
-        last-step pooling reads).
+        last-step pooling reads). patch-transformer: the attention each patch receives in the last block (mean
+        over heads and attending patches), shared evenly by the steps of the patch.
         """
         from .models import attention_per_lag, read_attention
 
@@ -358,7 +359,7 @@ class Forecaster:
         scaler = state.scaler_for(panel)
         batch = gather_batch(state.source_of(panel), origins - window + 1, window, series=numbers, scaler=scaler,
                              with_target=False, layout=getattr(state.estimator, "layout", None))
-        weights = attention_per_lag(read_attention(state.keras_model, batch.network_input()))
+        weights = attention_per_lag(read_attention(state.keras_model, batch.network_input()), state.keras_model)
         labels = []
         for i in range(panel.n_series):
             mine = origins[numbers == i]

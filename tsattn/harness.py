@@ -313,7 +313,7 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
                                        covariates=True)  # (window * features + 1, h)
     skip = model.get_layer("linear_skip")
     intercept = coefficients[-1].astype(np.float32)
-    if "window_scale" in names:  # the skip path sees windows over their largest value: an intercept fit in
+    if "window_scale" in names or "instance_stats" in names:  # the skip path sees windows over their largest value: an intercept fit in
         intercept = np.zeros_like(intercept)  # series units means nothing there (the slopes are scale-free)
     skip.set_weights([coefficients[:-1].astype(np.float32), intercept])
     if zero_output:

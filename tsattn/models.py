@@ -18,8 +18,8 @@ from keras import layers
 
 from .errors import ConfigError
 from .losses import get_loss
-from .layers import (ATTENTION_KINDS, LastStep, LastValue, PositionalEncoding, QuantileOutput, ScaleBy, SubtractLast,
-                     TransformerEncoderBlock, WindowScale)
+from .layers import (ATTENTION_KINDS, InstanceStats, LastStep, LastValue, Patches, PositionalEncoding, QuantileOutput,
+                     ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale, patch_layout)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
@@ -67,10 +67,13 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     elif quantiles is not None:
         raise ConfigError(f"quantiles size a quantile loss's head; loss {loss_spec.name!r} outputs one value per step")
     raw = keras.Input(shape=(window, features), name="window")
-    inputs, window_scale = raw, None
+    inputs, window_scale, stats = raw, None, None
     if resolved["normalise"] == "window":  # the whole model sees the window over its largest absolute value
         window_scale = WindowScale(name="window_scale")(raw)
         inputs = ScaleBy(inverse=True, name="normalised_window")([raw, window_scale])
+    elif resolved["normalise"] == "instance":  # ... or standardised by its own mean and deviation
+        stats = InstanceStats(name="instance_stats")(raw)
+        inputs = Standardise(name="normalised_window")([raw, stats])
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
     head_params = ("center", "output_activation", "skip", "normalise")  # read here, by the shared head
     summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in head_params})
@@ -101,6 +104,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         outputs = network
     if window_scale is not None:
         outputs = ScaleBy(name="rescaled_forecast")([outputs, window_scale])
+    if stats is not None:
+        outputs = Standardise(inverse=True, name="rescaled_forecast")([outputs, stats])
     return keras.Model(raw, outputs, name=name.replace("-", "_"))
 
 
@@ -147,6 +152,28 @@ def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, 
 
 
 # ----------------------------------------------------------------------------------------------------
+# patch-transformer
+# ----------------------------------------------------------------------------------------------------
+def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_heads, ff_dim, num_blocks, dropout,
+                             head_dropout, positional, positional_base):
+    """PatchTST's encoder on tsattn's parts: patches as tokens, a linear embedding, the tutorial's positional
+    encoding and encoder blocks, and a flatten head (every patch's vector reaches the forecast)."""
+    if d_model % num_heads:
+        raise ConfigError(f"patch-transformer parameter d_model must be divisible by num_heads={num_heads}; got "
+                          f"{d_model} (e.g. d_model={max(num_heads, d_model // num_heads * num_heads)})")
+    length, stride, _ = patch_layout(int(inputs.shape[1]), patch_length, patch_stride)
+    x = Patches(length, stride, name="patches")(inputs)  # (batch, patches, length * features)
+    x = layers.Dense(d_model, name="patch_embedding")(x)  # (batch, patches, d_model)
+    x = PositionalEncoding(positional, positional_base, name="positional_encoding")(x)
+    x = layers.Dropout(dropout, name="input_dropout")(x)
+    for block in range(num_blocks):
+        x, _weights = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, False, name=f"encoder_{block}")(
+            x, return_attention_scores=True)  # weights: (batch, heads, patches, patches)
+    x = layers.Flatten(name="flatten_patches")(x)  # (batch, patches * d_model)
+    return layers.Dropout(head_dropout, name="head_dropout")(x) if head_dropout else x
+
+
+# ----------------------------------------------------------------------------------------------------
 # nbeats
 # ----------------------------------------------------------------------------------------------------
 def _build_nbeats(inputs, units, layers, blocks, dropout):
@@ -175,6 +202,7 @@ BUILDERS = {
     "simple-rnn": _build_simple_rnn,
     "attention-rnn": _build_attention_rnn,
     "transformer": _build_transformer,
+    "patch-transformer": _build_patch_transformer,
     "nbeats": _build_nbeats,
 }
 
@@ -243,9 +271,39 @@ def read_attention(model: keras.Model, inputs) -> list | None:
     return [np.asarray(w) for w in (weights if isinstance(weights, list) else [weights])]
 
 
-def attention_per_lag(weights: list) -> np.ndarray:
-    """(windows, window): the weight each window's forecast puts on each lag. attention-rnn: its weights; transformer:
-    the last step's attention in the last block, mean over heads (what last-step pooling reads), so the two models'
-    attention compare lag by lag."""
+def attention_per_lag(weights: list, model: keras.Model | None = None) -> np.ndarray:
+    """(windows, window): the weight each window's forecast puts on each lag, summing to 1 over the window.
+
+    attention-rnn: its weights. transformer: the last step's attention in the last block, mean over heads (what
+    last-step pooling reads), so the two models' attention compare lag by lag. patch-transformer (``model`` has a
+    ``patches`` layer): the attention each patch receives in the last block, mean over heads and the patches
+    attending (its flatten head reads every patch), each patch's weight shared evenly by the steps it covers
+    (:func:`attention_per_patch` gives the patches' own weights)."""
     last = weights[-1]
-    return last if last.ndim == 2 else last[:, :, -1, :].mean(axis=1)
+    if last.ndim == 2:
+        return last
+    patches = _patches_layer(model)
+    if patches is None:
+        return last[:, :, -1, :].mean(axis=1)
+    per_patch = attention_per_patch(weights)  # (windows, patches)
+    count = patches.indices.shape[0]
+    window = int(patches.indices.max()) + 1
+    spread = np.zeros((count, window))
+    for k, steps in enumerate(patches.indices):
+        spread[k, steps] = 1.0 / patches.length
+    lags = per_patch @ spread  # (windows, window)
+    return lags / lags.sum(axis=1, keepdims=True)
+
+
+def attention_per_patch(weights: list) -> np.ndarray:
+    """(windows, patches): the attention each patch receives in a patch transformer's last block, mean over heads
+    and over the patches attending (sums to 1 over the patches)."""
+    return weights[-1].mean(axis=(1, 2))
+
+
+def _patches_layer(model):
+    if model is None:
+        return None
+    member = first_member(model)
+    names = {layer.name for layer in member.layers}
+    return member.get_layer("patches") if "patches" in names else None

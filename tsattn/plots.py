@@ -248,8 +248,9 @@ def attention_figure(weights: np.ndarray, labels, title: str) -> Figure:
     ticks = np.linspace(0, len(weights) - 1, num=min(8, len(weights))).astype(int)
     heat.set_yticks(ticks)
     heat.set_yticklabels([time_label(labels[i]) for i in ticks], fontsize=8)
-    deviation = float(np.abs(weights - uniform).max()) / uniform * 100
-    heat.set_title(f"{title}\nlargest deviation from uniform: {deviation:.0f}%", fontsize=10)
+    average = weights.mean(axis=0)  # the mean weight per lag over the windows, against uniform (not one window's peak)
+    heat.set_title(f"{title}\nmean weight per lag {average.min():.3f} to {average.max():.3f} against uniform "
+                   f"{uniform:.3f} (1/{window})", fontsize=10)
     fig.colorbar(image, ax=heat, label=f"attention weight (white: uniform 1/{window})")
     mean.bar(np.arange(1, window + 1), by_lag(weights.mean(axis=0)), color="tab:purple")
     mean.axhline(1 / window, color="grey", linestyle="--", label=f"uniform (1/{window})")

@@ -247,6 +247,16 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
     if weights[0].ndim == 2:  # attention-rnn: (windows, window)
         written.append(plots.plot_attention_rnn(weights[0], labels, directory / "attention.png",
                                                 f"{title}: attention over the window ({part} part)"))
+    elif model is not None and first_member(model).name == "patch_transformer":  # (windows, heads, patches, patches)
+        written.append(plots.plot_attention_rnn(attention_per_lag(weights, model), labels,
+                                                directory / "attention.png",
+                                                f"{title}: attention each patch receives ({part} part)\nlast "
+                                                "block, mean over heads and attending patches, shared by the "
+                                                "patch's steps"))
+        layer = first_member(model).get_layer("positional_encoding")
+        written.append(plots.plot_positional_encoding(
+            layer.encoding_matrix(), directory / "positional_encoding.png",
+            f"Positional encoding ({layer.mode}), patches x d_model"))
     else:  # transformer: per block (windows, heads, window, window)
         # the last step's attention in the last block, mean over heads (what last-step pooling reads), drawn
         # like attention-rnn's so the two models' attention can be compared lag by lag
