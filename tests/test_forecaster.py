@@ -294,6 +294,12 @@ def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
     weights = f.attention_weights()
     assert weights.shape == (3, 9) and list(weights.columns)[1:] == [f"lag_{k}" for k in range(8, 0, -1)]
     np.testing.assert_allclose(weights.iloc[:, 1:].sum(axis=1), 1.0, rtol=1e-5)
+    patches = f.attention_weights(by="patch")  # window 8: 4 patches of 2 steps, oldest first
+    assert list(patches.columns)[1:] == ["patch_1", "patch_2", "patch_3", "patch_4"]
+    assert patches.attrs["lags"]["patch_4"] == [2, 1]
+    np.testing.assert_allclose(patches.iloc[:, 1:].to_numpy() / 2, weights.iloc[:, 1::2].to_numpy(), rtol=1e-5)
+    with pytest.raises(ConfigError, match="per-patch weights: patch-transformer"):
+        Forecaster("attention-rnn", window=8, units=2, epochs=1).fit(make_series()).attention_weights(by="patch")
     assert Forecaster.load(f.save(tmp_path / "patch.tsattn")).predict().equals(f.predict())
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["fit", "--model", "patch-transformer", "--dataset", "sunspots", "--window",

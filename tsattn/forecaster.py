@@ -325,21 +325,28 @@ class Forecaster:
         return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run)
 
     # -- attention -----------------------------------------------------------------------------------
-    def attention_weights(self, series=None) -> pd.DataFrame:
+    def attention_weights(self, series=None, by: str = "lag") -> pd.DataFrame:
         """Attention over the window for every forecast in ``series`` (default: the last window of each series).
 
         Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
         ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
         transformer: the last encoder block's attention of the last step, averaged over heads (what the
         last-step pooling reads). patch-transformer: the attention each patch receives in the last block (mean
-        over heads and attending patches), shared evenly by the steps of the patch.
+        over heads and attending patches), shared evenly by the steps of the patch; with ``by="patch"`` the
+        patches' own weights, columns ``patch_1 ..`` (oldest first; ``attrs["lags"]`` names each one's lags).
         """
-        from .models import attention_per_lag, read_attention
+        from .models import _patches_layer, attention_per_lag, attention_per_patch, read_attention
 
         state = self._state()
         window = state.window
         if not state.estimator.capabilities.attention:
-            raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn or transformer")
+            raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn, transformer or "
+                              "patch-transformer")
+        patches = _patches_layer(state.keras_model)
+        if by not in ("lag", "patch") or (by == "patch" and patches is None):
+            accepted = "'lag' or 'patch'" if patches is not None else "'lag'"
+            raise ConfigError(f"by must be {accepted} for {self.model}; got "
+                              f"{by!r}" + ("" if patches is not None else " (per-patch weights: patch-transformer)"))
         panel = state.panel_of(series)
         # with future-known covariates a window needs the values of its forecast steps: the last window whose
         # future is in the data (the window after each series needs predict's futr_df)
@@ -359,7 +366,8 @@ class Forecaster:
         scaler = state.scaler_for(panel)
         batch = gather_batch(state.source_of(panel), origins - window + 1, window, series=numbers, scaler=scaler,
                              with_target=False, layout=getattr(state.estimator, "layout", None))
-        weights = attention_per_lag(read_attention(state.keras_model, batch.network_input()), state.keras_model)
+        read = read_attention(state.keras_model, batch.network_input())
+        weights = attention_per_patch(read) if by == "patch" else attention_per_lag(read, state.keras_model)
         labels = []
         for i in range(panel.n_series):
             mine = origins[numbers == i]
@@ -367,8 +375,12 @@ class Forecaster:
             labels += list(panel.index[inside + 1])
             if len(inside) < len(mine):
                 labels += list(future_index(describe_index(panel.series_index(i)), 1))
-        columns = [f"lag_{lag}" for lag in range(window, 0, -1)]
+        columns = [f"lag_{lag}" for lag in range(window, 0, -1)] if by == "lag" else \
+            [f"patch_{k}" for k in range(1, weights.shape[1] + 1)]
         frame = pd.DataFrame(weights, index=pd.Index(labels, name="target"), columns=columns)
+        if by == "patch":  # patch k covers these lags (lag 1 = the most recent value)
+            frame.attrs["lags"] = {f"patch_{k + 1}": [int(window - step) for step in steps]
+                                   for k, steps in enumerate(patches.indices)}
         if panel.n_series > 1:
             frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
         return frame
