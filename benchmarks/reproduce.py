@@ -80,6 +80,12 @@ CELLS = (
     Cell("patch-transformer over 3 seeds, M3 other", "m3_patch_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0,1,2"),
          "M3 other", "patch-transformer", "test sMAPE"),
+    Cell("history of 20 against 10 horizons, M3 other before its hold-out, nbeats over 3 seeds (the recipe's row)",
+         "recipe_history.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--candidates",
+          '{"recipe (history 20 horizons)": {"preset": "nbeats-recipe", "pad": true}, "history 10 horizons": '
+          '{"preset": "nbeats-recipe", "pad": true, "history": 10}}'),
+         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
     Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
          ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
          "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
