@@ -2,7 +2,7 @@
 
     python benchmarks/reproduce.py                  # every cell (a few minutes on 2 cores)
     python benchmarks/reproduce.py --list           # the cells, and the results files not checked (and why)
-    python benchmarks/reproduce.py --cells yearly   # the cells whose label contains "yearly"
+    python benchmarks/reproduce.py --cells yearly   # the cells whose label contains "yearly" (several: "a;b")
 
 A figure that main cannot reproduce is not a result. Each cell names a results file, the command that wrote it
 restricted to a small part (one frequency, one model, one seed), and where the figure sits in the file (a table's
@@ -195,7 +195,8 @@ def check_readme() -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--list", action="store_true", help="list the cells and the files not checked")
-    p.add_argument("--cells", default="", help="run only cells whose label contains this text")
+    p.add_argument("--cells", default="", help="run only cells whose label contains this text (several: separated "
+                                                "by semicolons)")
     args = p.parse_args()
     covered = {cell.file for cell in CELLS} | {name for group in ARCHIVED.values() for name in group}
     unlisted = sorted(path.name for path in RESULTS.glob("*.md") if path.name not in covered)
@@ -209,7 +210,7 @@ def main() -> int:
     for problem in check_readme():
         failed.append(problem)
     for cell in CELLS:
-        if args.cells and args.cells not in cell.label:
+        if args.cells and not any(part.strip() in cell.label for part in args.cells.split(";")):
             continue
         print(f"[reproduce] {cell.label} ...", file=sys.stderr, flush=True)
         ok, detail = check_cell(cell)
