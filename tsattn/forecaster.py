@@ -335,14 +335,14 @@ class Forecaster:
         over heads and attending patches), shared evenly by the steps of the patch; with ``by="patch"`` the
         patches' own weights, columns ``patch_1 ..`` (oldest first; ``attrs["lags"]`` names each one's lags).
         """
-        from .models import _patches_layer, attention_per_lag, attention_per_patch, read_attention
+        from .models import attention_per_lag, attention_per_patch, patches_layer, read_attention
 
         state = self._state()
         window = state.window
         if not state.estimator.capabilities.attention:
             raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn, transformer or "
                               "patch-transformer")
-        patches = _patches_layer(state.keras_model)
+        patches = patches_layer(state.keras_model)
         if by not in ("lag", "patch") or (by == "patch" and patches is None):
             accepted = "'lag' or 'patch'" if patches is not None else "'lag'"
             raise ConfigError(f"by must be {accepted} for {self.model}; got "

@@ -138,17 +138,26 @@ def _build_attention_rnn(inputs, units, activation, cell, dropout, attention):
 # ----------------------------------------------------------------------------------------------------
 def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, pooling, positional,
                        positional_base, causal):
-    if d_model % num_heads:
-        raise ConfigError(f"transformer parameter d_model must be divisible by num_heads={num_heads}; got {d_model}")
     x = layers.Dense(d_model, name="projection")(inputs)  # (batch, window, d_model)
+    x = _encoder(x, "transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal)
+    if pooling == "last":
+        return LastStep(name="last_step")(x)  # (batch, d_model)
+    return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
+
+
+def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal=False):
+    """The tutorial's encoder over tokens (batch, tokens, d_model): positional encoding, dropout, encoder blocks
+    (their attention weights, (batch, heads, tokens, tokens), are read by :func:`attention_model`)."""
+    d_model = int(x.shape[-1])
+    if d_model % num_heads:
+        raise ConfigError(f"{model} parameter d_model must be divisible by num_heads={num_heads}; got {d_model} (e.g. "
+                          f"d_model={max(num_heads, d_model // num_heads * num_heads)} or num_heads=1)")
     x = PositionalEncoding(positional, positional_base, name="positional_encoding")(x)
     x = layers.Dropout(dropout, name="input_dropout")(x)
     for block in range(num_blocks):
         x, _weights = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, causal, name=f"encoder_{block}")(
-            x, return_attention_scores=True)  # weights: (batch, heads, window, window)
-    if pooling == "last":
-        return LastStep(name="last_step")(x)  # (batch, d_model)
-    return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
+            x, return_attention_scores=True)
+    return x
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -158,17 +167,10 @@ def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_he
                              head_dropout, positional, positional_base):
     """PatchTST's encoder on tsattn's parts: patches as tokens, a linear embedding, the tutorial's positional
     encoding and encoder blocks, and a flatten head (every patch's vector reaches the forecast)."""
-    if d_model % num_heads:
-        raise ConfigError(f"patch-transformer parameter d_model must be divisible by num_heads={num_heads}; got "
-                          f"{d_model} (e.g. d_model={max(num_heads, d_model // num_heads * num_heads)})")
     length, stride, _ = patch_layout(int(inputs.shape[1]), patch_length, patch_stride)
     x = Patches(length, stride, name="patches")(inputs)  # (batch, patches, length * features)
     x = layers.Dense(d_model, name="patch_embedding")(x)  # (batch, patches, d_model)
-    x = PositionalEncoding(positional, positional_base, name="positional_encoding")(x)
-    x = layers.Dropout(dropout, name="input_dropout")(x)
-    for block in range(num_blocks):
-        x, _weights = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, False, name=f"encoder_{block}")(
-            x, return_attention_scores=True)  # weights: (batch, heads, patches, patches)
+    x = _encoder(x, "patch-transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base)
     x = layers.Flatten(name="flatten_patches")(x)  # (batch, patches * d_model)
     return layers.Dropout(head_dropout, name="head_dropout")(x) if head_dropout else x
 
@@ -282,7 +284,7 @@ def attention_per_lag(weights: list, model: keras.Model | None = None) -> np.nda
     last = weights[-1]
     if last.ndim == 2:
         return last
-    patches = _patches_layer(model)
+    patches = patches_layer(model)
     if patches is None:
         return last[:, :, -1, :].mean(axis=1)
     per_patch = attention_per_patch(weights)  # (windows, patches)
@@ -301,7 +303,8 @@ def attention_per_patch(weights: list) -> np.ndarray:
     return weights[-1].mean(axis=(1, 2))
 
 
-def _patches_layer(model):
+def patches_layer(model):
+    """A patch transformer's ``Patches`` layer (its ``indices``: each patch's steps), or None for another model."""
     if model is None:
         return None
     member = first_member(model)
