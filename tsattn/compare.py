@@ -256,7 +256,7 @@ def _by_series(result) -> dict:
 
 def _record(result, key, max_windows: int = 600) -> dict:
     from .intervals import bands, level_name
-    from .models import attention_per_lag, read_attention
+    from .models import attention_per_lag, patches_layer, read_attention
 
     dataset, model, seed = key
     test = result.forecasts.get("test")
@@ -281,7 +281,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
     }
     weights = read_attention(result.model, result.data.X("test")[-max_windows:])
     if weights is not None:
-        if weights[0].ndim == 4 and result.config.model == "patch-transformer":  # per lag, as attention-rnn's
+        if patches_layer(result.model) is not None:  # a patch transformer's per lag, as attention-rnn's
             weights = [attention_per_lag(weights, result.model)]
         if weights[0].ndim == 2:
             labels = [str(x) for x in test.index[-max_windows:]]

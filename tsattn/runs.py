@@ -13,7 +13,7 @@ from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, number_text, write_json
-from .models import attention_per_lag, first_member, read_attention
+from .models import attention_per_lag, first_member, patches_layer, read_attention
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
@@ -247,7 +247,7 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
     if weights[0].ndim == 2:  # attention-rnn: (windows, window)
         written.append(plots.plot_attention_rnn(weights[0], labels, directory / "attention.png",
                                                 f"{title}: attention over the window ({part} part)"))
-    elif model is not None and first_member(model).name == "patch_transformer":  # (windows, heads, patches, patches)
+    elif patches_layer(model) is not None:  # patch-transformer: (windows, heads, patches, patches)
         written.append(plots.plot_attention_rnn(attention_per_lag(weights, model), labels,
                                                 directory / "attention.png",
                                                 f"{title}: attention each patch receives ({part} part)\nlast "
