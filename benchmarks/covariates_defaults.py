@@ -9,7 +9,12 @@ output starting at zero (training then starts exactly at the least-squares forec
 
 ``--heads``: nbeats (whose default head is skip=naive, without a linear part for the least-squares start) with each
 head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates;
-``--models`` runs other models the same way (``--with-only``: the runs with covariates only).
+``--models`` runs other models the same way (``--with-only``: the runs with covariates only); ``--variants`` compares
+other settings than the head (a JSON list of model settings, each one variant), e.g. tft's head and normalisation:
+
+    python benchmarks/covariates_defaults.py --heads --models tft --with-only --variants \
+        '[{"skip": "none"}, {"skip": "naive"}, {"skip": "relative"}, {"normalise": "none", "center": "last", "skip": "relative"}]' \
+        --out benchmarks/results/covariates_tft.md
 
 Each network is fitted with its covariates as `tsattn fit --dataset D --horizon H --futr-exog ...` fits it (seed 0),
 once per start; the choice reads only the validation part (the H values before the hold-out). Test figures are
@@ -35,6 +40,15 @@ STARTS = ("least-squares", "least-squares+zero-output")
 HEADS = ("naive", "relative", "linear")
 
 
+def heads_of(args) -> list[tuple]:
+    """The variants compared: each head, or the model settings ``--variants`` lists (as sorted tuples)."""
+    if not args.variants:
+        return [(("skip", head),) for head in HEADS]
+    import json
+
+    return [tuple(sorted(variant.items())) for variant in json.loads(args.variants)]
+
+
 def heads(args) -> list[str]:
     """Each model's head with (and without) covariates, chosen on the validation sMAPE averaged over datasets and
     seeds."""
@@ -49,25 +63,27 @@ def heads(args) -> list[str]:
     rows, validation = [], {}
     for model, (dataset, covariates) in itertools.product(models, sets.items()):
         horizon = int(tsattn.load_dataset(dataset).attrs["horizon"])
-        for head in HEADS:
+        for head in heads_of(args):
             for label, given in variants:
                 extra = {"futr_exog": covariates} if given else {}
                 values, tests = [], []
                 for seed in seeds:
                     result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
-                                           model_params={"skip": head}, **extra,
+                                           model_params=dict(head), **extra,
                                            **({"epochs": 3} if args.quick else {})))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
-                validation.setdefault((model, label), {}).setdefault(head, []).append(float(np.mean(values)))
+                name = ", ".join(f"{k}={v}" for k, v in head) if args.variants else dict(head)["skip"]
+                validation.setdefault((model, label), {}).setdefault(name, []).append(float(np.mean(values)))
                 rows.append(([model] if len(models) > 1 else []) +
-                            [dataset, label, head, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
+                            [dataset, label, name, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
     title = f"{models[0]}'s head" if len(models) == 1 else "each model's head"
     lines = C.header(f"Covariates: {title}, chosen on validation", C.command_line(), args.quick)
     lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it, "
               f"seeds {', '.join(map(str, seeds))} (means); the choice reads only the validation part.", ""]
     lines += C.table((["model"] if len(models) > 1 else []) +
-                     ["dataset", "covariates", "skip", "validation sMAPE", "test sMAPE (not used)"], rows) + [""]
+                     ["dataset", "covariates", "settings" if args.variants else "skip", "validation sMAPE",
+                      "test sMAPE (not used)"], rows) + [""]
     for (model, label), by_head in validation.items():
         means = {head: float(np.mean(v)) for head, v in by_head.items()}
         lines.append(f"- {model}, {label} covariates, mean validation sMAPE over datasets: " +
@@ -85,6 +101,8 @@ def main() -> None:
     parser.add_argument("--heads", action="store_true", help="a model's head with and without covariates")
     parser.add_argument("--models", default="nbeats", help="--heads: comma-separated models (default nbeats)")
     parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
+    parser.add_argument("--variants", default="", help="--heads: a JSON list of model settings to compare instead of "
+                                                       "the heads")
     args = parser.parse_args()
     if args.heads:
         C.write(args.out, heads(args))

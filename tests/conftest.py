@@ -38,6 +38,7 @@ TINY = {"window": 8, "epochs": 3, "batch_size": 16}
 TINY_PARAMS = {"simple-rnn": {"units": 4}, "attention-rnn": {"units": 4},
                "transformer": {"d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1},
                "patch-transformer": {"d_model": 8, "num_heads": 2, "ff_dim": 8, "num_blocks": 1},
+               "tft": {"hidden_size": 4, "num_heads": 2},
                "nbeats": {"units": 8, "layers": 1, "blocks": 2}}
 
 

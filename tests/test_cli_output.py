@@ -27,7 +27,7 @@ def test_models_and_datasets_json():
     models = runner().invoke(main, ["models", "--json"])
     assert models.exit_code == 0, models.output
     listed = json.loads(models.stdout)
-    assert [m["name"] for m in listed] == ["simple-rnn", "attention-rnn", "transformer", "patch-transformer", "nbeats"]
+    assert [m["name"] for m in listed] == ["simple-rnn", "attention-rnn", "transformer", "patch-transformer", "tft", "nbeats"]
     assert listed[2]["params"]["num_heads"]["default"] == 4 and listed[1]["attention"] == "rnn"
     datasets = runner().invoke(main, ["datasets", "--json"])
     assert datasets.exit_code == 0, datasets.output

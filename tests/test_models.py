@@ -17,7 +17,7 @@ VARIANTS = [(name, {}) for name in MODELS] + [
 
 
 def test_registry_names():
-    assert list_models() == ["simple-rnn", "attention-rnn", "transformer", "patch-transformer", "nbeats"]
+    assert list_models() == ["simple-rnn", "attention-rnn", "transformer", "patch-transformer", "tft", "nbeats"]
 
 
 @pytest.mark.parametrize("name", list(MODELS))
@@ -288,3 +288,65 @@ def test_the_recipe_keeps_a_models_own_normalisation():
     assert RunConfig(model="patch-transformer").updated(preset="nbeats-recipe").resolved_model_params()[
         "normalise"] == "instance"
     assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").resolved_model_params()["normalise"] == "window"
+
+
+# ----------------------------------------------------------------------------------------------------
+# tft
+# ----------------------------------------------------------------------------------------------------
+def test_fusion_inputs_put_each_value_at_its_own_time():
+    """tsattn's window holds a future-known value ``horizon`` rows ahead; tft's inputs put it back at its own time:
+    past step t reads the value of time t (zero for the first ``horizon`` steps, whose values no window holds),
+    forecast step j the value of time window + j; the target and past-observed columns stay at the past steps and
+    the static columns come out once."""
+    from tsattn.layers import FusionInputs
+
+    window, horizon = 5, 2
+    x = np.zeros((1, window, 4), dtype="float32")  # target, one past-observed, one future-known, one static
+    x[0, :, 0] = np.arange(window)
+    x[0, :, 1] = 10 + np.arange(window)
+    x[0, :, 2] = 100 + np.arange(window) + horizon  # row r: the future-known value of time r + horizon
+    x[0, :, 3] = 7
+    past, future, static = (keras.ops.convert_to_numpy(t) for t in FusionInputs(horizon, (1, 1, 1))(x))
+    assert past.shape == (1, window, 4) and future.shape == (1, horizon, 2) and static.shape == (1, 1)
+    np.testing.assert_array_equal(past[0, :, 0], np.arange(window))
+    np.testing.assert_array_equal(past[0, :, 1], 10 + np.arange(window))
+    np.testing.assert_array_equal(past[0, :, 2], [0, 0, 102, 103, 104])
+    np.testing.assert_array_equal(future[0, :, 0], [105, 106])
+    index = np.concatenate([past[0, :, 3], future[0, :, 1]])  # the relative time index, rising, 0 at the origin
+    assert np.all(np.diff(index) > 0) and index[window - 1] == 0
+    assert static[0, 0] == 7
+
+
+def test_tft_attention_is_causal_over_past_and_forecast_steps_and_selection_sums_to_one():
+    from tsattn.models import (attention_per_lag, attention_per_step, read_attention, read_variable_selection,
+                               selection_names, variable_importance)
+
+    model = get_model("tft", window=6, features=5, horizon=3, layout=(1, 2, 1), hidden_size=8, num_heads=2)
+    x = np.random.default_rng(0).normal(size=(4, 6, 5)).astype("float32")
+    steps = attention_per_step(read_attention(model, x))
+    assert steps.shape == (4, 3, 9)
+    np.testing.assert_allclose(steps.sum(axis=-1), 1, rtol=1e-5)
+    assert steps[:, 0, 7:].max() < 1e-6 and steps[:, 1, 8].max() < 1e-6  # no step reads a later one
+    np.testing.assert_allclose(attention_per_lag(read_attention(model, x), model).sum(axis=1), 1, rtol=1e-5)
+    selection = read_variable_selection(model, x)
+    assert {k: v.shape for k, v in selection.items()} == {"static": (4, 1), "past": (4, 6, 5), "future": (4, 3, 3)}
+    names = selection_names((1, 2, 1))
+    assert names["past"] == ["y", "past_1", "future_1", "future_2", "time index"]
+    assert names["future"] == ["future_1", "future_2", "time index"] and names["static"] == ["static_1"]
+    frame = variable_importance(selection, names)
+    np.testing.assert_allclose(frame.groupby("part")["importance"].sum(), 1, rtol=1e-5)
+    assert read_variable_selection(get_model("nbeats", window=6, horizon=3), x[:, :, :1]) is None
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"num_heads": 3}, r"hidden_size must be divisible by num_heads=3; got 32 \(e.g. hidden_size=30 or num_heads=1\)"),
+    ({"hidden_size": 0}, "hidden_size must be an integer in 1..1024"),
+])
+def test_tft_settings_that_cannot_work_name_one_that_does(params, message):
+    with pytest.raises(ConfigError, match=message):
+        get_model("tft", window=8, horizon=2, **params)
+
+
+def test_layout_must_count_the_features():
+    with pytest.raises(ConfigError, match=r"layout \(1, 1, 0\) must count the 1 features after the target"):
+        get_model("tft", window=8, features=2, horizon=2, layout=(1, 1, 0))

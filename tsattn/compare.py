@@ -281,7 +281,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
     }
     weights = read_attention(result.model, result.data.X("test")[-max_windows:])
     if weights is not None:
-        if patches_layer(result.model) is not None:  # a patch transformer's per lag, as attention-rnn's
+        if patches_layer(result.model) is not None or weights[-1].ndim == 3:  # patch transformer, tft: per lag
             weights = [attention_per_lag(weights, result.model)]
         if weights[0].ndim == 2:
             labels = [str(x) for x in test.index[-max_windows:]]

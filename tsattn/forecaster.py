@@ -325,28 +325,12 @@ class Forecaster:
         return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run)
 
     # -- attention -----------------------------------------------------------------------------------
-    def attention_weights(self, series=None, by: str = "lag") -> pd.DataFrame:
-        """Attention over the window for every forecast in ``series`` (default: the last window of each series).
-
-        Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
-        ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
-        transformer: the last encoder block's attention of the last step, averaged over heads (what the
-        last-step pooling reads). patch-transformer: the attention each patch receives in the last block (mean
-        over heads and attending patches), shared evenly by the steps of the patch; with ``by="patch"`` the
-        patches' own weights, columns ``patch_1 ..`` (oldest first; ``attrs["lags"]`` names each one's lags).
-        """
-        from .models import attention_per_lag, attention_per_patch, patches_layer, read_attention
-
+    def _windows(self, series, what: str) -> tuple:
+        """The input windows read by :meth:`attention_weights` and :meth:`variable_importance`: (panel, numbers
+        (each window's series), network input, labels (each window's forecast target)); the window after each
+        fitted series by default, every window of ``series`` otherwise."""
         state = self._state()
         window = state.window
-        if not state.estimator.capabilities.attention:
-            raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn, transformer or "
-                              "patch-transformer")
-        patches = patches_layer(state.keras_model)
-        if by not in ("lag", "patch") or (by == "patch" and patches is None):
-            accepted = "'lag' or 'patch'" if patches is not None else "'lag'"
-            raise ConfigError(f"by must be {accepted} for {self.model}; got "
-                              f"{by!r}" + ("" if patches is not None else " (per-patch weights: patch-transformer)"))
         panel = state.panel_of(series)
         # with future-known covariates a window needs the values of its forecast steps: the last window whose
         # future is in the data (the window after each series needs predict's futr_df)
@@ -358,16 +342,14 @@ class Forecaster:
                                       for i in range(panel.n_series)])
         short = np.flatnonzero(panel.lengths < window + ahead)
         if len(short):
-            what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
-            raise DataError(f"{what} has {int(panel.lengths[short[0]])} values, fewer than the window ({window}) the "
-                            "attention is over" + (f" and the {ahead} future steps it reads" if ahead else "") +
+            which = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
+            raise DataError(f"{which} has {int(panel.lengths[short[0]])} values, fewer than the window ({window}) the "
+                            f"{what} is over" + (f" and the {ahead} future steps it reads" if ahead else "") +
                             "; pass a longer series")
         numbers = panel.series_of(origins)
         scaler = state.scaler_for(panel)
         batch = gather_batch(state.source_of(panel), origins - window + 1, window, series=numbers, scaler=scaler,
                              with_target=False, layout=getattr(state.estimator, "layout", None))
-        read = read_attention(state.keras_model, batch.network_input())
-        weights = attention_per_patch(read) if by == "patch" else attention_per_lag(read, state.keras_model)
         labels = []
         for i in range(panel.n_series):
             mine = origins[numbers == i]
@@ -375,6 +357,51 @@ class Forecaster:
             labels += list(panel.index[inside + 1])
             if len(inside) < len(mine):
                 labels += list(future_index(describe_index(panel.series_index(i)), 1))
+        return panel, numbers, batch.network_input(), labels
+
+    def attention_weights(self, series=None, by: str = "lag") -> pd.DataFrame:
+        """Attention over the window for every forecast in ``series`` (default: the last window of each series).
+
+        Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
+        ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
+        transformer: the last encoder block's attention of the last step, averaged over heads (what the
+        last-step pooling reads). patch-transformer: the attention each patch receives in the last block (mean
+        over heads and attending patches), shared evenly by the steps of the patch; with ``by="patch"`` the
+        patches' own weights, columns ``patch_1 ..`` (oldest first; ``attrs["lags"]`` names each one's lags).
+        tft: the forecast steps' attention over the window (mean over heads, which share their values, and over
+        the forecast steps), as a share of the weight on the window; with ``by="step"`` every forecast step's
+        weights over the window and the forecast steps before it: a ``step`` column (1 .. horizon), then
+        ``lag_W .. lag_1`` and ``ahead_1 .. ahead_H`` (weight on forecast step j; 0 after the row's own step),
+        each row summing to 1.
+        """
+        from .models import (attention_per_lag, attention_per_patch, attention_per_step, fusion_layer, patches_layer,
+                             read_attention)
+
+        state = self._state()
+        window = state.window
+        if not state.estimator.capabilities.attention:
+            raise ConfigError(f"model {self.model!r} has no attention weights; use attention-rnn, transformer, "
+                              "patch-transformer or tft")
+        patches = patches_layer(state.keras_model)
+        fusion = fusion_layer(state.keras_model) is not None
+        accepted = ("lag", "patch") if patches is not None else ("lag", "step") if fusion else ("lag",)
+        if by not in accepted:
+            raise ConfigError(f"by must be {' or '.join(repr(a) for a in accepted)} for {self.model}; got {by!r}" +
+                              ("" if len(accepted) > 1 else " (per-patch weights: patch-transformer; per-step "
+                                                            "weights: tft)"))
+        panel, numbers, inputs, labels = self._windows(series, "attention")
+        read = read_attention(state.keras_model, inputs)
+        if by == "step":
+            steps = attention_per_step(read)  # (windows, horizon, window + horizon)
+            horizon = steps.shape[1]
+            columns = [f"lag_{lag}" for lag in range(window, 0, -1)] + [f"ahead_{j}" for j in range(1, horizon + 1)]
+            frame = pd.DataFrame(steps.reshape(-1, steps.shape[2]), columns=columns,
+                                 index=pd.Index(np.repeat(np.asarray(labels, dtype=object), horizon), name="target"))
+            frame.insert(0, "step", np.tile(np.arange(1, horizon + 1), len(labels)))
+            if panel.n_series > 1:
+                frame.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[numbers], horizon))
+            return frame
+        weights = attention_per_patch(read) if by == "patch" else attention_per_lag(read, state.keras_model)
         columns = [f"lag_{lag}" for lag in range(window, 0, -1)] if by == "lag" else \
             [f"patch_{k}" for k in range(1, weights.shape[1] + 1)]
         frame = pd.DataFrame(weights, index=pd.Index(labels, name="target"), columns=columns)
@@ -385,6 +412,23 @@ class Forecaster:
             frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
+    def variable_importance(self, series=None) -> pd.DataFrame:
+        """tft's variable importance: which input its variable selection networks weighed, as a tidy frame with
+        columns ``part`` ("past": the target, past-observed and future-known values at the window's steps and the
+        time index; "future": the future-known values at the forecast steps; "static"), ``variable`` and
+        ``importance`` (the mean selection weight over the windows of ``series``, default the last window of each
+        fitted series, and over their steps; each part sums to 1), most important first within each part."""
+        from .models import fusion_layer, read_variable_selection, selection_names, variable_importance
+
+        state = self._state()
+        if fusion_layer(state.keras_model) is None:
+            raise ConfigError(f"model {self.model!r} has no variable selection; variable importance is tft's "
+                              "(Forecaster(\"tft\", ...))")
+        _, _, inputs, _ = self._windows(series, "variable selection")
+        selection = read_variable_selection(state.keras_model, inputs)
+        layout = getattr(state.estimator, "layout", None) or (0, 0, 0)
+        return variable_importance(selection, selection_names(layout, state.covariates))
+
     def plot(self, path=None, kind: str = "forecast", steps: int | None = None, series=None, level=None,
              ids=None, actuals=None, max_insample_length: int | None = None, max_ids: int = 4, futr_df=None):
         """A matplotlib Figure (written as a PNG too when ``path`` is given).
@@ -392,8 +436,8 @@ class Forecaster:
         Args:
             path: also save the figure there (PNG).
             kind: "forecast" (history, the forecast and, with ``level``, its intervals as a fan, one panel per
-                series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``) or "loss" (training
-                history).
+                series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``), "importance" (tft's
+                variable importance: :meth:`variable_importance`) or "loss" (training history).
             steps, series, level, futr_df: as in :meth:`predict`.
             ids: the series to draw (default: the first ``max_ids``).
             actuals: the actual values (a long frame, or one series), drawn behind the forecast: what came after
@@ -430,12 +474,14 @@ class Forecaster:
             labels = list(weights.index) if ID_COLUMN not in weights.columns else \
                 [f"{sid} {plots.time_label(label)}" for sid, label in zip(weights[ID_COLUMN], weights.index)]
             figure = plots.attention_figure(values, labels, f"{self.model}: attention over the window")
+        elif kind == "importance":
+            figure = plots.importance_figure(self.variable_importance(series), f"{self.model}: variable importance")
         elif kind == "loss":
             if not state.estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")
             figure = plots.loss_figure(self.history_, loss=state.config.loss)
         else:
-            raise ConfigError(f"plot kind must be forecast, attention or loss; got {kind!r}")
+            raise ConfigError(f"plot kind must be forecast, attention, importance (tft) or loss; got {kind!r}")
         if path is not None:
             plots.save_figure(figure, Path(path))
         return figure

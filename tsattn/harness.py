@@ -483,7 +483,7 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
     """The network with its seeded initial weights (and its skip path at the least-squares start)."""
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
-                      quantiles=loss.quantiles, loss=loss.name, **network.params)
+                      quantiles=loss.quantiles, loss=loss.name, layout=data.layout, **network.params)
     init = training.skip_init
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"

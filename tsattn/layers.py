@@ -658,3 +658,235 @@ class Patches(layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "length": self.length, "stride": self.stride}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Temporal fusion (Lim et al. 2021): gated residual networks, variable selection, interpretable attention
+# ----------------------------------------------------------------------------------------------------
+def _with_context(inputs):
+    """(values, context or None) from a layer's input: a tensor, or [tensor, context]."""
+    if isinstance(inputs, (list, tuple)):
+        return inputs[0], (inputs[1] if len(inputs) > 1 else None)
+    return inputs, None
+
+
+def _shapes(input_shape):
+    """(values' shape, context's shape or None) from ``build``'s argument."""
+    if isinstance(input_shape, (list, tuple)) and input_shape and isinstance(input_shape[0], (list, tuple)):
+        return tuple(input_shape[0]), (tuple(input_shape[1]) if len(input_shape) > 1 else None)
+    return tuple(input_shape), None
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class GatedResidualNetwork(layers.Layer):
+    """TFT's gated residual network: LayerNorm(skip(a) + GLU(W1 ELU(W2 a + W3 c))), c an optional context vector
+    (batch, d) added at every step of a sequence (batch, time, d). ``output_units`` (default ``units``) sizes the
+    output; the skip path is a Dense when the input's width differs."""
+
+    def __init__(self, units: int, dropout: float = 0.0, output_units: int | None = None, **kwargs):
+        super().__init__(**kwargs)
+        _require(isinstance(units, int) and units >= 1, "units", units, "an integer >= 1")
+        _require(isinstance(dropout, (int, float)) and 0 <= dropout < 1, "dropout", dropout, "in [0, 1)")
+        self.units, self.dropout = units, float(dropout)
+        self.output_units = int(output_units) if output_units is not None else units
+        self.hidden = layers.Dense(units, name="hidden")
+        self.context_projection = layers.Dense(units, use_bias=False, name="context")
+        self.intermediate = layers.Dense(units, name="intermediate")
+        self.gate = layers.Dense(2 * self.output_units, name="gate")  # GLU: values, then gates
+        self.drop = layers.Dropout(self.dropout)
+        self.skip = layers.Dense(self.output_units, name="skip")
+        self.norm = layers.LayerNormalization(epsilon=1e-6, name="norm")
+        self.projects = False
+
+    def build(self, input_shape):
+        values, context = _shapes(input_shape)
+        self.hidden.build(values)
+        if context is not None:
+            self.context_projection.build(context)
+        inner = (*values[:-1], self.units)
+        self.intermediate.build(inner)
+        self.gate.build(inner)
+        self.projects = int(values[-1]) != self.output_units
+        if self.projects:
+            self.skip.build(values)
+        self.norm.build((*values[:-1], self.output_units))
+
+    def call(self, inputs, training=None):
+        values, context = _with_context(inputs)
+        h = self.hidden(values)
+        if context is not None:
+            c = self.context_projection(context)
+            for _ in range(len(values.shape) - len(c.shape)):
+                c = ops.expand_dims(c, 1)
+            h = h + c
+        h = self.drop(self.intermediate(ops.elu(h)), training=training)
+        value, gate = ops.split(self.gate(h), 2, axis=-1)
+        residual = self.skip(values) if self.projects else values
+        return self.norm(residual + value * ops.sigmoid(gate))
+
+    def compute_output_shape(self, input_shape):
+        values, _ = _shapes(input_shape)
+        return (*values[:-1], self.output_units)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "dropout": self.dropout,
+                "output_units": self.output_units}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class GateAddNorm(layers.Layer):
+    """[x, skip] -> LayerNorm(skip + GLU(Dropout(x))): TFT's gated skip connection."""
+
+    def __init__(self, units: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.dropout = int(units), float(dropout)
+        self.drop = layers.Dropout(self.dropout)
+        self.gate = layers.Dense(2 * self.units, name="gate")
+        self.norm = layers.LayerNormalization(epsilon=1e-6, name="norm")
+
+    def build(self, input_shape):
+        values, skip = _shapes(input_shape)
+        self.gate.build(values)
+        self.norm.build(skip)
+
+    def call(self, inputs, training=None):
+        values, skip = inputs
+        value, gate = ops.split(self.gate(self.drop(values, training=training)), 2, axis=-1)
+        return self.norm(skip + value * ops.sigmoid(gate))
+
+    def compute_output_shape(self, input_shape):
+        return _shapes(input_shape)[1]
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "dropout": self.dropout}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class VariableSelection(layers.Layer):
+    """TFT's variable selection network over ``variables`` scalar inputs (batch, [time,] variables), with an
+    optional context vector: each variable embedded linearly to ``units`` and passed through its own GRN, the
+    selection weights a softmax of one GRN over all the embeddings; returns the weighted sum (batch, [time,] units)
+    and, with ``return_weights``, the weights (batch, [time,] variables): which input mattered."""
+
+    def __init__(self, variables: int, units: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        _require(isinstance(variables, int) and variables >= 1, "variables", variables, "an integer >= 1")
+        self.count, self.units, self.dropout = variables, int(units), float(dropout)
+        self.selection = GatedResidualNetwork(self.units, self.dropout, output_units=variables, name="selection")
+        self.each = [GatedResidualNetwork(self.units, self.dropout, name=f"variable_{i}") for i in range(variables)]
+
+    def build(self, input_shape):
+        values, context = _shapes(input_shape)
+        _require(int(values[-1]) == self.count, "input variables", values[-1], f"{self.count}")
+        self.kernel = self.add_weight(name="embedding_kernel", shape=(self.count, self.units),
+                                      initializer="glorot_uniform")
+        self.bias = self.add_weight(name="embedding_bias", shape=(self.count, self.units), initializer="zeros")
+        flat = (*values[:-1], self.count * self.units)
+        if self.count > 1:  # one variable is always selected whole
+            self.selection.build(flat if context is None else [flat, context])
+        for grn in self.each:
+            grn.build((*values[:-1], self.units))
+
+    def call(self, inputs, training=None, return_weights=False):
+        values, context = _with_context(inputs)
+        embedded = ops.expand_dims(values, -1) * self.kernel + self.bias  # (batch, [time,] variables, units)
+        flat_shape = (-1, self.count * self.units) if len(values.shape) == 2 else \
+            (-1, int(values.shape[1]), self.count * self.units)
+        if self.count > 1:
+            flat = ops.reshape(embedded, flat_shape)
+            logits = self.selection(flat if context is None else [flat, context], training=training)
+            weights = ops.softmax(logits, axis=-1)  # (batch, [time,] variables)
+        else:
+            weights = ops.ones_like(values)
+        processed = ops.stack([grn(embedded[..., i, :], training=training) for i, grn in enumerate(self.each)],
+                              axis=-2)  # (batch, [time,] variables, units)
+        selected = ops.sum(processed * ops.expand_dims(weights, -1), axis=-2)
+        return (selected, weights) if return_weights else selected
+
+    def get_config(self):
+        return {**super().get_config(), "variables": self.count, "units": self.units, "dropout": self.dropout}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class InterpretableAttention(layers.Layer):
+    """TFT's interpretable multi-head attention: each head has its own query and key projections, all heads share
+    one value projection, so the heads' outputs average into one (mean over heads of softmax(QK^T) V = (mean of the
+    weights) V) and the mean weights are exactly what the forecast read. [queries (batch, q, d), keys (batch, k, d)]
+    -> (batch, q, d); query i sits at key position k - q + i and sees keys up to it (causal). With
+    ``return_attention_scores`` also the mean weights (batch, q, k)."""
+
+    def __init__(self, num_heads: int, units: int, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
+        _require(isinstance(units, int) and units % num_heads == 0, "hidden_size", units,
+                 f"divisible by num_heads={num_heads}")
+        self.num_heads, self.units, self.dropout = num_heads, units, float(dropout)
+        self.key_dim = units // num_heads
+        self.query = layers.Dense(units, use_bias=False, name="query")
+        self.key = layers.Dense(units, use_bias=False, name="key")
+        self.value = layers.Dense(self.key_dim, use_bias=False, name="value")  # shared by the heads
+        self.projection = layers.Dense(units, name="projection")
+        self.drop = layers.Dropout(self.dropout)
+
+    def build(self, input_shape):
+        queries, keys = _shapes(input_shape)
+        self.query.build(queries)
+        self.key.build(keys)
+        self.value.build(keys)
+        self.projection.build((*queries[:-1], self.key_dim))
+
+    def call(self, inputs, training=None, return_attention_scores=False):
+        queries, keys = inputs
+        q_len, k_len = int(queries.shape[1]), int(keys.shape[1])
+        q = ops.transpose(ops.reshape(self.query(queries), (-1, q_len, self.num_heads, self.key_dim)), (0, 2, 1, 3))
+        k = ops.transpose(ops.reshape(self.key(keys), (-1, k_len, self.num_heads, self.key_dim)), (0, 2, 1, 3))
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) / math.sqrt(self.key_dim)  # (batch, heads, q, k)
+        allowed = np.arange(k_len)[None, :] <= (k_len - q_len + np.arange(q_len))[:, None]  # (q, k)
+        scores = ops.where(ops.convert_to_tensor(allowed), scores, ops.full_like(scores, -1e9))
+        weights = ops.mean(ops.softmax(scores, axis=-1), axis=1)  # (batch, q, k)
+        attended = ops.matmul(self.drop(weights, training=training), self.value(keys))  # (batch, q, key_dim)
+        output = self.projection(attended)
+        return (output, weights) if return_attention_scores else output
+
+    def get_config(self):
+        return {**super().get_config(), "num_heads": self.num_heads, "units": self.units, "dropout": self.dropout}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
+class FusionInputs(layers.Layer):
+    """A window in tsattn's input layout (batch, window, 1 + past + future-known + static; future-known values
+    ``horizon`` rows ahead) -> TFT's three inputs on one time axis of window + horizon steps:
+
+    - past (batch, window, 1 + past + future-known + 1): the target, the past-observed columns, the future-known
+      values at each past step (zero, their mean, for the first ``horizon`` steps, whose values no window holds)
+      and the relative time index;
+    - future (batch, horizon, future-known + 1): the future-known values at each forecast step and the time index;
+    - static (batch, static): the static columns (the same on every row).
+
+    The relative time index ((t - window + 1) / (window + horizon), a known input of every step, as Darts'
+    ``add_relative_index``) gives the decoder an input when there are no future-known covariates."""
+
+    def __init__(self, horizon: int, layout, **kwargs):
+        super().__init__(**kwargs)
+        self.horizon = int(horizon)
+        self.layout = tuple(int(n) for n in layout)
+
+    def call(self, inputs):
+        hist, futr, stat = self.layout
+        window = int(inputs.shape[1])
+        length = window + self.horizon
+        target, past = inputs[:, :, :1], inputs[:, :, 1:1 + hist]
+        known = ops.pad(inputs[:, :, 1 + hist:1 + hist + futr], [[0, 0], [self.horizon, 0], [0, 0]])
+        index = (np.arange(length, dtype="float32") - window + 1) / length
+        index = ops.zeros_like(inputs[:, :1, :1]) + ops.convert_to_tensor(index.reshape(1, length, 1))
+        known = ops.concatenate([known, index], axis=-1)  # (batch, window + horizon, futr + 1)
+        return (ops.concatenate([target, past, known[:, :window]], axis=-1), known[:, window:],
+                inputs[:, 0, 1 + hist + futr:])
+
+    def compute_output_shape(self, input_shape):
+        hist, futr, stat = self.layout
+        batch, window = input_shape[0], input_shape[1]
+        return (batch, window, 2 + hist + futr), (batch, self.horizon, futr + 1), (batch, stat)
+
+    def get_config(self):
+        return {**super().get_config(), "horizon": self.horizon, "layout": list(self.layout)}

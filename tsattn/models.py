@@ -30,7 +30,7 @@ UNROLL_MAX_WINDOW = 128
 
 
 def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quantiles=None, loss: str | None = None,
-              **params) -> keras.Model:
+              layout=None, **params) -> keras.Model:
     """Build a registered model.
 
     Args:
@@ -39,6 +39,9 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         quantiles: None for a point forecast, or the quantiles (in (0, 1)) of a quantile model.
         loss: the training loss (:data:`tsattn.losses.LOSSES`), which sizes the head
             (:meth:`tsattn.losses.LossSpec.output_width`); default: "quantile" with ``quantiles``, else "mse".
+        layout: how many of the features after the target are past-observed, future-known and static
+            (:class:`tsattn.covariates.Layout`); default: all past-observed. A model that treats the kinds
+            differently (tft) reads it; the others see every feature at every step.
         **params: the model's hyper-parameters (see ``tsattn models``); unknown ones are refused.
 
     Returns:
@@ -66,6 +69,12 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         quantiles = check_quantiles(quantiles)
     elif quantiles is not None:
         raise ConfigError(f"quantiles size a quantile loss's head; loss {loss_spec.name!r} outputs one value per step")
+    if layout is None:
+        layout = (features - 1, 0, 0)
+    layout = tuple(int(n) for n in layout)
+    if len(layout) != 3 or min(layout) < 0 or 1 + sum(layout) != features:
+        raise ConfigError(f"layout {layout} must count the {features - 1} features after the target as (past-observed, "
+                          "future-known, static)")
     raw = keras.Input(shape=(window, features), name="window")
     inputs, window_scale, stats = raw, None, None
     if resolved["normalise"] == "window":  # the whole model sees the window over its largest absolute value
@@ -76,7 +85,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         inputs = Standardise(name="normalised_window")([raw, stats])
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
     head_params = ("center", "output_activation", "skip", "normalise")  # read here, by the shared head
-    summary = BUILDERS[name](body, **{k: v for k, v in resolved.items() if k not in head_params})
+    context = {"horizon": horizon, "layout": layout} if spec.reads_layout else {}
+    summary = BUILDERS[name](body, **context, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
     width = loss_spec.output_width(horizon, quantiles)
     network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
@@ -176,6 +186,57 @@ def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_he
 
 
 # ----------------------------------------------------------------------------------------------------
+# tft
+# ----------------------------------------------------------------------------------------------------
+def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout):
+    """Temporal Fusion Transformer (Lim et al. 2021) on tsattn's input layout: static covariates -> four context
+    vectors (variable selection, enrichment, the LSTM's initial states); variable selection over the past inputs
+    (target, past-observed, future-known, time index) and over the future-known inputs of the forecast steps; an
+    LSTM encoder-decoder; a gated skip; static enrichment; interpretable multi-head attention of each forecast step
+    over every earlier step; gated residual layers; the forecast steps' vectors flattened into the shared head."""
+    from .layers import FusionInputs, GateAddNorm, GatedResidualNetwork, InterpretableAttention, VariableSelection
+
+    if hidden_size % num_heads:
+        raise ConfigError(f"tft parameter hidden_size must be divisible by num_heads={num_heads}; got {hidden_size} "
+                          f"(e.g. hidden_size={max(num_heads, hidden_size // num_heads * num_heads)} or num_heads=1)")
+    window = int(inputs.shape[1])
+    hist, futr, stat = layout
+    past, future, static = FusionInputs(horizon, layout, name="fusion_inputs")(inputs)
+    selection = enrichment = state = None
+    if stat:
+        encoded = VariableSelection(stat, hidden_size, dropout, name="static_selection")(static, return_weights=True)[0]
+        selection, enrichment, state_h, state_c = (
+            GatedResidualNetwork(hidden_size, dropout, name=f"context_{part}")(encoded)
+            for part in ("selection", "enrichment", "state_h", "state_c"))
+        state = [state_h, state_c]
+
+    def with_context(x, context):
+        return x if context is None else [x, context]
+
+    past_selected, _ = VariableSelection(2 + hist + futr, hidden_size, dropout, name="past_selection")(
+        with_context(past, selection), return_weights=True)  # (batch, window, hidden)
+    future_selected, _ = VariableSelection(futr + 1, hidden_size, dropout, name="future_selection")(
+        with_context(future, selection), return_weights=True)  # (batch, horizon, hidden)
+    encoded, state_h, state_c = layers.LSTM(hidden_size, return_sequences=True, return_state=True,
+                                            unroll=window <= UNROLL_MAX_WINDOW, name="encoder")(
+        past_selected, initial_state=state)
+    decoded = layers.LSTM(hidden_size, return_sequences=True, unroll=horizon <= UNROLL_MAX_WINDOW, name="decoder")(
+        future_selected, initial_state=[state_h, state_c])
+    temporal = GateAddNorm(hidden_size, dropout, name="lstm_gate")([
+        layers.Concatenate(axis=1, name="lstm_steps")([encoded, decoded]),
+        layers.Concatenate(axis=1, name="selected_steps")([past_selected, future_selected])])  # (batch, W + H, hidden)
+    enriched = GatedResidualNetwork(hidden_size, dropout, name="static_enrichment")(with_context(temporal, enrichment))
+    forecast_steps = layers.Cropping1D((window, 0), name="forecast_steps")(enriched)  # (batch, horizon, hidden)
+    attended, _weights = InterpretableAttention(num_heads, hidden_size, dropout, name="fusion_attention")(
+        [forecast_steps, enriched], return_attention_scores=True)  # weights: (batch, horizon, W + H)
+    x = GateAddNorm(hidden_size, dropout, name="attention_gate")([attended, forecast_steps])
+    x = GatedResidualNetwork(hidden_size, dropout, name="position_wise")(x)
+    x = GateAddNorm(hidden_size, dropout, name="output_gate")([
+        x, layers.Cropping1D((window, 0), name="temporal_forecast_steps")(temporal)])
+    return layers.Flatten(name="flatten_steps")(x)  # (batch, horizon * hidden)
+
+
+# ----------------------------------------------------------------------------------------------------
 # nbeats
 # ----------------------------------------------------------------------------------------------------
 def _build_nbeats(inputs, units, layers, blocks, dropout):
@@ -205,6 +266,7 @@ BUILDERS = {
     "attention-rnn": _build_attention_rnn,
     "transformer": _build_transformer,
     "patch-transformer": _build_patch_transformer,
+    "tft": _build_tft,
     "nbeats": _build_nbeats,
 }
 
@@ -214,9 +276,9 @@ BUILDERS = {
 # ----------------------------------------------------------------------------------------------------
 def attention_layers(model: keras.Model) -> list[layers.Layer]:
     """The layers of a registered model that produce attention weights, in order."""
-    from .layers import AdditiveAttention, BahdanauAttention, LuongAttention
+    from .layers import AdditiveAttention, BahdanauAttention, InterpretableAttention, LuongAttention
 
-    kinds = (AdditiveAttention, BahdanauAttention, LuongAttention, TransformerEncoderBlock)
+    kinds = (AdditiveAttention, BahdanauAttention, LuongAttention, TransformerEncoderBlock, InterpretableAttention)
     return [layer for layer in model.layers if isinstance(layer, kinds)]
 
 
@@ -280,10 +342,16 @@ def attention_per_lag(weights: list, model: keras.Model | None = None) -> np.nda
     last-step pooling reads), so the two models' attention compare lag by lag. patch-transformer (``model`` has a
     ``patches`` layer): the attention each patch receives in the last block, mean over heads and the patches
     attending (its flatten head reads every patch), each patch's weight shared evenly by the steps it covers
-    (:func:`attention_per_patch` gives the patches' own weights)."""
+    (:func:`attention_per_patch` gives the patches' own weights). tft: the forecast steps' attention over the
+    window's steps, mean over heads (shared values) and forecast steps, as a share of the weight on the window (the
+    rest is on earlier forecast steps; :func:`attention_per_step` gives all of it)."""
     last = weights[-1]
     if last.ndim == 2:
         return last
+    if last.ndim == 3:  # tft: (windows, horizon, window + horizon)
+        window = last.shape[2] - last.shape[1]
+        lags = last[:, :, :window].mean(axis=1)
+        return lags / lags.sum(axis=1, keepdims=True)
     patches = patches_layer(model)
     if patches is None:
         return last[:, :, -1, :].mean(axis=1)
@@ -295,6 +363,15 @@ def attention_per_lag(weights: list, model: keras.Model | None = None) -> np.nda
         spread[k, steps] = 1.0 / patches.length
     lags = per_patch @ spread  # (windows, window)
     return lags / lags.sum(axis=1, keepdims=True)
+
+
+def attention_per_step(weights: list) -> np.ndarray:
+    """(windows, horizon, window + horizon): tft's attention of each forecast step (rows) over the window's steps and
+    the forecast steps up to it (columns, oldest first), mean over heads; each row sums to 1."""
+    last = weights[-1]
+    if last.ndim != 3:
+        raise ConfigError("per-step attention over past and future steps is tft's; this model attends over its window")
+    return last
 
 
 def attention_per_patch(weights: list) -> np.ndarray:
@@ -310,3 +387,68 @@ def patches_layer(model):
     member = first_member(model)
     names = {layer.name for layer in member.layers}
     return member.get_layer("patches") if "patches" in names else None
+
+# ----------------------------------------------------------------------------------------------------
+# Reading tft's variable selection
+# ----------------------------------------------------------------------------------------------------
+SELECTIONS = ("static_selection", "past_selection", "future_selection")  # tft's variable selection layers, by part
+
+
+def selection_names(layout, covariates=None) -> dict:
+    """The variables each of tft's selection networks weighs, by part ("static", "past", "future"), in input order:
+    the target ``y``, the covariates by name (``covariates``: :class:`tsattn.covariates.Covariates`, or generic
+    names from the layout alone), and the relative ``time index``."""
+    hist, futr, stat = layout
+    columns = covariates.columns if covariates is not None else \
+        [f"past_{i + 1}" for i in range(hist)] + [f"future_{i + 1}" for i in range(futr)] + \
+        [f"static_{i + 1}" for i in range(stat)]
+    known = columns[hist:hist + futr] + ["time index"]
+    return {"static": columns[hist + futr:], "past": ["y"] + columns[:hist] + known, "future": known}
+
+
+def fusion_layer(model):
+    """tft's interpretable attention layer (its weights: (batch, horizon, window + horizon)), or None for another
+    model (the first member's for an ensemble)."""
+    if model is None:
+        return None
+    from .layers import InterpretableAttention
+
+    found = [layer for layer in first_member(model).layers if isinstance(layer, InterpretableAttention)]
+    return found[0] if found else None
+
+
+def read_variable_selection(model: keras.Model, inputs) -> dict | None:
+    """tft's variable selection weights for ``inputs`` (windows, window, features), by part: "static" (windows,
+    static), "past" (windows, window, variables), "future" (windows, horizon, variables); each sums to 1 over the
+    variables. None for a model without variable selection (the first member's for an ensemble)."""
+    if model is None:
+        return None
+    member = first_member(model)
+    names = {layer.name for layer in member.layers}
+    found = [name for name in SELECTIONS if name in names]
+    if not found:
+        return None
+    outputs = [member.get_layer(name).output[1] for name in found]
+    reader = keras.Model(member.inputs, outputs, name=f"{member.name}_selection")
+    weights = reader.predict(inputs, verbose=0, batch_size=1024)
+    weights = weights if isinstance(weights, list) else [weights]
+    return {name.split("_")[0]: np.asarray(w) for name, w in zip(found, weights)}
+
+
+def variable_importance(selection: dict, names: dict) -> "pd.DataFrame":
+    """A tidy frame of tft's variable importance: one row per (part, variable), the mean selection weight over the
+    windows (and steps), sorted by part then importance; each part's importances sum to 1."""
+    import pandas as pd
+
+    rows = []
+    for part in ("past", "future", "static"):
+        if part not in selection:
+            continue
+        weights = selection[part]
+        mean = weights.reshape(-1, weights.shape[-1]).mean(axis=0)
+        rows += [{"part": part, "variable": name, "importance": float(value)}
+                 for name, value in zip(names[part], mean)]
+    frame = pd.DataFrame(rows, columns=["part", "variable", "importance"])
+    order = {"past": 0, "future": 1, "static": 2}
+    return frame.assign(_part=frame["part"].map(order)).sort_values(["_part", "importance"], ascending=[True, False]) \
+        .drop(columns="_part").reset_index(drop=True)

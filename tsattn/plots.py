@@ -290,6 +290,65 @@ def plot_transformer_heads(block_weights: list[np.ndarray], path: Path, title: s
     return save_figure(fig, path, tight=False)
 
 
+def fusion_steps_figure(steps: np.ndarray, title: str) -> Figure:
+    """tft's attention: the mean over windows of each forecast step's weights (rows, step 1 first) over the window's
+    steps (lag W .. lag 1) and the forecast steps up to it (ahead 1 .. H), mean over heads (they share their values,
+    so this is exactly the weighting the forecast read).
+
+    Args:
+        steps: (windows, horizon, window + horizon), each row summing to 1.
+    """
+    mean = np.asarray(steps).mean(axis=0)  # (horizon, window + horizon)
+    horizon = mean.shape[0]
+    window = mean.shape[1] - horizon
+    fig, ax = _subplots(figsize=(max(7.0, 0.28 * mean.shape[1] + 3), max(3.2, 0.3 * horizon + 2)))
+    image = ax.imshow(mean, aspect="auto", cmap="viridis", vmin=0, interpolation="nearest",
+                      extent=(-window + 0.5, horizon + 0.5, horizon + 0.5, 0.5))
+    ax.axvline(0.5, color="white", linewidth=1.5)
+    ax.set_xlabel("position: the window's steps (-W+1 .. 0, 0 = the most recent value), then forecast steps 1 .. H")
+    ax.set_ylabel("forecast step attending")
+    on_window = mean[:, :window].sum(axis=1)
+    ax.set_title(f"{title}\nmean weight over {len(steps)} window{'' if len(steps) == 1 else 's'}; share on the window "
+                 f"{on_window.min():.2f} to {on_window.max():.2f} by step (uniform over the window: "
+                 f"{1 / window:.3f} per lag)", fontsize=10)
+    fig.colorbar(image, ax=ax, label="attention weight (mean over heads and windows)")
+    literal_text(fig).tight_layout()
+    return fig
+
+
+@kept
+def plot_fusion_steps(steps: np.ndarray, path: Path, title: str) -> Path:
+    """attention_steps.png: :func:`fusion_steps_figure`."""
+    return save_figure(fusion_steps_figure(steps, title), path)
+
+
+def importance_figure(importance: pd.DataFrame, title: str) -> Figure:
+    """tft's variable importance (:func:`tsattn.models.variable_importance`): one bar chart per part (past, future,
+    static), each variable's mean selection weight against an even share (1 / variables)."""
+    parts = [part for part in ("past", "future", "static") if (importance["part"] == part).any()]
+    sizes = [int((importance["part"] == part).sum()) for part in parts]
+    fig, axes = _subplots(1, len(parts), figsize=(4.2 * len(parts) + 1, max(3.0, 0.35 * max(sizes) + 1.6)),
+                          squeeze=False)
+    for ax, part, size in zip(axes[0], parts, sizes):
+        rows = importance[importance["part"] == part].iloc[::-1]  # most important on top
+        ax.barh(rows["variable"].astype(str), rows["importance"], color="tab:purple")
+        ax.axvline(1 / size, color="grey", linestyle="--", label=f"even share (1/{size})")
+        ax.set_title({"past": "past steps", "future": "forecast steps", "static": "static"}[part], fontsize=10)
+        ax.set_xlabel("mean selection weight")
+        ax.tick_params(axis="y", labelsize=9)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{title}\nwhich input tft's variable selection weighed (mean over windows and steps; each panel "
+                 "sums to 1)", fontsize=10)
+    literal_text(fig).tight_layout()
+    return fig
+
+
+@kept
+def plot_variable_importance(importance: pd.DataFrame, path: Path, title: str) -> Path:
+    """variable_importance.png: :func:`importance_figure`."""
+    return save_figure(importance_figure(importance, title), path)
+
+
 @kept
 def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path:
     """The (window, d_model) positional-encoding matrix added to the projected inputs."""

@@ -13,7 +13,8 @@ from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, number_text, write_json
-from .models import attention_per_lag, first_member, patches_layer, read_attention
+from .models import (attention_per_lag, first_member, fusion_layer, patches_layer, read_attention,
+                     read_variable_selection, selection_names, variable_importance)
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
@@ -233,7 +234,8 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
 
 def write_attention_plots(model, data, directory: Path, title: str, max_windows: int = 2000) -> list[Path]:
     """attention.png (weight per lag; for the transformer, the last step's attention in the last block, mean
-    over heads) and, for the transformer, attention_heads.png and positional_encoding.png."""
+    over heads) and, for the transformer, attention_heads.png and positional_encoding.png; for tft,
+    attention_steps.png (each forecast step's weights) and variable_importance.png."""
     part = "test" if data.count("test") else "train"
     X = data.X(part)[-max_windows:]
     weights = read_attention(model, X)
@@ -257,6 +259,16 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
         written.append(plots.plot_positional_encoding(
             layer.encoding_matrix(), directory / "positional_encoding.png",
             f"Positional encoding ({layer.mode}), patches x d_model"))
+    elif fusion_layer(model) is not None:  # tft: (windows, horizon, window + horizon)
+        written.append(plots.plot_attention_rnn(attention_per_lag(weights, model), labels, directory / "attention.png",
+                                                f"{title}: attention over the window ({part} part)\nmean over heads "
+                                                "and forecast steps, as a share of the weight on the window"))
+        written.append(plots.plot_fusion_steps(weights[-1], directory / "attention_steps.png",
+                                               f"{title}: each forecast step's attention ({part} part)"))
+        names = selection_names(data.layout or (0, 0, 0), data.covariates)
+        written.append(plots.plot_variable_importance(
+            variable_importance(read_variable_selection(model, X), names), directory / "variable_importance.png",
+            f"{title}: variable importance ({part} part)"))
     else:  # transformer: per block (windows, heads, window, window)
         # the last step's attention in the last block, mean over heads (what last-step pooling reads), drawn
         # like attention-rnn's so the two models' attention can be compared lag by lag

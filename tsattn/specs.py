@@ -126,14 +126,16 @@ TRAINING_SPACE = {
 @dataclass(frozen=True)
 class ModelSpec:
     """A registered model: name, description, parameters and what its attention weights are (None,
-    "rnn": (batch, window) over the recurrent states, "transformer": (batch, heads, window, window) or "patch":
-    (batch, heads, patches, patches))."""
+    "rnn": (batch, window) over the recurrent states, "transformer": (batch, heads, window, window), "patch":
+    (batch, heads, patches, patches) or "fusion": (batch, horizon, window + horizon), each forecast step's weights over
+    the earlier steps, mean over heads)."""
 
     name: str
     description: str
     params: dict[str, Param]
     attention: str | None = None
     xla: bool = True  # jit_compile="auto" compiles it with XLA on long epochs (benchmarks/results/xla.md)
+    reads_layout: bool = False  # its builder takes the horizon and the covariates' layout (past, future-known, static)
     space: dict = dataclasses.field(default_factory=dict)  # parameter -> Search: what `tsattn tune` varies by default
 
     def resolve(self, params: dict) -> dict:
@@ -274,6 +276,29 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         space={"d_model": Search("choice", choices=(32, 64, 128)), "num_heads": Search("choice", choices=(2, 4, 8)),
                "ff_dim": Search("int", 32, 256, log=True), "num_blocks": Search("int", 1, 3),
                "dropout": Search("float", 0.0, 0.3)},  # (a fixed patch length need not tile every window)
+    ),
+    ModelSpec(
+        "tft",
+        "Temporal Fusion Transformer (Lim et al. 2021): static covariates -> context vectors; variable selection "
+        "over past inputs (target, past-observed, future-known) and over the forecast steps' future-known inputs; "
+        "LSTM encoder-decoder; static enrichment; interpretable multi-head attention (values shared by the heads) of "
+        "each forecast step over the earlier steps; gated residual layers -> Dense",
+        {
+            "hidden_size": Param(32, "an integer in 1..1024 divisible by num_heads", integer(1, 1024),
+                                 "width of every gated residual network, the LSTMs and the attention"),
+            "num_heads": Param(4, "an integer in 1..64", integer(1, 64),
+                               "attention heads (each its own queries and keys; the values are shared)"),
+            "dropout": Param(0.1, "a number in [0, 1)", fraction, "dropout in the gated residual networks, the gates "
+                                                                  "and on the attention weights"),
+            **_COMMON,
+            "skip": dataclasses.replace(_COMMON["skip"], default="none"),
+            "center": dataclasses.replace(_COMMON["center"], default="none"),
+            "normalise": dataclasses.replace(_COMMON["normalise"], default="instance"),
+        },
+        attention="fusion",
+        reads_layout=True,
+        space={"hidden_size": Search("choice", choices=(16, 32, 64, 128)), "num_heads": Search("choice", choices=(1, 2, 4)),
+               "dropout": Search("float", 0.0, 0.3)},
     ),
     ModelSpec(
         "nbeats",
