@@ -14,6 +14,11 @@ hold-out with its real promotion calendar and with the promotions removed, and t
 steps is compared with the true one (also shown: all steps promoted at once, a calendar never seen in training).
 
     python benchmarks/covariates.py --lift-only --out benchmarks/results/covariates_lift.md
+    python benchmarks/covariates.py --models simple-rnn,attention-rnn,nbeats,patch-transformer,tft \
+        --lift-models attention-rnn,tft --out benchmarks/results/covariates_attention.md
+
+tft's variable importance is read from each of its fits on the synthetic panel with the promotion (future-known)
+and the pure-noise column (past-observed): the selection weight of each at the past steps, per seed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
+IMPORTANCE = {}  # (model, seed) -> tft's variable importance frame on the synthetic panel with promo and noise
 REAL = {"promodata": {"futr_exog": ["promo1", "promo2"]},
         "seatbelts": {"futr_exog": ["kms", "petrol_price", "law"]},
         "bjsales": {"futr_exog": ["lead"]}}
@@ -55,13 +61,19 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
     result = fit(config)
     seconds = time.perf_counter() - started
     test = result.metrics["test"]
+    if model == "tft" and dataset == "promo-panel" and covariates.get("hist_exog"):
+        from tsattn.models import read_variable_selection, selection_names, variable_importance
+
+        data = result.data
+        IMPORTANCE[(model, seed)] = variable_importance(read_variable_selection(result.model, data.X("test")),
+                                                        selection_names(data.layout, data.covariates))
     tidy = result.metrics_frame
     per_series = tidy[(tidy["part"] == "test") & (tidy["model"] == "model") & (tidy["metric"] == "smape")]
     return (test["model"]["mae"], test["model"]["smape"], per_series.set_index("series")["value"], seconds,
             (test["arima"]["mae"], test["arima"]["smape"]))
 
 
-def lift_recovery(seed: int, quick: bool) -> tuple[float, float, float]:
+def lift_recovery(seed: int, quick: bool, name: str = "attention-rnn") -> tuple[float, float, float]:
     """(lift on the promoted steps of the real calendar, lift with every step promoted, true lift) of attention-rnn
     with the promotion as a future-known covariate, through tsattn.Forecaster fitted on the values before the
     hold-out. The first forecasts the hold-out with its real promotion calendar and with the promotions removed and
@@ -74,23 +86,23 @@ def lift_recovery(seed: int, quick: bool) -> tuple[float, float, float]:
     h = int(frame.attrs["horizon"])
     history = frame.groupby("unique_id").head(len(frame) // frame["unique_id"].nunique() - h)
     calendar = frame.groupby("unique_id").tail(h)[["unique_id", "ds", "promo"]]
-    model = tsattn.Forecaster("attention-rnn", horizon=h, futr_exog=["promo"], **({"epochs": 3} if quick else {}))
+    model = tsattn.Forecaster(name, horizon=h, futr_exog=["promo"], **({"epochs": 3} if quick else {}))
     model.fit(history, seed=seed)
     future = model.make_future_dataframe().merge(calendar, on=["unique_id", "ds"])
     promoted = future["promo"].to_numpy() == 1
 
     def forecast(promo):
-        return model.predict(futr_df=future.assign(promo=promo))["attention-rnn"].to_numpy()
+        return model.predict(futr_df=future.assign(promo=promo))[name].to_numpy()
 
     without = forecast(0.0)
     real = float(np.mean(forecast(future["promo"].to_numpy())[promoted] / without[promoted] - 1))
     return real, float(np.mean(forecast(1.0) / without - 1)), float(frame.attrs["lift"])
 
 
-def lift_lines(seeds, quick: bool) -> list[str]:
-    lifts = np.array([lift_recovery(seed, quick) for seed in seeds])
+def lift_lines(seeds, quick: bool, name: str = "attention-rnn") -> list[str]:
+    lifts = np.array([lift_recovery(seed, quick, name) for seed in seeds])
     true = float(lifts[0, 2])
-    lines = ["### Promotion lift recovered (attention-rnn with promo as futr_exog, through tsattn.Forecaster)", "",
+    lines = [f"### Promotion lift recovered ({name} with promo as futr_exog, through tsattn.Forecaster)", "",
              "Lift on the promoted steps of the hold-out's real calendar (forecast with its promotions over the same "
              "forecast with them removed), and, as a stress reading, with all 13 steps promoted at once (a calendar "
              "never seen in training, where about one week in five is promoted).", ""]
@@ -108,14 +120,19 @@ def main() -> None:
 
     parser = C.parser(__doc__.splitlines()[0], "covariates.md")
     parser.add_argument("--lift-only", action="store_true", help="only the synthetic panel's promotion lift")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated networks")
+    parser.add_argument("--lift-models", default="attention-rnn", help="comma-separated networks whose promotion "
+                                                                      "lift is read")
     args = parser.parse_args()
     seeds = [0] if args.quick else [0, 1, 2]
+    lift_models = args.lift_models.split(",")
     if args.lift_only:
         lines = C.header("Covariates: the promotion lift recovered on the synthetic panel", C.command_line(),
                          args.quick)
-        C.write(args.out, lines + lift_lines(seeds, args.quick))
+        C.write(args.out, lines + [line for name in lift_models for line in lift_lines(seeds, args.quick, name)])
         return
-    models = MODELS[:1] if args.quick else MODELS
+    models = tuple(args.models.split(","))[:1] if args.quick else tuple(args.models.split(","))
+    best_with = {}  # dataset -> {model: mean test MAE with the covariates}
     lines = C.header("Covariates: does a covariate help?", C.command_line(), args.quick)
     lines += ["Test part = the published hold-out (PromoData 13 weeks, Seatbelts 12 months, BJsales 12 values; the "
               "synthetic panel 13 weeks). Networks at their defaults, fitted as `tsattn fit --dataset D --horizon H` "
@@ -134,6 +151,7 @@ def main() -> None:
                 sm = np.array([r[1] for r in runs])
                 rows.append([f"{model} {variant} covariates", f"{mae.mean():.2f} ± {mae.std():.2f}",
                              f"{sm.mean():.2f} ± {sm.std():.2f}", f"{np.mean([r[3] for r in runs]):.1f}"])
+            best_with.setdefault(dataset, {})[model] = float(np.mean([r[0] for r in figures["with"]]))
             gain = np.mean([r[1] for r in figures["without"]]) - np.mean([r[1] for r in figures["with"]])
             gain_mae = np.mean([r[0] for r in figures["without"]]) - np.mean([r[0] for r in figures["with"]])
             summary.append([dataset, model, f"{gain_mae:+.2f}", f"{gain:+.2f}",
@@ -145,6 +163,15 @@ def main() -> None:
     lines += ["## Summary: each network's gain from its covariates (without minus with; positive = covariates help)",
               ""]
     lines += C.table(["dataset", "model", "MAE gain", "sMAPE gain", "helps on both"], summary) + [""]
+    if "tft" in models and len(models) > 1:
+        lines += ["### tft against the best other network with the same covariates (mean test MAE)", ""]
+        rows = []
+        for dataset, by_model in best_with.items():
+            others = {m: v for m, v in by_model.items() if m != "tft"}
+            best = min(others, key=others.get)
+            rows.append([dataset, f"{by_model['tft']:.2f}", f"{best} {others[best]:.2f}",
+                         "yes" if by_model["tft"] <= others[best] else "no"])
+        lines += C.table(["dataset", "tft", "best other network", "tft at or below it"], rows) + [""]
 
     # the synthetic panel: known effects
     rows, per_series = [], {}
@@ -169,7 +196,17 @@ def main() -> None:
     lines += ["### Paired over series (per-series test sMAPE averaged over seeds)", ""]
     lines += C.table(["model", "comparison", "series where the first is better", "mean sMAPE difference",
                       "Wilcoxon p"], tests) + [""]
-    lines += lift_lines(seeds, args.quick)
+    if IMPORTANCE:
+        lines += ["### tft's variable importance on the synthetic panel (promo + noise: selection weight at the past "
+                  "steps, test windows)", ""]
+        rows = []
+        for (model, seed), frame in sorted(IMPORTANCE.items()):
+            past = frame[frame["part"] == "past"].set_index("variable")["importance"]
+            rows.append([seed, f"{past['promo']:.3f}", f"{past['noise']:.3f}", f"{past['y']:.3f}",
+                         "yes" if past["promo"] > past["noise"] else "no"])
+        lines += C.table(["seed", "promo", "noise", "y", "driver above noise"], rows) + [""]
+    for name in lift_models:
+        lines += lift_lines(seeds, args.quick, name)
     C.write(args.out, lines)
 
 
