@@ -366,8 +366,9 @@ def _model_names() -> list[str]:
 @click.option("--learning-rate", type=float, help="Adam learning rate (default 0.001).")
 @click.option("--seed", type=int, help="seed for weights, batch order and dropout (default 0).")
 @click.option("--preset", help="auto (default: nbeats-recipe for a panel of 40+ series and horizon 2+, else classic), "
-                                "classic, nbeats-recipe (N-BEATS' training recipe for any model), tutorial-sunspots or "
-                                "tutorial-fibonacci (the tutorials' exact setups); options given beside it win.")
+                                "classic, nbeats-recipe (N-BEATS' training recipe for any model), tutorial-sunspots, "
+                                "tutorial-fibonacci or tutorial-transformer (the tutorials' exact setups); options "
+                                "given beside it win.")
 @click.option("--baselines", "stat_baselines", metavar="NAMES",
               help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets, arima "
                    "(with future-known covariates, AutoARIMA uses them as regressors and joins by itself; "

@@ -74,7 +74,13 @@ def test_presets_reproduce_tutorial_setups():
     fib = preset_config("tutorial-fibonacci", model="simple-rnn", epochs=2)
     assert (fib.model, fib.split, fib.shuffle_seed, fib.window, fib.epochs) == ("simple-rnn", "shuffled", 13, 20, 2)
     assert fib.model_params["units"] == 2
-    assert set(PRESETS) == {"auto", "classic", "tutorial-sunspots", "tutorial-fibonacci", "nbeats-recipe"}
+    assert set(PRESETS) == {"auto", "classic", "tutorial-sunspots", "tutorial-fibonacci", "tutorial-transformer",
+                            "nbeats-recipe"}
+    encoder = preset_config("tutorial-transformer")  # the tutorial's encoder, whatever the transformer's defaults
+    assert (encoder.model, encoder.lr_schedule, encoder.dataset, encoder.window) == \
+        ("transformer", "warmup-inverse-sqrt", "sunspots", 24)
+    assert {key: encoder.model_params[key] for key in ("d_model", "num_blocks", "dropout", "normalise", "skip")} == \
+        {"d_model": 32, "num_blocks": 2, "dropout": 0.1, "normalise": "none", "skip": "none"}
     recipe = preset_config("nbeats-recipe", model="attention-rnn", epochs=3, units=16)  # overrides after the preset
     assert (recipe.model, recipe.preset, recipe.loss, recipe.lookback, recipe.epochs) == \
         ("attention-rnn", "nbeats-recipe", "smape", 2, 3)

@@ -284,8 +284,10 @@ class RunConfig:
         model = model or settings.pop("model", None) or self.model
         settings.pop("model", None)
         accepted = params_of(model)
-        # a model that normalises its windows itself (patch-transformer: instance normalisation) keeps its own
-        own = {"normalise"} if model in MODELS and get_spec(model).params["normalise"].default != "none" else set()
+        # a model that normalises its windows itself (patch-transformer: instance normalisation) keeps its own under a
+        # preset for any model (the recipe); a preset of one model's exact setup (a tutorial's) sets it too
+        own = {"normalise"} if "model" not in PRESETS[name] and model in MODELS and \
+            get_spec(model).params["normalise"].default != "none" else set()
         params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items()
                                           if k in accepted and k not in own}}
         return dataclasses.replace(self, **settings, model=model, model_params=params, preset=name)
@@ -329,6 +331,16 @@ PRESETS: dict[str, dict[str, Any]] = {
         "dataset": "fibonacci", "dataset_options": {"n": 1200}, "window": 20, "stride": 1, "split": "shuffled",
         "shuffle_seed": 13, "train_fraction": 0.7, "validation_fraction": 0.0, "scaler_fit": "all",
         "scaling": "minmax", "epochs": 30, "batch_size": 1, "early_stopping": False, "learning_rate": 1e-3,
+    },
+    # the transformer tutorial's encoder (sinusoidal positional encoding, multi-head self-attention, the ReLU
+    # feed-forward network, the last step's vector -> Dense) and its learning-rate warm-up with inverse-square-root
+    # decay, on the raw scaled window (no instance normalisation, no skip path), dropout 0.1 as in the tutorial
+    "tutorial-transformer": {
+        "model": "transformer",
+        "model_params": {"d_model": 32, "num_heads": 4, "ff_dim": 64, "num_blocks": 2, "dropout": 0.1,
+                         "pooling": "last", "positional": "sinusoidal", "causal": False, "output_activation": "linear",
+                         "skip": "none", "center": "none", "normalise": "none"},
+        "dataset": "sunspots", "window": 24, "lr_schedule": "warmup-inverse-sqrt", "warmup_epochs": 5,
     },
     # N-BEATS' recipe (Oreshkin et al. 2020; ServiceNow/N-BEATS experiments/m3): the window over its largest value,
     # the sMAPE loss, a window of 2 horizons, training windows from the last 20 horizons, 800 sampled batches of
