@@ -34,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
+# attention against no attention, with the same covariates (the pairs present among --models are tested)
+ATTENTION_PAIRS = (("tft", "nbeats"), ("tft", "simple-rnn"), ("patch-transformer", "nbeats"),
+                   ("patch-transformer", "simple-rnn"), ("attention-rnn", "simple-rnn"))
 IMPORTANCE = {}  # (model, seed) -> tft's variable importance frame on the synthetic panel with promo and noise
 REAL = {"promodata": {"futr_exog": ["promo1", "promo2"]},
         "seatbelts": {"futr_exog": ["kms", "petrol_price", "law"]},
@@ -138,6 +141,7 @@ def main() -> None:
               "synthetic panel 13 weeks). Networks at their defaults, fitted as `tsattn fit --dataset D --horizon H` "
               "with and without `--futr-exog ...`; mean ± std over seeds; AutoARIMA is deterministic.", ""]
     summary = []
+    with_series = {}  # (dataset, model) -> per-series test sMAPE with the covariates, averaged over seeds
     for dataset, covariates in REAL.items():
         rows, arima = [], {}
         for model in models:
@@ -152,6 +156,7 @@ def main() -> None:
                 rows.append([f"{model} {variant} covariates", f"{mae.mean():.2f} ± {mae.std():.2f}",
                              f"{sm.mean():.2f} ± {sm.std():.2f}", f"{np.mean([r[3] for r in runs]):.1f}"])
             best_with.setdefault(dataset, {})[model] = float(np.mean([r[0] for r in figures["with"]]))
+            with_series[(dataset, model)] = pd.concat([r[2] for r in figures["with"]], axis=1).mean(axis=1)
             gain = np.mean([r[1] for r in figures["without"]]) - np.mean([r[1] for r in figures["with"]])
             gain_mae = np.mean([r[0] for r in figures["without"]]) - np.mean([r[0] for r in figures["with"]])
             summary.append([dataset, model, f"{gain_mae:+.2f}", f"{gain:+.2f}",
@@ -181,6 +186,8 @@ def main() -> None:
             sm = np.array([r[1] for r in runs])
             rows.append([model, label, f"{np.mean([r[0] for r in runs]):.2f}", f"{sm.mean():.2f} ± {sm.std():.2f}"])
             per_series[(model, label)] = pd.concat([r[2] for r in runs], axis=1).mean(axis=1)
+            if label == "promo (futr)":
+                with_series[("promo-panel", model)] = per_series[(model, label)]
     lines += ["## Synthetic panel (12 weekly series, promotion lift 30%, a pure-noise past covariate, a static "
               "category)", ""]
     lines += C.table(["model", "covariates", "test MAE", "test sMAPE (mean ± std over seeds)"], rows) + [""]
@@ -196,6 +203,21 @@ def main() -> None:
     lines += ["### Paired over series (per-series test sMAPE averaged over seeds)", ""]
     lines += C.table(["model", "comparison", "series where the first is better", "mean sMAPE difference",
                       "Wilcoxon p"], tests) + [""]
+    pairs = [(a, b) for a, b in ATTENTION_PAIRS if a in models and b in models]
+    if pairs:
+        lines += ["### Does attention help? (the same covariates, per-series test sMAPE averaged over seeds, paired)",
+                  "", "Each panel's networks with the same future-known covariates; Wilcoxon signed-rank over series "
+                  "(a single series gives no test: its difference alone).", ""]
+        rows = []
+        for dataset in (*REAL, "promo-panel"):
+            for first, second in pairs:
+                a, b = with_series[(dataset, first)], with_series[(dataset, second)]
+                difference = a - b
+                p = wilcoxon(a, b).pvalue if len(a) > 5 and (difference != 0).any() else float("nan")
+                rows.append([dataset, f"{first} vs {second}", f"{int((difference < 0).sum())}/{len(a)}",
+                             f"{difference.mean():+.2f}", "-" if np.isnan(p) else f"{p:.2g}"])
+        lines += C.table(["dataset", "comparison", "series where the first is better", "mean sMAPE difference",
+                          "Wilcoxon p"], rows) + [""]
     if IMPORTANCE:
         lines += ["### tft's variable importance on the synthetic panel (promo + noise: selection weight at the past "
                   "steps, test windows)", ""]
