@@ -347,6 +347,18 @@ def test_tft_settings_that_cannot_work_name_one_that_does(params, message):
         get_model("tft", window=8, horizon=2, **params)
 
 
+def test_tft_without_enough_history_names_a_window_that_fits():
+    import pandas as pd
+
+    from tsattn import Forecaster
+    from tsattn.errors import DataError
+
+    series = pd.Series(np.arange(30.0), index=pd.date_range("2000-01", periods=30, freq="MS"))
+    with pytest.raises(DataError, match=r"window 40 \+ horizon 3 needs at least 43 values but the series has 30; use a "
+                                        r"window of at most 27 \(e.g. window=27\)"):
+        Forecaster("tft", window=40, horizon=3, epochs=1).fit(series)
+
+
 def test_layout_must_count_the_features():
     with pytest.raises(ConfigError, match=r"layout \(1, 1, 0\) must count the 1 features after the target"):
         get_model("tft", window=8, features=2, horizon=2, layout=(1, 1, 0))

@@ -31,8 +31,11 @@ def test_make_windows_million_points_fast():
 
 
 def test_make_windows_errors():
-    with pytest.raises(DataError, match="window 10 \\+ horizon 1 needs at least 11 values but the series has 5"):
+    with pytest.raises(DataError, match="window 10 \\+ horizon 1 needs at least 11 values but the series has 5; "
+                                        "use a window of at most 4 \\(e.g. window=4\\)"):
         make_windows(np.arange(5.0), window=10)
+    with pytest.raises(DataError, match="use a horizon of at most 3 or a longer series"):  # no window fits: the horizon
+        make_windows(np.arange(5.0), window=2, horizon=4)
     for name in ("window", "horizon", "stride"):
         with pytest.raises(ConfigError, match=f"{name} must be an integer >= 1; got 0"):
             make_windows(np.arange(5.0), **{"window": 2, name: 0})

@@ -57,10 +57,8 @@ def make_windows(values, window: int, horizon: int = 1, stride: int = 1) -> tupl
         raise DataError(f"values must have shape (n,) or (n, features); got {array.shape}")
     span = window + horizon
     if len(array) < span:
-        raise DataError(
-            f"window {window} + horizon {horizon} needs at least {span} values but the series has "
-            f"{len(array)}; use a shorter window or a longer series"
-        )
+        raise DataError(f"window {window} + horizon {horizon} needs at least {span} values but the series has "
+                        f"{len(array)}; {_shorter(len(array), horizon)}")
     # views: (n - span + 1, features, span) -> strided, then (samples, span, features)
     views = np.lib.stride_tricks.sliding_window_view(array, span, axis=0)[::stride]
     views = np.moveaxis(views, -1, 1)
@@ -477,6 +475,16 @@ def split_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
     return np.stack([train_end, validation_end], axis=1)
 
 
+def _shorter(length: int, horizon: int, reach: int = 0) -> str:
+    """The fix for a series of ``length`` values too short for a window and ``horizon``: the longest window that fits,
+    or, where none does (a padded window, ``reach`` > 0, needs only horizon + 1 values), the longest horizon."""
+    longest = length - horizon
+    if reach == 0 and longest >= 2:
+        return f"use a window of at most {longest} (e.g. window={longest}) or a longer series"
+    most = length - 1 if reach else length - 2
+    return f"use a horizon of at most {max(most, 0)} or a longer series"
+
+
 def window_panel(
     data,
     window: int,
@@ -545,12 +553,11 @@ def window_panel(
     dropped = []
     if short.all():
         if panel.n_series == 1:
-            raise DataError(
-                f"window {window} + horizon {horizon} needs at least {span} values but the series has "
-                f"{int(lengths[0])}; use a shorter window or a longer series"
-            )
+            raise DataError(f"window {window} + horizon {horizon} needs at least {span} values but the series has "
+                            f"{int(lengths[0])}; {_shorter(int(lengths[0]), horizon, reach=reach)}")
         raise DataError(f"all {panel.n_series} series are shorter than window {window} + horizon {horizon} "
-                        f"(the longest has {int(lengths.max())} values); use a shorter window")
+                        f"(the longest has {int(lengths.max())} values); "
+                        f"{_shorter(int(lengths.max()), horizon, reach=reach)}")
     if short.any():
         dropped = [panel.ids[i] for i in np.flatnonzero(short)]
         warnings.warn(f"{len(dropped)} of {panel.n_series} series are shorter than window {window} + horizon "
