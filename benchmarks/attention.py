@@ -85,7 +85,7 @@ def paired(name: str, text: str) -> dict:
         header, data = rows[0], rows[1:]
         by_dataset = header[0] == "dataset"
         for row in data:
-            label = row[0] if by_dataset else title.split("(", 1)[1].split(",")[0]
+            label = f"{row[0]}, with covariates" if by_dataset else title.split("(", 1)[1].split(",")[0]
             comparison = row[1] if by_dataset else row[0]
             better, difference, p = row[-3], row[-2], row[-1]
             wins, count = (int(v) for v in better.split()[0].split("/"))
