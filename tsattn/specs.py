@@ -228,8 +228,8 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         "Dense projection -> positional encoding -> encoder blocks (multi-head self-attention + ReLU FFN) -> "
         "pooling -> Dense",
         {
-            # one block: M3 quarterly validation sMAPE 9.482 against 9.490 with the tutorial's two, in 148 s against
-            # 259 s (benchmarks/results/transformer_defaults.md; the tutorial's setup: --preset tutorial-transformer)
+            # one block: M3 quarterly validation sMAPE 9.482 against 9.490 with the tutorial's two, in 113 s against
+            # 184 s (benchmarks/results/transformer_defaults.md; the tutorial's setup: --preset tutorial-transformer)
             **_encoder_params(32, 64, 1, 0.0, "width of the encoder", "dropout after attention and feed-forward"),
             "pooling": Param("last", one_of(POOLINGS), choice(*POOLINGS),
                              "summary of the window: the last step's vector or the average over steps"),
