@@ -72,9 +72,10 @@ COMPARISONS = ("patch-transformer vs nbeats", "patch-transformer vs simple-rnn",
 SIGNIFICANT = 0.05
 
 
-def paired(name: str, text: str) -> dict:
-    """{(data label, comparison): (mean difference, Wilcoxon p or None)} from a file's paired tables: the M3/M1 files'
-    "Does attention help? (M3 monthly, ...)" sections, and the covariate file's table with a dataset column."""
+def paired(text: str) -> dict:
+    """{(data label, comparison): (mean difference, Wilcoxon p or None, share of series where the first is better)}
+    from a file's paired tables: the M3/M1 files' "Does attention help? (M3 monthly, ...)" sections, and the covariate
+    file's table with a dataset column."""
     found = {}
     for title, body in sections(text):
         if not title.startswith("Does attention help?"):
@@ -126,8 +127,8 @@ def main() -> None:
               "below 0 means the first model is better.", ""]
     texts = {name: (RESULTS / name).read_text(encoding="utf-8") for name, _ in SOURCES if (RESULTS / name).exists()}
     found = {}
-    for name, text in texts.items():
-        found.update(paired(name, text))
+    for text in texts.values():
+        found.update(paired(text))
     lines += ["## Summary: attention against no attention, paired over series", "",
               f"Better / worse: Wilcoxon p < {SIGNIFICANT} with the mean per-series test sMAPE difference and the "
               "majority of series on the same side; mixed: significant, but the mean and the majority disagree; level: "

@@ -118,8 +118,17 @@ def lift_lines(seeds, quick: bool, name: str = "attention-rnn") -> list[str]:
                     f"{lifts[:, 1].mean():.3f} ({100 * (lifts[:, 1].mean() - true) / true:+.1f}%).", ""]
 
 
-def main() -> None:
+def paired_cells(a: pd.Series, b: pd.Series) -> tuple[str, str, float]:
+    """("series where a is better" as k/n, the mean difference a - b, Wilcoxon's p over series or NaN where there is
+    one series or no difference) for per-series test sMAPE ``a`` and ``b``."""
     from scipy.stats import wilcoxon
+
+    difference = a - b
+    p = wilcoxon(a, b).pvalue if len(a) > 1 and (difference != 0).any() else float("nan")
+    return f"{int((difference < 0).sum())}/{len(a)}", f"{difference.mean():+.2f}", p
+
+
+def main() -> None:
 
     parser = C.parser(__doc__.splitlines()[0], "covariates.md")
     parser.add_argument("--lift-only", action="store_true", help="only the synthetic panel's promotion lift")
@@ -196,10 +205,8 @@ def main() -> None:
         for first, second in (("promo + category (futr + static)", "promo (futr)"),
                               ("promo + noise (futr + hist)", "promo (futr)"), ("promo (futr)", "none")):
             a, b = per_series[(model, first)], per_series[(model, second)]
-            difference = a - b
-            p = wilcoxon(a, b).pvalue if (difference != 0).any() and len(a) > 1 else float("nan")
-            tests.append([model, f"{first} vs {second}", f"{int((difference < 0).sum())}/{len(a)}",
-                          f"{difference.mean():+.2f}", f"{p:.2g}"])
+            better, difference, p = paired_cells(a, b)
+            tests.append([model, f"{first} vs {second}", better, difference, f"{p:.2g}"])
     lines += ["### Paired over series (per-series test sMAPE averaged over seeds)", ""]
     lines += C.table(["model", "comparison", "series where the first is better", "mean sMAPE difference",
                       "Wilcoxon p"], tests) + [""]
@@ -212,10 +219,8 @@ def main() -> None:
         for dataset in (*REAL, "promo-panel"):
             for first, second in pairs:
                 a, b = with_series[(dataset, first)], with_series[(dataset, second)]
-                difference = a - b
-                p = wilcoxon(a, b).pvalue if len(a) > 5 and (difference != 0).any() else float("nan")
-                rows.append([dataset, f"{first} vs {second}", f"{int((difference < 0).sum())}/{len(a)}",
-                             f"{difference.mean():+.2f}", "-" if np.isnan(p) else f"{p:.2g}"])
+                better, difference, p = paired_cells(a, b)
+                rows.append([dataset, f"{first} vs {second}", better, difference, "-" if np.isnan(p) else f"{p:.2g}"])
         lines += C.table(["dataset", "comparison", "series where the first is better", "mean sMAPE difference",
                           "Wilcoxon p"], rows) + [""]
     if IMPORTANCE:
