@@ -307,3 +307,25 @@ def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "patch_length (13) is longer than the window (12); use at most 12" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize("n", [4, 6, 7])
+def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_so(n, tmp_path):
+    from tsattn.selection import SHORT_FALLBACK, statistical_candidates
+
+    series = pd.Series(np.arange(1.0, n + 1), index=pd.date_range("2020-01-01", periods=n, freq="MS"))
+    with pytest.warns(UserWarning, match=f"the series has {n} values, too short for nbeats"):
+        forecaster = Forecaster("nbeats", horizon=3).fit(series)
+    baseline = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    assert f"forecast with the {baseline} baseline instead of nbeats" in forecaster.note_
+    assert forecaster.get_params()["model"] == "nbeats"  # the user's estimator, its forecast from the baseline
+    assert ("on all" in forecaster.note_) == (n < 7)  # 7 values: padded windows keep 3 for validation
+    direct = Forecaster(baseline, horizon=3).fit(series, validation=0 if n < 7 else "auto")
+    np.testing.assert_allclose(np.asarray(forecaster.predict()), np.asarray(direct.predict()), rtol=1e-6)
+    forecaster.save(tmp_path / "short")
+    assert Forecaster.load(tmp_path / "short").note_ == forecaster.note_
+    # a window the user chose is not overridden: the error names a value that works
+    with pytest.raises(DataError, match=r"window 4.*; use "):
+        Forecaster("nbeats", window=4, horizon=3).fit(series)
+    # a panel of short series keeps its padded global model (no fallback): as before
+    assert Forecaster("naive", horizon=3).fit(pd.Series(np.arange(1.0, 21))).note_ is None

@@ -84,6 +84,7 @@ def metadata(state) -> dict:
         "best_epoch": state.best_epoch,
         "quantiles": None if state.quantiles is None else list(state.quantiles),
         "calibration": None if state.calibration is None else state.calibration.state(),
+        "note": state.note,
         "choice": None if state.choice is None else {"metric": state.choice.attrs.get("metric"),
                                                       "rows": state.choice.to_dict(orient="records")},
         "config": state.config.to_dict(),
@@ -374,6 +375,7 @@ def load(path: Path):
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
             covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),
             baselines=[from_state(baseline) for baseline in state.get("baselines") or ()])
+        fitted.note = state.get("note")
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
             fitted.choice.attrs["metric"] = state["choice"]["metric"]

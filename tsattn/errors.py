@@ -14,6 +14,10 @@ class DataError(TsattnError):
     """The series or file cannot be used as given (NaN values, a missing column, too short...)."""
 
 
+class TooShortError(DataError):
+    """The series are too short for the window, horizon and split asked for (no training or validation window)."""
+
+
 class ConfigError(TsattnError):
     """An unknown name or an invalid parameter (model, dataset, preset, window, split...)."""
 

@@ -123,6 +123,7 @@ class Forecaster:
     quantiles_ = property(lambda self: self._state().quantiles)
     lookback_ = property(lambda self: self._state().lookback)
     single_ = property(lambda self: self._state().single)
+    note_ = property(lambda self: self._state().note)  # what the fit did other than asked (a short series), or None
     choice_ = property(lambda self: self._state().choice)  # model "auto": the candidates' validation scores
 
     # -- fit -----------------------------------------------------------------------------------------

@@ -30,14 +30,14 @@ from . import metrics as M
 from .baselines import (NetworkModel, baseline_models, forecaster_baseline, linear_coefficients,
                         statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
-from .errors import ConfigError, TrainingError
+from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale
 from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
-from .selection import AUTO, fit_auto
+from .selection import AUTO, fit_auto, short_series_fallback
 from .state import FittedState, kept_values, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
 
@@ -665,9 +665,18 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
     """Resolve settings and data (:func:`tsattn.config.resolve`) and fit on everything given, with no test part (the
     split's validation part stays at the end of each series): ``Forecaster.fit`` and every refit of a backtest or
     cross-validation."""
+    import warnings
+
     config, panel = resolve(config, data, static, columns)
-    windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
-    return fit_state(config, windowed, progress, engine, params=params, columns=columns)
+    note = None
+    try:
+        windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
+    except TooShortError as error:  # one short series is still forecast, by the best baseline for it
+        config, windowed, note = short_series_fallback(config, panel, error, window_config)
+        warnings.warn(note, UserWarning, stacklevel=3)
+    state = fit_state(config, windowed, progress, engine, params=params, columns=columns)
+    state.note = note
+    return state
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,

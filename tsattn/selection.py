@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, TooShortError
 
 AUTO = "auto"
 AUTO_NETWORKS = ("nbeats", "attention-rnn", "simple-rnn")  # the tutorial transformer is left out: the slowest and
@@ -143,3 +143,42 @@ def describe_choice(choice: pd.DataFrame) -> str:
         second = choice.iloc[1]
         text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
     return text
+
+
+SHORT_FALLBACK = ("theta", "naive")  # a single series too short for a network: Theta (with statsforecast; the
+# strongest cheap method on M3's short yearly series, README), else the naive forecast
+
+
+def short_series_fallback(config, panel, error: TooShortError, window_config):
+    """The config that still forecasts one series too short for ``config`` (``error`` said why), and the line
+    that says so; ``error`` again where a fallback would hide a choice the user made (a window or lookback given).
+
+    A network (or ``auto``) becomes the best baseline for such data (:data:`SHORT_FALLBACK`), a baseline stays
+    itself; each is tried with the validation part kept (padded windows, so intervals can be calibrated), then
+    fitted on every value (no intervals). ``window_config`` is :func:`tsattn.config.window_config`."""
+    if panel.n_series != 1 or config.window is not None or config.lookback is not None:
+        raise error
+    name = config.model
+    if not config.is_baseline:
+        name = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    given = {key: getattr(config, key) for key in config.given
+             if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
+    n = int(panel.lengths[0])
+    for keep_validation in (True, False):
+        split = {} if keep_validation else {"split": "chronological", "validation_fraction": 0.0}
+        candidate = config.updated(model=name, pad=True, **given, **split)
+        candidate = dataclasses.replace(candidate, preset=None, final_fit=False)
+        try:
+            windowed = window_config(panel, candidate, with_test=False)
+        except TooShortError:
+            continue
+        if name == config.model:
+            what = f"{name} is fitted with padded windows"
+        else:
+            what = f"forecast with the {name} baseline instead of {config.model}"
+        validates = not (config.split == "chronological" and config.validation_fraction == 0)
+        note = (f"the series has {n} values, too short for {config.model} to "
+                f"{'train and validate' if validates else 'train'} on (horizon {config.horizon}); {what}"
+                + ("" if keep_validation else f", on all {n} values (none left to calibrate intervals)"))
+        return candidate, windowed, note
+    raise error

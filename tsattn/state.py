@@ -45,6 +45,8 @@ class FittedState:
         columns: the long frame's id, time and value column names.
         params: the facade's parameters (what ``Forecaster.get_params`` gave; recreates the estimator).
         covariates: the fitted :class:`tsattn.covariates.Covariates` (None without covariates).
+        note: one line on what the fit did other than asked (a single series too short for the model forecast by
+            a baseline, :func:`tsattn.selection.short_series_fallback`); None otherwise.
         choice: with ``model="auto"``, the candidates' validation scores and which was chosen
             (:mod:`tsattn.selection`); None otherwise.
         selection: after the final fit (``final_fit``), the model and baselines fitted on the training part only
@@ -73,6 +75,7 @@ class FittedState:
     covariates: Any = None
     baselines: list = field(default_factory=list)
     choice: Any = None  # model "auto": every candidate's validation score, the chosen one marked (a DataFrame)
+    note: str | None = None  # what the fit did other than asked (one short series forecast by a baseline), said
     selection: tuple | None = None  # after a final fit: (estimator, baselines) fitted on the training part only, which
                                     # chose the epochs and calibrated the intervals; scored on the validation part in
                                     # the final model's place (it never trained there). Not saved in artefacts.

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .checks import positive_int
 from .covariates import Covariates
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, TooShortError
 
 SPLITS = ("chronological", "shuffled", "holdout")
 SCALINGS = ("minmax", "standard", "robust", "none")
@@ -553,9 +553,9 @@ def window_panel(
     dropped = []
     if short.all():
         if panel.n_series == 1:
-            raise DataError(f"window {window} + horizon {horizon} needs at least {span} values but the series has "
+            raise TooShortError(f"window {window} + horizon {horizon} needs at least {span} values but the series has "
                             f"{int(lengths[0])}; {_shorter(int(lengths[0]), horizon, reach=reach)}")
-        raise DataError(f"all {panel.n_series} series are shorter than window {window} + horizon {horizon} "
+        raise TooShortError(f"all {panel.n_series} series are shorter than window {window} + horizon {horizon} "
                         f"(the longest has {int(lengths.max())} values); "
                         f"{_shorter(int(lengths.max()), horizon, reach=reach)}")
     if short.any():
@@ -601,16 +601,19 @@ def window_panel(
         if len(starts[part]) == 0:
             what = f"a series of {int(lengths[0])} values" if panel.n_series == 1 else \
                 f"a panel of {panel.n_series} series of {int(lengths.min())}-{int(lengths.max())} values"
-            fractions = (f"the last {split.holdout} values as test" if split.method == "holdout" else
+            fractions = ((f"the last {split.holdout} values as test" if split.holdout_test else
+                          f"the last {split.validation_values} values as validation") if split.method == "holdout" else
                          f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
             needed = ""
             if split.method == "holdout":  # one training window, then the held-out part(s) of holdout values each
                 held = (split.validation_values if split.validation > 0 else 0) + \
                     (split.holdout if split.holdout_test else 0)
                 needed = f" (each series needs at least {span - reach + held} values)"
-            raise DataError(
+            raise TooShortError(
                 f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
-                f"the {part} part gets no window{needed}; use a shorter window, other fractions or longer series"
+                f"the {part} part gets no window{needed}; "
+                + ("use a shorter window, other fractions or longer series" if split.holdout_test or part != "train"
+                   else "use validation=0 (no intervals then), a shorter window or longer series")
             )
 
     values = panel.values
