@@ -329,3 +329,32 @@ def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_s
         Forecaster("nbeats", window=4, horizon=3).fit(series)
     # a panel of short series keeps its padded global model (no fallback): as before
     assert Forecaster("naive", horizon=3).fit(pd.Series(np.arange(1.0, 21))).note_ is None
+
+
+def test_the_peers_keywords_did_you_mean_and_sklearn_checks():
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError as SklearnNotFitted
+    from sklearn.utils.validation import check_is_fitted
+
+    frame = pd.concat([pd.DataFrame({"series": f"s{i}", "when": pd.date_range("2010-01-01", periods=40, freq="QS"),
+                                     "value": np.sin(np.arange(40) / 2) + i}) for i in range(2)])
+    forecaster = Forecaster("naive", h=4, input_size=8, random_seed=3)
+    assert forecaster.get_params() == {"model": "naive", "window": 8, "horizon": 4, "seed": 3}  # one canonical name
+    assert clone(forecaster).get_params() == forecaster.get_params()
+    with pytest.raises(SklearnNotFitted):
+        check_is_fitted(forecaster)
+    forecaster.fit(df=frame, val_size=4, id_col="series", time_col="when", target_col="value")
+    check_is_fitted(forecaster)
+    ours = Forecaster("naive", horizon=4, window=8).fit(frame, validation=4, id_column="series", time_column="when",
+                                                        value_column="value")
+    pd.testing.assert_frame_equal(forecaster.predict(h=4), ours.predict(4))
+    with pytest.raises(ConfigError, match="unknown setting 'horizn' for naive; did you mean 'horizon'"):
+        Forecaster("naive", horizn=4).fit(frame, id_column="series", time_column="when", value_column="value")
+    with pytest.raises(ConfigError, match="did you mean 'steps'"):
+        forecaster.predict(stesp=3)
+    with pytest.raises(ConfigError, match="did you mean 'epochs'"):
+        Forecaster("nbeats").set_params(epoch=3)
+    with pytest.raises(ConfigError, match="h=4 and horizon=2 name the same setting"):
+        Forecaster("naive", h=4, horizon=2)
+    with pytest.raises(ConfigError, match="val_size= and validation= name the same argument"):
+        forecaster.fit(df=frame, val_size=4, validation=8)

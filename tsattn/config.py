@@ -250,7 +250,7 @@ class RunConfig:
         changes, so ``updated(preset="nbeats-recipe", epochs=20)`` is the recipe with 20 epochs."""
         config = dataclasses.replace(self, model_params=dict(self.model_params),
                                      dataset_options=dict(self.dataset_options))
-        changes = dict(changes)
+        changes = canonical(changes)
         if changes.get("preset") is not None:
             config = config._with_preset(changes.pop("preset"), changes.get("model"))
         if changes.get("ensemble_lookbacks") and "lookback" not in changes:
@@ -271,6 +271,9 @@ class RunConfig:
                 takes = f"{config.model} parameters: {', '.join(sorted(model_keys))}" if model_keys else \
                     f"{config.model} takes no model parameters" + \
                     (" (it chooses among models, each at its defaults)" if config.model == "auto" else "")
+                hint = did_you_mean(key, [*self.fields(), *model_keys])
+                if hint:  # the one likely name, not a list of sixty
+                    raise ConfigError(f"unknown setting {key!r} for {config.model}{hint} (every setting: docs/api.md)")
                 raise ConfigError(f"unknown setting {key!r}; run settings: {', '.join(self.fields())}; {takes}")
         named = {key[len("model."):] if key.startswith("model.") else key for key in changes} - {"preset", "given"}
         config.given = sorted(set(config.given) | set(changes.get("given") or ()) | named)
@@ -463,6 +466,36 @@ def check_config(config: RunConfig) -> RunConfig:
     else:
         get_spec(config.model).resolve(config.model_params)
     return config
+
+
+# the peers' names for our settings (NeuralForecast, statsforecast, Darts): accepted anywhere a setting is, each
+# turned into the one canonical name it stands for (get_params, best.json and the run files show that name)
+ALIASES = {"h": "horizon", "input_size": "window", "random_seed": "seed", "season_length": "season",
+           "id_col": "id_column", "time_col": "date_column", "target_col": "column"}
+
+
+def canonical(settings: dict, defaults: dict | None = None) -> dict:
+    """``settings`` with every alias of :data:`ALIASES` under its canonical name; a setting given under both
+    names (with different values) is refused. ``defaults``: canonical values that an alias may replace silently
+    (a facade's constructor defaults)."""
+    out = dict(settings)
+    for alias, name in ALIASES.items():
+        if alias not in out:
+            continue
+        value = out.pop(alias)
+        if name in out and out[name] != value and not (defaults and name in defaults and out[name] == defaults[name]):
+            raise ConfigError(f"{alias}={value!r} and {name}={out[name]!r} name the same setting ({alias} is "
+                              f"{name}); give one")
+        out[name] = value
+    return out
+
+
+def did_you_mean(key: str, names) -> str:
+    """" did you mean 'x'?" for the nearest of ``names`` to a mistyped ``key`` (or "")."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), [str(n) for n in names], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def params_of(model) -> dict:

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sklearn.base import BaseEstimator
+
 from .checks import MAX_STEPS, positive_int
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
@@ -30,7 +32,7 @@ from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
 from .windows import gather_batch
 
 
-class Forecaster:
+class Forecaster(BaseEstimator):
     """Fit a registered model (or a baseline) on one series or a panel and forecast after each series.
 
     Args:
@@ -62,10 +64,23 @@ class Forecaster:
     """
 
     def __init__(self, model: str = "attention-rnn", window: int | None = None, horizon: int = 1, **params):
+        from .config import canonical
+
+        # the peers' names (h, input_size, random_seed, season_length) under ours, as get_params shows them
+        params = canonical({"window": window, "horizon": horizon, **params}, defaults={"window": None, "horizon": 1})
         self.model = model
-        self.window = window
-        self.horizon = horizon
+        self.window = params.pop("window")
+        self.horizon = params.pop("horizon")
         self.params = params
+
+    def __sklearn_is_fitted__(self) -> bool:  # scikit-learn's check_is_fitted
+        return "state_" in self.__dict__
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        tags.non_deterministic = False  # a seed fixes every fit
+        return tags
 
     # -- scikit-learn protocol -----------------------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict:
@@ -74,14 +89,18 @@ class Forecaster:
     def set_params(self, **params) -> "Forecaster":
         """Change parameters; a key that is neither a run setting nor a parameter of the model is refused (as
         scikit-learn refuses an invalid parameter)."""
-        from .config import RunConfig
+        from .config import RunConfig, canonical, did_you_mean
         from .specs import MODELS
 
+        params = canonical(params)
         model = params.get("model", self.model)
         accepted = set(RunConfig.fields()) | set(MODELS[model].params if model in MODELS else ()) | \
             {"model", "window", "horizon"}
         unknown = sorted(set(params) - accepted)
         if unknown:
+            hint = did_you_mean(unknown[0], accepted)
+            if hint:
+                raise ConfigError(f"invalid parameter {unknown[0]!r} for Forecaster({model!r}){hint}")
             raise ConfigError(f"invalid parameter(s) {', '.join(unknown)} for Forecaster({model!r}); it takes the run "
                               f"settings and {model}'s parameters: {', '.join(sorted(accepted))}")
         for key, value in params.items():
@@ -139,9 +158,9 @@ class Forecaster:
         return RunConfig(model=self.model, dataset=None, window=self.window, horizon=self.horizon, seed=seed,
                          **validation_split(validation)).updated(**settings)
 
-    def fit(self, data, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
+    def fit(self, data=None, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
             verbose: int = 0, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
-            value_column: str = VALUE_COLUMN, engine=None, static_df=None) -> "Forecaster":
+            value_column: str = VALUE_COLUMN, engine=None, static_df=None, **peer) -> "Forecaster":
         """Train one global model on every series (the end of each series for early stopping and calibration).
 
         Args:
@@ -159,6 +178,8 @@ class Forecaster:
             engine: where the members of an ensemble (``ensemble=k``) train: None here, or "ray" / an engine
                 of :func:`tsattn.engine.get_engine` (e.g. ``get_engine("local", jobs=2)``); same weights.
             static_df: static features (``stat_exog``), one row per series: ``unique_id`` and the feature columns.
+            **peer: NeuralForecast's names for the same arguments: ``df`` (data), ``val_size`` (validation, a number
+                of values), ``id_col``, ``time_col``, ``target_col``, ``random_seed`` (seed).
 
         Covariates (NeuralForecast's names, given as parameters: ``Forecaster("attention-rnn", horizon=13,
         futr_exog=["promo"], hist_exog=["price"], stat_exog=["category"], calendar=["month"])``) are columns of the
@@ -170,6 +191,15 @@ class Forecaster:
         from .config import params_of
         from .harness import EpochProgress, fit_all
 
+        given = _peer_arguments("fit", peer, {"data": data, "validation": validation, "seed": seed,
+                                              "id_column": id_column, "time_column": time_column,
+                                              "value_column": value_column},
+                                {"data": None, "validation": "auto", "seed": 0, "id_column": ID_COLUMN,
+                                 "time_column": TIME_COLUMN, "value_column": VALUE_COLUMN})
+        data, validation, seed = given["data"], given["validation"], given["seed"]
+        id_column, time_column, value_column = given["id_column"], given["time_column"], given["value_column"]
+        if data is None:
+            raise ConfigError("fit needs the data: fit(frame) or fit(df=frame)")
         params_of(self.model)  # an unknown name: one line naming every model (before reading any data)
         config = self.run_config(validation, epochs, seed)
         self.__dict__["state_"] = fit_all(config, data, static=static_df, columns=(id_column, time_column, value_column),
@@ -184,7 +214,8 @@ class Forecaster:
         forecaster.__dict__["state_"] = state
         return forecaster
 
-    def predict(self, steps: int | None = None, series=None, ids=None, level=None, futr_df=None, static_df=None):
+    def predict(self, steps: int | None = None, series=None, ids=None, level=None, futr_df=None, static_df=None,
+                **peer):
         """Forecast the ``steps`` values after each fitted series (or after ``series``, same frequency).
 
         Args:
@@ -202,6 +233,7 @@ class Forecaster:
                 steps after its end: the id and time columns and one column per covariate
                 (:meth:`make_future_dataframe` gives the skeleton); rows for other times are ignored.
             static_df: static features of series not seen in fit (fitted series keep theirs).
+            **peer: NeuralForecast's and statsforecast's names: ``h`` (steps), ``df`` (series).
 
         Returns:
             For a model fitted on one series (and no panel passed): a Series indexed by the next timestamps
@@ -210,6 +242,8 @@ class Forecaster:
         """
         from .intervals import check_levels, interval_columns
 
+        given = _peer_arguments("predict", peer, {"steps": steps, "series": series}, {"steps": None, "series": None})
+        steps, series = given["steps"], given["series"]
         state = self._state()
         steps = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
         levels = check_levels(level)
@@ -308,10 +342,19 @@ class Forecaster:
                          refit: bool = True, level=None, validation: float | int | str = "auto",
                          epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
                          time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
-                         static_df=None) -> pd.DataFrame:
+                         static_df=None, **peer) -> pd.DataFrame:
         """NeuralForecast's and statsforecast's cross-validation of this Forecaster (it is not changed): see
-        :func:`tsattn.backtesting.cross_validation`, which takes the same arguments."""
+        :func:`tsattn.backtesting.cross_validation`, which takes the same arguments (and the peers' ``id_col``,
+        ``time_col``, ``target_col``, ``val_size``, ``random_seed``)."""
         from .backtesting import cross_validation
+
+        given = _peer_arguments("cross_validation", peer,
+                                {"validation": validation, "seed": seed, "id_column": id_column,
+                                 "time_column": time_column, "value_column": value_column},
+                                {"validation": "auto", "seed": 0, "id_column": ID_COLUMN, "time_column": TIME_COLUMN,
+                                 "value_column": VALUE_COLUMN})
+        validation, seed = given["validation"], given["seed"]
+        id_column, time_column, value_column = given["id_column"], given["time_column"], given["value_column"]
 
         return cross_validation(self, df, h, n_windows, step_size, refit, level, validation, epochs, seed, id_column,
                                 time_column, value_column, static_df)
@@ -501,6 +544,36 @@ class Forecaster:
         from . import artefacts
 
         return cls.from_state(artefacts.load(Path(path)))
+
+
+PEER_ARGUMENTS = {"fit": {"df": "data", "val_size": "validation", "id_col": "id_column", "time_col": "time_column",
+                          "target_col": "value_column", "random_seed": "seed"},
+                  "predict": {"h": "steps", "df": "series"},
+                  "cross_validation": {"val_size": "validation", "id_col": "id_column", "time_col": "time_column",
+                                       "target_col": "value_column", "random_seed": "seed"}}
+
+
+def _peer_arguments(method: str, peer: dict, given: dict, defaults: dict) -> dict:
+    """``given`` (a method's arguments by our names) with the peers' names in ``peer`` moved under ours
+    (:data:`PEER_ARGUMENTS`); a name given twice, or one that is neither, is refused in one line."""
+    from .config import did_you_mean
+
+    names = PEER_ARGUMENTS[method]
+    out = dict(given)
+    for key, value in peer.items():
+        if key not in names:
+            hint = did_you_mean(key, [*given, *names])
+            raise ConfigError(f"{method}() got an unexpected argument {key!r}{hint or ''}"
+                              + ("" if hint else f"; it takes {', '.join([*given, *names])} and the ones listed in "
+                                                 f"help(Forecaster.{method})"))
+        ours = names[key]
+        default = defaults[ours]
+        unchanged = out[ours] is None if default is None else \
+            (type(out[ours]) is type(default) and out[ours] == default)
+        if not unchanged and out[ours] is not value:
+            raise ConfigError(f"{key}= and {ours}= name the same argument of {method}(); give one")
+        out[ours] = value
+    return out
 
 
 def validation_split(validation) -> dict:
