@@ -416,3 +416,20 @@ def test_a_new_interval_method_is_one_entry_in_the_registry(monkeypatch, small_s
     np.testing.assert_allclose(forecast["demand-hi-80"] - forecast["demand"], scale)
     loaded = Forecaster.load(f.save(tmp_path / "m.tsattn"))
     pd.testing.assert_frame_equal(loaded.predict(1, level=[80]), forecast)
+
+
+def test_intervals_of_non_negative_data_are_clipped_at_zero_unless_asked_not_to(tmp_path):
+    from tsattn.forecaster import Forecaster
+
+    rng = np.random.default_rng(0)
+    counts = pd.Series(np.abs(rng.normal(0, 3, 80)).round(), index=pd.date_range("2020-01-01", periods=80, freq="D"))
+    counts.iloc[-1] = 0.0  # the naive forecast is 0: its lower bounds would go below zero
+    clipped = Forecaster("naive", horizon=3).fit(counts).predict(level=[95])
+    kept = Forecaster("naive", horizon=3, clip_intervals=False).fit(counts).predict(level=[95])
+    assert kept.iloc[:, 1].min() < 0 <= clipped.iloc[:, 1].min()  # the bound that went below zero is raised to it
+    np.testing.assert_allclose(clipped.iloc[:, 2], kept.iloc[:, 2])  # upper bounds untouched
+    forecaster = Forecaster("naive", horizon=3).fit(counts)
+    forecaster.save(tmp_path / "m")
+    pd.testing.assert_frame_equal(Forecaster.load(tmp_path / "m").predict(level=[95]), clipped)
+    signed = Forecaster("naive", horizon=3).fit(counts - 1.0).predict(level=[95])  # a negative value: no floor
+    assert signed.iloc[:, 1].min() < 0

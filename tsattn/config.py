@@ -150,6 +150,8 @@ class RunConfig:
                                      # N-BEATS); false: the model fitted on the training part only. Per preset,
                                      # chosen on validation data (benchmarks/results/final_fit.md): classic false
                                      # (worse for every network on sunspots), the N-BEATS recipe true
+    clip_intervals: bool = True      # intervals (and plotted fans) of data whose fitted values are all >= 0 are
+                                     # clipped at zero, as counts and sales cannot go below it; false keeps them
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
@@ -427,7 +429,7 @@ def check_config(config: RunConfig) -> RunConfig:
         C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts", "pad", "final_fit"):
+    for name in ("early_stopping", "within_parts", "pad", "final_fit", "clip_intervals"):
         C.boolean(name, getattr(config, name))
     if config.jit_compile != "auto":
         if not isinstance(config.jit_compile, bool):
@@ -701,10 +703,13 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     if covariates is not None and covariates.layout.futr and window < config.horizon:
         raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
                           f"window, which is {window}; use window >= horizon ({config.horizon})")
-    return window_panel(panel, window, config.horizon, config.stride, split,
-                        config.scaling, config.scaler_fit, require_test=with_test,
-                        train_history=None if config.history is None else config.history * config.horizon,
-                        pad=config.pad, covariates=covariates)
+    windowed = window_panel(panel, window, config.horizon, config.stride, split,
+                            config.scaling, config.scaler_fit, require_test=with_test,
+                            train_history=None if config.history is None else config.history * config.horizon,
+                            pad=config.pad, covariates=covariates)
+    if config.clip_intervals:
+        windowed.interval_floor = windowed.nonnegative_floor()
+    return windowed
 
 
 def season_of(config: RunConfig, panel: Panel) -> int:

@@ -67,7 +67,8 @@ def calibrate(model, data, interval_scale: np.ndarray):
         return None
     origins, first, series = origins_of(data, "validation")
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
-    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles, interval_scale[series])
+    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles, interval_scale[series],
+                                 floor=data.interval_floor)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -151,7 +152,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.calibrate(actual, point, None, interval_scale[series])
+                calibrations[model.key] = Calibration.calibrate(actual, point, None, interval_scale[series],
+                                                                floor=data.interval_floor)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):

@@ -336,15 +336,17 @@ class Calibration:
     """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
 
-    def __init__(self, methods: dict):
+    def __init__(self, methods: dict, floor: float | None = None):
         self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
+        self.floor = floor  # bounds below it are raised to it (0 for non-negative data), None: none
 
     @classmethod
-    def calibrate(cls, actual, point, quantiles, scale) -> "Calibration":
+    def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None) -> "Calibration":
         """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
-        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's series scale (windows,)."""
+        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's series scale (windows,);
+        ``floor``: the lowest value an interval may reach (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`)."""
         return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
-                    if method.applies(quantiles)})
+                    if method.applies(quantiles)}, floor)
 
     def get(self, name: str):
         """The calibrated method of that name, or None."""
@@ -355,19 +357,24 @@ class Calibration:
         quantiles, conformalized, or split conformal around its point forecast)."""
         for name in reversed(list(INTERVAL_METHODS)):
             if name in self.methods and INTERVAL_METHODS[name].applies(quantiles):
-                return self.methods[name].apply(point, quantiles, scale, levels)
+                out = self.methods[name].apply(point, quantiles, scale, levels)
+                if self.floor is not None:
+                    out = {q: np.maximum(bound, self.floor) for q, bound in out.items()}
+                return out
         raise ConfigError("no interval calibration applies to this forecast")
 
     def state(self) -> dict:
-        return {name: method.state() for name, method in self.methods.items()}
+        return {**{name: method.state() for name, method in self.methods.items()}, "floor": self.floor}
 
     @classmethod
     def from_state(cls, state: dict) -> "Calibration":
+        state = dict(state)
+        floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
         if unknown:
             raise ValueError(f"unknown interval method(s) {', '.join(unknown)}")
         return cls({name: INTERVAL_METHODS[name].from_state(value) for name, value in state.items()
-                    if value is not None})
+                    if value is not None}, floor)
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:

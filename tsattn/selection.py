@@ -115,7 +115,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         final = Combination([members[name][0] for name in best], best)
         selected = Combination([members[name][1] for name in best], best)
         interval_scale = series_scale(first.mase_scale, data.scaler.scale)
-        calibration = Calibration.calibrate(part.actual, combined, None, interval_scale[part.series])
+        calibration = Calibration.calibrate(part.actual, combined, None, interval_scale[part.series],
+                                            floor=data.interval_floor)
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(

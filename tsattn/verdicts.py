@@ -87,7 +87,10 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
         judgement = "wider than needed here (above the level)"
     else:
         judgement = "off the level in both directions"
-    return f"{covered} ({source}, calibrated on the validation part): {judgement}."
+    floor = getattr(result.state.calibration, "floor", None)
+    clipped = "" if floor is None else (" Bounds below 0 were raised to 0 (every fitted value is non-negative; "
+                                        "clip_intervals=false keeps them).")
+    return f"{covered} ({source}, calibrated on the validation part): {judgement}.{clipped}"
 
 
 def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):

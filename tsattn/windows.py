@@ -315,6 +315,7 @@ class WindowedPanel:
     pad: bool = False
     covariates: "Covariates | None" = None
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
+    interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
     # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
 
     def __post_init__(self):
@@ -332,9 +333,11 @@ class WindowedPanel:
         sees its inputs in the units the combined model is given."""
         if window > self.window:
             raise ConfigError(f"a member's window ({window}) cannot be longer than the data's ({self.window})")
-        return window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
-                            self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
-                            scaler=self.scaler, covariates=self.covariates, fitted_covariates=True)
+        return dataclasses.replace(
+            window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
+                         self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
+                         scaler=self.scaler, covariates=self.covariates, fitted_covariates=True),
+            interval_floor=self.interval_floor)
 
     def with_validation_trained(self) -> "WindowedPanel":
         """The same series, window and test part with the validation part moved into training: what the final fit
@@ -422,6 +425,17 @@ class WindowedPanel:
         if self.part_bounds is None or self.panel.n_series != 1:
             return None
         return int(self.part_bounds[0, 0]), int(self.part_bounds[0, 1])
+
+    def nonnegative_floor(self) -> float | None:
+        """0.0 when every value before the test part (what a fit sees) is >= 0, else None: the floor of
+        intervals on data that cannot go below zero (counts, sales, sunspots)."""
+        ends = self.panel.offsets[:-1] + self.insample_end()
+        seen = np.zeros(len(self.panel.values), dtype=bool)
+        for low, end in zip(self.panel.offsets[:-1], ends):
+            seen[low:end] = True
+        values = self.panel.values[seen]
+        values = values[np.isfinite(values)]
+        return 0.0 if len(values) and (values >= 0).all() else None
 
     def insample_end(self) -> np.ndarray:
         """Per series, the local position where the test part starts (all values before it are in-sample)."""
