@@ -98,7 +98,7 @@ def _plain_warnings(quiet: bool) -> None:
     warnings.showwarning = show
 
 
-@click.group(cls=TsattnGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=TsattnGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tsattn")
 def main():
     """tsattn: forecast time series with attention-based neural networks, beside honest baselines."""
@@ -200,7 +200,8 @@ def _records(frame) -> list[dict]:
     return records
 
 
-@main.command("datasets")
+@main.command("datasets", short_help="List the bundled datasets, their lengths and horizons.",
+              epilog="\b\nExample:\n  tsattn datasets --json")
 @output_options
 @friendly_errors
 def datasets_command(quiet, as_json):
@@ -331,7 +332,8 @@ def covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv) -
     return overrides
 
 
-@main.command("models")
+@main.command("models", short_help="List the models, their parameters and defaults.",
+              epilog="\b\nExample:\n  tsattn models --json")
 @output_options
 def models_command(quiet, as_json):
     """List the models with their parameters and defaults (no TensorFlow import: instant)."""
@@ -352,7 +354,8 @@ def _model_names() -> list[str]:
     return list_models()
 
 
-@main.command("fit")
+@main.command("fit", short_help="Train one model, score it beside baselines, save the run.",
+              epilog="\b\nExample:\n  tsattn fit --model attention-rnn --dataset sunspots --level 80 --out runs/sun")
 @click.option("--model", "model_name", type=click.Choice([*_model_names(), "auto"]),
               help="the network to train (default attention-rnn; see `tsattn models`); auto: the networks and "
                    "baselines compared on the validation part, the best kept.")
@@ -479,7 +482,8 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     return load_panel(RunConfig(**{"dataset": None, **overrides}))
 
 
-@main.command("predict")
+@main.command("predict", short_help="Forecast after the series with a saved model.",
+              epilog="\b\nExample:\n  tsattn predict --model-dir runs/sun --steps 12 --level 80 --out forecasts/sun")
 @click.option("--model-dir", required=True, type=click.Path(),
               help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
 @click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
@@ -576,7 +580,8 @@ def _ray_timeout(ctx, param, value):
     return value
 
 
-@main.command("backtest")
+@main.command("backtest", short_help="Rolling-origin forecasts of a saved model, scored.",
+              epilog="\b\nExample:\n  tsattn backtest --model-dir runs/sun --start 0.8 --out backtests/sun")
 @click.option("--model-dir", required=True, type=click.Path(),
               help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
 @data_options
@@ -642,7 +647,8 @@ def _names(text: str | None, what: str):
     return names
 
 
-@main.command("compare")
+@main.command("compare", short_help="Compare models across datasets and seeds in one report.",
+              epilog="\b\nExample:\n  tsattn compare --models simple-rnn,attention-rnn --datasets sunspots --seeds 0,1 --out reports/sun")
 @click.option("--models", shell_complete=_complete_models, help="comma-separated models (default: all "
                                                                  "registered; see `tsattn models`).")
 @click.option("--datasets", shell_complete=_complete_datasets, help="comma-separated datasets (default: "
@@ -735,7 +741,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         sys.exit(1)
 
 
-@main.command("tune")
+@main.command("tune", short_help="Search a model's settings on validation windows (Optuna).",
+              epilog="\b\nExample:\n  tsattn tune --model nbeats --dataset m3-other --horizon 8 --trials 20 --out tuned/other")
 @click.option("--model", "model_name", type=click.Choice(_model_names()), default="attention-rnn", show_default=True,
               shell_complete=_complete_models, help="the network whose settings are searched.")
 @data_options

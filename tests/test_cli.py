@@ -37,6 +37,17 @@ def test_version_help_datasets_models(runner):
         assert name in models
 
 
+def test_every_subcommand_has_a_whole_summary_and_an_example_that_parses(runner):
+    listing = runner.invoke(main, ["--help"]).output
+    assert "..." not in listing.split("Commands:")[1]  # no summary cut short
+    for name, command in main.commands.items():
+        assert command.get_short_help_str(limit=70).endswith(".") and len(command.short_help) <= 60, name
+        shown = runner.invoke(main, [name, "--help"]).output
+        example = re.search(r"Example:\n\s+tsattn (\S+) (.*)", shown)
+        assert example and example.group(1) == name, shown
+        command.make_context(name, example.group(2).split())  # every option in it exists and parses
+
+
 def test_fit_csv_writes_run(runner, small_csv, tmp_path):
     out = tmp_path / "run"
     result = invoke(runner, ["fit", "--model", "attention-rnn", "--csv", str(small_csv), "--column", "demand",
