@@ -503,6 +503,9 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     from tsattn.io import atomic_directory, check_output_directory, write_json
 
     output = Output(quiet, as_json)
+    if out is not None and not str(out).strip():
+        raise CliError("--out is empty; name a directory for forecast.csv, forecast.png and forecast.json (e.g. --out "
+                       "forecasts/next), or leave --out out to print the forecast")
     if out and str(out).lower().endswith(".csv"):
         raise CliError(f"--out is a directory for every command (predict writes forecast.csv, forecast.png and "
                        f"forecast.json inside it); got {out}: name a directory, e.g. --out forecasts/next")

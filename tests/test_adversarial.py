@@ -480,3 +480,72 @@ def test_far_future_refusal_counts_fixed_steps_without_building_them():
     seconds = pd.date_range("2020-01-01", periods=5, freq="s")
     with pytest.raises(TsattnError, match=r"forecast at most 7645363196 steps"):
         future_index(describe_index(seconds), 10 ** 11)
+
+
+# -- round 3 (issue 39) -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    ["fit", "--config", "{special}", "--dataset", "sunspots", "--epochs", "1"],
+    ["compare", "--tuned", "{special}", "--models", "naive", "--datasets", "sunspots"],
+    ["tune", "--space", "{special}", "--dataset", "sunspots", "--trials", "1"],
+])
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_settings_files_that_are_pipes_or_devices_are_refused_without_blocking(command, special, tmp_path):
+    """Class 1: `fit --config FIFO` and `compare --tuned FIFO` blocked for ever; /dev/zero was read without end."""
+    import os
+
+    if special == "fifo":
+        special = str(tmp_path / "pipe.json")
+        os.mkfifo(special)
+    args = [part.format(special=special) for part in command] + ["--out", str(tmp_path / "out")]
+    result = _cli(args)
+    assert result.exit_code == 2 and "is not a regular file" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tuned_seed_does_not_replace_the_seeds_of_a_comparison(tmp_path):
+    """Class 2: compare --tuned best.json holding a seed ran every --seeds value with that one seed."""
+    from tsattn.tuning import tuned_settings
+
+    best = tmp_path / "best.json"
+    best.write_text(json.dumps({"model": "simple-rnn", "seed": 4, "units": 8, "horizon": 3}))
+    assert tuned_settings([best]) == {"simple-rnn.units": 8}
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--set", "units=4"], "units is both fixed (settings / --set) and searched"),
+    (["--seed", "3", "--set", "seed=5"], "the seed is given twice (seed=3 and settings seed=5)"),
+    (["--set", "model=nbeats"], "the model is given twice"),
+])
+def test_tune_refuses_settings_the_search_would_override(args, named, tmp_path):
+    """Class 2: tune --set units=4 was overridden by the search space without a word; --seed 3 --set seed=5
+    and --model vs --set model were accepted."""
+    result = _cli(["tune", "--model", "simple-rnn", "--dataset", "sunspots", "--trials", "1",
+                   "--out", str(tmp_path / "tune"), *args])
+    assert result.exit_code == 2 and named in result.output, result.output
+    assert not (tmp_path / "tune").exists()
+
+
+def test_ids_of_mixed_types_that_read_the_same_are_refused():
+    """Class 2: ids 7 (integer) and "7" (text) in one frame became two series both named "7"."""
+    from tsattn.errors import DataError
+    from tsattn.panel import as_panel
+
+    frame = pd.DataFrame({"unique_id": [7] * 20 + ["7"] * 20,
+                          "ds": list(pd.date_range("2020-01-01", periods=20, freq="D")) * 2, "y": np.arange(40.0)})
+    with pytest.raises(DataError, match="ids of mixed types that read the same, such as '7'.*astype\\(str\\)"):
+        as_panel(frame)
+    frame["unique_id"] = [7] * 20 + ["8"] * 20  # mixed types that read differently are two series, as before
+    assert list(as_panel(frame).ids) == ["7", "8"]
+
+
+def test_static_features_without_stat_exog_and_an_empty_out_are_refused(tmp_path):
+    """Class 2: static_df / --static-csv without stat_exog was ignored silently; predict --out '' wrote nothing."""
+    from tsattn.errors import ConfigError
+
+    series = make_series(n=60)
+    frame = pd.DataFrame({"unique_id": "a", "ds": series.index, "y": series.to_numpy()})
+    with pytest.raises(ConfigError, match="static_df is given but no static feature is named.*stat_exog"):
+        Forecaster("naive").fit(frame, static_df=pd.DataFrame({"unique_id": ["a"], "size": [1.0]}))
+    Forecaster("naive").fit(series).save(tmp_path / "model")
+    result = _cli(["predict", "--model-dir", str(tmp_path / "model"), "--out", ""])
+    assert result.exit_code == 2 and "--out is empty" in result.output, result.output

@@ -176,12 +176,11 @@ def load_grid(path: str | Path) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
-    from .data import regular_file
+    from .data import read_settings_text
 
     path = Path(path)
     try:
-        regular_file(path, "--config file")
-        grid = tomllib.loads(path.read_text(encoding="utf-8"))
+        grid = tomllib.loads(read_settings_text(path, "--config file"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--config {path} does not parse as TOML ({str(exc).splitlines()[0]}); fix the file") from None
     except TsattnError as exc:

@@ -607,6 +607,10 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
     """
     config = settings if isinstance(settings, RunConfig) else RunConfig().updated(**dict(settings or {}))
     config = check_config(config.normalised())
+    if (static is not None or config.static_csv is not None) and not config.stat_exog:
+        given = "static_df" if static is not None else f"the static CSV {config.static_csv}"
+        raise ConfigError(f"{given} is given but no static feature is named, so it would be ignored; name its columns "
+                          "with stat_exog=[...] (CLI: --stat-exog a,b), or drop it")
     if data is None:
         panel = load_panel(config, static)
     else:

@@ -223,6 +223,25 @@ def regular_file(path: Path, what: str) -> Path:
     return path
 
 
+MAX_SETTINGS_BYTES = 10_000_000  # a settings, grid or search-space file is a few kB; more is not one
+
+
+def read_settings_text(path: Path, what: str) -> str:
+    """The text of a small settings file (best.json, a --config grid, a search space): a regular file (never a
+    FIFO or /dev/zero, which would block or read for ever), of at most :data:`MAX_SETTINGS_BYTES`, UTF-8."""
+    path = Path(path)
+    regular_file(path, what)
+    size = path.stat().st_size
+    if size > MAX_SETTINGS_BYTES:
+        raise DataError(f"{what} {path} is {size / 1e6:.0f} MB, not a settings file; pass the right file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{what} {path} is not UTF-8 text; pass the settings file") from None
+    except OSError as exc:
+        raise DataError(f"{what} {path} cannot be read ({exc.strerror or exc}); check the path") from None
+
+
 def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     """A CSV file as a DataFrame with text column names, or one clear line on what is wrong with it;
     ``text_columns`` are read as written (series ids: 007 stays 007, never the number 7)."""

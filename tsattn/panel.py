@@ -383,6 +383,12 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         raise DataError(f"{source} has {int((codes < 0).sum())} row(s) without a series id in {id_column!r}; "
                         "fill or drop them")
     uniques = np.asarray([str(u) for u in uniques], dtype=object)
+    if len(set(uniques)) < len(uniques):  # 7 and "7": two series that would both be named "7"
+        text = pd.Series(uniques)
+        twice = text[text.duplicated()].iloc[0]
+        raise DataError(f"{source}'s {id_column!r} holds ids of mixed types that read the same, such as {twice!r} as a "
+                        f"number and as text; make the column one type (e.g. frame[{id_column!r}] = "
+                        f"frame[{id_column!r}].astype(str))")
     if frame[time_column].isna().any():
         raise DataError(f"{source} has {int(frame[time_column].isna().sum())} row(s) without a time in "
                         f"{time_column!r}; fill or drop them")

@@ -98,11 +98,10 @@ def search_space(model: str, horizon: int = 1, overrides: dict | None = None) ->
 
 def read_space(path) -> dict:
     """A search space from a YAML or JSON file ({name: dimension}); one line for a file that does not parse."""
-    from .data import regular_file
+    from .data import read_settings_text
 
     path = Path(path)
-    regular_file(path, "search space file")
-    text = path.read_text(encoding="utf-8")
+    text = read_settings_text(path, "search space file")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
@@ -488,8 +487,19 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     echo = echo or (lambda line: None)
     # settings and data resolved as every fit path does (covariate columns and static features of `data` included);
     # preset "auto": every trial starts from the settings `tsattn fit` uses for this data
-    base, panel = resolve(RunConfig(model=model, dataset=dataset, seed=seed).updated(**(settings or {})), data, static)
+    from .config import canonical
+
+    settings = canonical(settings or {})
+    for key, argument in (("model", "model"), ("seed", "seed")):
+        if key in settings and settings[key] != {"model": model, "seed": seed}[key]:
+            raise ConfigError(f"the {key} is given twice ({argument}={ {'model': model, 'seed': seed}[key]!r} and "
+                              f"settings {key}={settings[key]!r}); give it once (CLI: --{key}, not --set {key}=...)")
+    base, panel = resolve(RunConfig(model=model, dataset=dataset, seed=seed).updated(**settings), data, static)
     dimensions = search_space(model, base.horizon, space)
+    fixed = sorted(set(settings) & set(dimensions))
+    if fixed:  # a fixed value the search would override without a word
+        raise ConfigError(f"{', '.join(fixed)} is both fixed (settings / --set) and searched (the space); to fix it, "
+                          f"drop it from the space ({{{fixed[0]}: null}} in --space), or drop the fixed value")
     for name, dimension in dimensions.items():  # every value of the space must be a valid setting
         probes = dimension.choices if dimension.kind == "choice" else (dimension.low, dimension.high)
         for value in probes:
@@ -760,12 +770,15 @@ def _importance_figure(study, metric: str):
 
 def load_best(path) -> dict:
     """The settings of a best.json (or of a tune folder) as RunConfig keys."""
+    from .data import read_settings_text
+
     path = Path(path)
     if path.is_dir():
         path = path / BEST_FILE
+    text = read_settings_text(path, "settings file")  # a FIFO or /dev/zero: refused, never read for ever
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        settings = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not a tuning result's best.json ({exc}); run tsattn tune first") from None
     if not isinstance(settings, dict):
         raise ConfigError(f"{path} must hold a table of settings")
@@ -782,8 +795,9 @@ def tuned_settings(paths) -> dict:
         if not isinstance(model, str):
             raise ConfigError(f"{path} names no model; give the best.json of a tsattn tune search")
         for key, value in best.items():
-            if key in ("horizon", "dataset", "csv", "column", "date_column", "id_column"):
-                continue  # the comparison's data and horizon are its own
+            if key in ("horizon", "dataset", "csv", "column", "date_column", "id_column", "seed"):
+                continue  # the comparison's data, horizon and seeds are its own (a tuned seed would make every
+                # seed of the comparison the same fit)
             settings[f"{model}.{key}"] = value
     return settings
 
