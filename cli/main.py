@@ -434,8 +434,13 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
                                               if automatic else "")
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
                     f"seed {config.seed}{chosen})")
-    result = run(config, panel, progress=None if quiet else EpochProgress(config.epochs))
-    files = write_run(result, Path(out), force=force)
+    from tsattn.progress import Heartbeat
+
+    with Heartbeat(output.progress, f"fit {config.model}") as beat:  # a line at least every 10 s, quiet or not
+        beat.stage("windowing the data and building the model")
+        result = run(config, panel, progress=None if quiet else EpochProgress(config.epochs, heartbeat=beat))
+        beat.stage("writing the run (predictions, metrics, figures)")
+        files = write_run(result, Path(out), force=force)
     verdict = run_verdict(result)
     output.document({
         "model": result.config.model, "out": str(files["directory"]), "parameters": result.parameter_count,

@@ -264,10 +264,15 @@ STATISTICAL_MEMO_SIZE = 8
 class StatisticalModel(WindowModel):
     """A statsforecast method (Theta, DynamicOptimizedTheta, AutoETS) behind the shared interface.
 
-    A local method, as in the M competitions: at every origin it is fitted on that series' history up to the
-    origin (series units, nothing scaled) and forecasts ``horizon`` values. Refitting per origin costs time,
-    so the harness scores it on the test part only. A history it cannot fit (too short, degenerate) gets the
-    naive forecast, and a warning says how often.
+    A local method, as in the M competitions: fitted on each series' history up to an origin (series units, nothing
+    scaled), it forecasts ``horizon`` values. A series with at most :data:`MAX_STATISTICAL_FITS` origins (every M3
+    and M1 series: one) is refitted at every origin; a longer run of origins (a one-step test part of a long
+    series: 564 on sunspots) is refitted at every k-th origin only, k = ceil(origins / MAX_STATISTICAL_FITS), and
+    the fitted model filtered forward through the new values in between (statsforecast's ``forward``, its
+    ``cross_validation(refit=k)``): the same parameters, the newest values. On sunspots' test part this moved
+    Theta's one-step RMSE from 20.968 to 20.984 and AutoETS's from 21.074 to 21.090 while cutting their cost
+    about 8x (every fourth origin scored, refits every 12). A history it cannot fit (too short, degenerate) gets
+    the naive forecast until a later refit succeeds, and a warning says how often.
     """
 
     capabilities = Capabilities(scope="local", intervals="quantiles", scored_on=("test",))
@@ -339,14 +344,24 @@ class StatisticalModel(WindowModel):
 
         from .intervals import level_bounds
 
-        method = self._method()
         out = np.empty((len(origins), self.horizon))
         bounds = {q: np.empty((len(origins), self.horizon)) for level in levels for q in level_bounds(level)}
         failed = 0
         arguments = {"level": list(levels)} if levels else {}  # ints stay ints: statsforecast names lo-80, not lo-80.0
+        # per series (its first position), origins in time order; refits at every k-th (see the class docstring)
+        order = np.lexsort((origins, first))
+        refit_at = np.zeros(len(origins), dtype=bool)
+        for begin_series in np.unique(first):
+            mine = order[first[order] == begin_series]
+            every = max(1, -(-len(mine) // MAX_STATISTICAL_FITS))
+            refit_at[mine[::every]] = True
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
-            for i, (start, origin) in enumerate(zip(first, origins)):
+            fitted = None
+            for i in order:
+                start, origin = first[i], origins[i]
+                if refit_at[i] or fitted is None or fitted[0] != start:
+                    fitted = None  # refit here (or until one succeeds)
                 history = np.asarray(values[start:origin + 1], dtype=np.float64)
                 begin = int(np.argmax(np.isfinite(history)))  # a context NaN-padded before its series
                 history = history[begin:]
@@ -358,7 +373,9 @@ class StatisticalModel(WindowModel):
                     extra = {"X": rows[:-h], "X_future": rows[-h:]}
                     history = history[h:]  # the first h values have no regressors in the source
                 try:
-                    result = method.forecast(y=history, h=self.horizon, **arguments, **extra)
+                    if fitted is None:
+                        fitted = (start, self._method().fit(y=history, **({"X": extra["X"]} if extra else {})))
+                    result = fitted[1].forward(y=history, h=self.horizon, **arguments, **extra)
                     found = {"mean": np.asarray(result["mean"], dtype=np.float64)}
                     for level in levels:
                         low, high = level_bounds(level)
@@ -383,6 +400,8 @@ class StatisticalModel(WindowModel):
     def state(self) -> dict:
         return {**super().state(), "season": self.season, "layout": None if self.layout is None else list(self.layout)}
 
+
+MAX_STATISTICAL_FITS = 50  # refits per series of a statistical method over a run of origins (see StatisticalModel)
 
 # key -> (label, statsforecast class): the statistical baselines `--baselines` can add
 STATISTICAL = {

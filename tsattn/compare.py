@@ -482,11 +482,21 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
              f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
 
-    for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):
-        if out is not None:  # written as each run finishes: an interrupted comparison resumes from here
-            _save_record(_run_file(out, key), outcome.value if outcome.ok else _failure_record(spec, key,
-                                                                                               outcome.error))
-        report(key, outcome)
+    from .progress import Heartbeat
+
+    with Heartbeat(echo, "compare") as beat:  # between run lines, one at least every 10 s
+        echo = beat.echo
+        beat.stage(f"{len(pending)} run(s) to do, the first running ({pending[0][0]} {pending[0][1]} seed "
+                   f"{pending[0][2]})" if pending else "nothing to run")
+        for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):
+            if out is not None:  # written as each run finishes: an interrupted comparison resumes from here
+                _save_record(_run_file(out, key), outcome.value if outcome.ok else _failure_record(spec, key,
+                                                                                                   outcome.error))
+            report(key, outcome)
+            finished = sum(1 for k in pending if k in records or k in failures)
+            if finished < len(pending):
+                eta = (time.perf_counter() - started) / finished * (len(pending) - finished)
+                beat.stage(f"{finished} of {len(pending)} runs done, the next running (ETA ~{eta:.0f}s)")
     if not records:
         first = next(iter(failures.items()))
         raise TrainingError(f"every run of the comparison failed; the first, {' '.join(map(str, first[0]))}: "

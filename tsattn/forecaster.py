@@ -159,7 +159,7 @@ class Forecaster(BaseEstimator):
                          **validation_split(validation)).updated(**settings)
 
     def fit(self, data=None, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
-            verbose: int = 0, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
+            verbose: int | None = None, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
             value_column: str = VALUE_COLUMN, engine=None, static_df=None, **peer) -> "Forecaster":
         """Train one global model on every series (the end of each series for early stopping and calibration).
 
@@ -173,7 +173,8 @@ class Forecaster(BaseEstimator):
                 on everything (no intervals then).
             epochs: maximum epochs (default: the harness default, 200, with early stopping).
             seed: fixes weights, batch order and dropout.
-            verbose: 1 prints an epoch counter with loss and ETA.
+            verbose: None (default) prints one line (stderr) saying what was chosen: preset, window, horizon,
+                epochs; 1 adds an epoch counter with loss and ETA; 0 prints nothing.
             id_column, time_column, value_column: the long frame's columns.
             engine: where the members of an ensemble (``ensemble=k``) train: None here, or "ray" / an engine
                 of :func:`tsattn.engine.get_engine` (e.g. ``get_engine("local", jobs=2)``); same weights.
@@ -204,7 +205,8 @@ class Forecaster(BaseEstimator):
         config = self.run_config(validation, epochs, seed)
         self.__dict__["state_"] = fit_all(config, data, static=static_df, columns=(id_column, time_column, value_column),
                                           progress=EpochProgress(config.epochs) if verbose else None, engine=engine,
-                                          params=self.get_params())
+                                          params=self.get_params(),
+                                          announce=None if verbose == 0 else _announce)
         return self
 
     @classmethod
@@ -544,6 +546,12 @@ class Forecaster(BaseEstimator):
         from . import artefacts
 
         return cls.from_state(artefacts.load(Path(path)))
+
+
+def _announce(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
 
 
 PEER_ARGUMENTS = {"fit": {"df": "data", "val_size": "validation", "id_col": "id_column", "time_col": "time_column",

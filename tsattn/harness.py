@@ -37,6 +37,7 @@ from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
+from .progress import EVERY_SECONDS
 from .selection import AUTO, fit_auto, short_series_fallback
 from .state import FittedState, kept_values, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
@@ -231,11 +232,14 @@ class EpochProgress(keras.callbacks.Callback):
     model, often taking several times longer), so none is given after the first epoch; it is an upper bound
     when early stopping may end training sooner."""
 
-    def __init__(self, epochs: int, stream=None, every: int = 10):
+    def __init__(self, epochs: int, stream=None, every: int = 10, heartbeat=None):
         super().__init__()
         self.epochs, self.stream, self.every = epochs, stream or sys.stderr, every
+        self.heartbeat = heartbeat  # a tsattn.progress.Heartbeat: told what runs, and every line written
+        if heartbeat is not None:
+            self.stream = heartbeat.stream(self.stream)
         self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.start = time.perf_counter()
+        self.start = self.last_line = time.perf_counter()
         self.first_end = None
         self.label = ""
 
@@ -268,10 +272,17 @@ class EpochProgress(keras.callbacks.Callback):
         if self.interactive:
             self.stream.write("\r" + text.ljust(90))
             self.stream.flush()
-        elif done == 1 or done % self.every == 0:
-            self.stream.write(text + "\n")
+        elif done == 1 or done % self.every == 0 or now - self.last_line >= EVERY_SECONDS:
+            self.stream.write(text + "\n")  # off a terminal: the first, every 10th, and one at least every 10 s
+            self.last_line = now
+
+    def on_train_begin(self, logs=None):
+        if self.heartbeat is not None:
+            self.heartbeat.stage(f"{self.label}training (epoch lines follow each epoch)")
 
     def on_train_end(self, logs=None):
+        if self.heartbeat is not None:
+            self.heartbeat.stage(f"{self.label}training done; scoring and calibrating")
         if self.interactive:
             self.stream.write("\n")
             self.stream.flush()
@@ -661,12 +672,15 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
 
 
 def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
-            progress: keras.callbacks.Callback | None = None, engine=None, params: dict | None = None) -> FittedState:
+            progress: keras.callbacks.Callback | None = None, engine=None, params: dict | None = None,
+            announce=None) -> FittedState:
     """Resolve settings and data (:func:`tsattn.config.resolve`) and fit on everything given, with no test part (the
     split's validation part stays at the end of each series): ``Forecaster.fit`` and every refit of a backtest or
-    cross-validation."""
+    cross-validation. ``announce``: called with one line saying what was chosen (preset, window, horizon, epochs)
+    before training, as `tsattn fit` says it."""
     import warnings
 
+    automatic = (config.preset if isinstance(config, RunConfig) else None) == "auto"
     config, panel = resolve(config, data, static, columns)
     note = None
     try:
@@ -674,6 +688,13 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
     except TooShortError as error:  # one short series is still forecast, by the best baseline for it
         config, windowed, note = short_series_fallback(config, panel, error, window_config)
         warnings.warn(note, UserWarning, stacklevel=3)
+    if announce is not None:
+        chosen = f", settings {config.preset}" + (" (chosen for this data)" if automatic else "") \
+            if config.preset else ""
+        budget = "" if config.is_baseline or config.model == AUTO else \
+            f", up to {config.epochs} epochs" + (" with early stopping" if config.early_stopping else "")
+        announce(f"Fitting {config.model} on {panel.n_series} series (window {windowed.window}, horizon "
+                 f"{windowed.horizon}{chosen}{budget}); verbose=0 silences this")
     state = fit_state(config, windowed, progress, engine, params=params, columns=columns)
     state.note = note
     return state

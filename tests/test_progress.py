@@ -1,0 +1,31 @@
+"""Progress on long work: a line at least every few seconds, whatever runs it."""
+
+import io
+import time
+
+from tsattn.progress import Heartbeat
+
+
+def test_a_heartbeat_speaks_only_when_the_work_is_quiet():
+    lines = []
+    with Heartbeat(lines.append, "compare", every=0.3) as beat:
+        beat.stage("the first run")
+        time.sleep(1.0)  # quiet: about three heartbeat lines
+        quiet = len(lines)
+        for _ in range(8):  # the work's own lines keep it silent
+            beat.echo("epoch line")
+            time.sleep(0.1)
+    assert 2 <= quiet <= 4 and lines[0].startswith("compare: the first run, elapsed ")
+    assert lines[quiet:] == ["epoch line"] * 8
+    time.sleep(0.5)
+    assert len(lines) == quiet + 8  # nothing after the block
+
+
+def test_writes_through_the_wrapped_stream_count_as_lines():
+    lines, stream = [], io.StringIO()
+    with Heartbeat(lines.append, "fit", every=0.3) as beat:
+        wrapped = beat.stream(stream)
+        for _ in range(8):
+            wrapped.write("epoch\n")
+            time.sleep(0.1)
+    assert lines == [] and stream.getvalue() == "epoch\n" * 8 and wrapped.isatty() is False
