@@ -129,7 +129,8 @@ def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_wh
     assert _cells(summary[summary["model"] == "naive"].iloc[0], columns)[3] == ""  # baselines: no seeds, no range
     lines = comparison_verdict(results, summary, "sun", runs)
     simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
-    assert "ranged 18–18.6" in simple and "first epoch in 3 of 3 seed(s): training never improved" in simple
+    assert "ranged 18–18.6" in simple and "lowest at the first epoch in 3 of 3 seed(s): later epochs never " \
+        "improved" in simple
     assert "never improved" not in next(line for line in lines if line.startswith("transformer: beats"))
 
 
@@ -138,5 +139,30 @@ def test_the_runner_up_is_another_network_not_the_best_ones_twin_without_covaria
     results = results_table(twins)
     lines = comparison_verdict(results, summarise(results), "sun", twins)
     assert lines[1].startswith("It beats the runner-up network, transformer")
-    assert lines[-1] == ("Do the covariates help simple-rnn? They help on average: 18.1 with them, 18.6 without; "
-                         "better with them on 3 of 3 seeds.")
+    assert lines[-1] == ("Do the covariates help simple-rnn? They help on every metric (RMSE 18.1 with them, 18.6 "
+                         "without; MAE 14.48 with them, 14.88 without; sMAPE 18.1 with them, 18.6 without); on the "
+                         "headline metric better with them on 3 of 3 seed(s). With 3 seed(s) of one series no test "
+                         "can tell this difference from noise: it is not significant.")
+
+
+def test_a_covariate_verdict_where_the_metrics_disagree_names_each_and_says_one_seed_proves_nothing():
+    """Issue 38's macro case: one series, one seed, two drivers; RMSE worse with them, MAE and sMAPE better. The
+    verdict said "They do not help on average" from RMSE alone."""
+    def run(model, rmse, mae, smape):
+        out = record(model, 0, rmse)
+        out["metrics"]["test"]["model"].update(mae=mae, smape=smape)
+        return out
+
+    runs = [run("attention-rnn", 0.5743, 0.394, 9.1), run("attention-rnn without covariates", 0.5302, 0.430, 9.8)]
+    results = results_table(runs)
+    line = comparison_verdict(results, summarise(results), "sun", runs)[-1]
+    assert line == ("Do the covariates help attention-rnn? The metrics disagree: better with them on MAE, sMAPE, not "
+                    "on RMSE (RMSE 0.5743 with them, 0.5302 without; MAE 0.394 with them, 0.43 without; sMAPE 9.1 "
+                    "with them, 9.8 without); on the headline metric better with them on 0 of 1 seed(s). With 1 "
+                    "seed(s) of one series no test can tell this difference from noise: it is not significant.")
+    many = [run("attention-rnn", 0.5 - s / 100, 0.3, 9.0) | {"seed": s} for s in range(6)] + \
+        [run("attention-rnn without covariates", 0.6, 0.4, 9.9) | {"seed": s} for s in range(6)]
+    results = results_table(many)
+    line = comparison_verdict(results, summarise(results), "sun", many)[-1]
+    assert "They help on every metric" in line and "6 of 6 seed(s) (sign test over seeds p = 0.031" in line \
+        and line.endswith("The difference is significant (p < 0.05).")

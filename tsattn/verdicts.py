@@ -125,24 +125,67 @@ def _architecture(model: str) -> str:
     return model[:-len(WITHOUT_COVARIATES)] if str(model).endswith(WITHOUT_COVARIATES) else str(model)
 
 
+COVARIATE_METRICS = (("test_rmse", "RMSE"), ("test_mae", "MAE"), ("test_smape", "sMAPE"))
+SIGNIFICANCE = 0.05
+
+
+def _seed_test(wins: int, total: int):
+    """Two-sided sign test of ``wins`` of ``total`` paired seeds (None below 5 seeds: no test can reach 0.05)."""
+    if total < 5:
+        return None
+    from scipy.stats import binomtest
+
+    return float(binomtest(wins, total, 0.5).pvalue)
+
+
 def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: bool) -> list[str]:
-    """"Does the covariate help?": each network with its covariates against its twin without them, seed by seed
-    (same seeds) and, for a panel, series by series (averaged over seeds, Wilcoxon signed-rank)."""
+    """"Does the covariate help?": each network with its covariates against its twin without them on every test
+    metric (RMSE, MAE, sMAPE: where they disagree, the line says so and names each), seed by seed and, for a
+    panel, series by series (averaged over seeds, Wilcoxon signed-rank); whether the difference is significant
+    (p < 0.05) is said either way, and with one series and few seeds that no test can tell."""
     lines = []
     for twin in [m for m in table["model"] if str(m).endswith(WITHOUT_COVARIATES)]:
         model = twin[:-len(WITHOUT_COVARIATES)]
         if model not in set(table["model"]):
             continue
+        compared = []
+        for column, label in COVARIATE_METRICS:
+            if f"{column}_mean" not in table:
+                continue
+            a, b = (float(table.loc[table["model"] == name, f"{column}_mean"].iloc[0]) for name in (model, twin))
+            if np.isfinite(a) and np.isfinite(b):
+                compared.append((label, a, b))
+        figures = "; ".join(f"{label} {number_text(a)} with them, {number_text(b)} without" for label, a, b in compared)
+        better = [label for label, a, b in compared if a < b]
+        if len(better) == len(compared):
+            answer = "They help on every metric"
+        elif not better:
+            answer = "They do not help on any metric"
+        else:
+            worse = [label for label, a, b in compared if a >= b]
+            answer = f"The metrics disagree: better with them on {', '.join(better)}, not on {', '.join(worse)}"
         mine = runs[runs["model"] == model].set_index("seed")[metric]
         theirs = runs[runs["model"] == twin].set_index("seed")[metric].reindex(mine.index)
-        a, b = (float(table.loc[table["model"] == name, f"{metric}_mean"].iloc[0]) for name in (model, twin))
-        helps = "help" if a < b else "do not help"
-        line = (f"Do the covariates help {model}? They {helps} on average: {number_text(a)} with them, "
-                f"{number_text(b)} without; better with them on {int((mine < theirs).sum())} of {len(mine)} seeds")
+        wins, seeds = int((mine < theirs).sum()), len(mine)
+        line = (f"Do the covariates help {model}? {answer} ({figures}); on the headline metric better with them on "
+                f"{wins} of {seeds} seed(s)")
+        p_value = None
         if panel:
             paired = _paired_over_series(records, dataset, model, twin)
             if paired:
                 line += f" and on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
+                p_value = paired[2]
+        else:
+            p_value = _seed_test(wins, seeds)
+            if p_value is not None:
+                line += f" (sign test over seeds p {p_text(p_value)})"
+        if p_value is None:
+            what = f"{seeds} seed(s) of one series" if not panel else "too few series"
+            line += f". With {what} no test can tell this difference from noise: it is not significant"
+        elif p_value >= SIGNIFICANCE:
+            line += ". The difference is not significant (p >= 0.05)"
+        else:
+            line += ". The difference is significant (p < 0.05)"
         lines.append(line + ".")
     return lines
 
@@ -212,8 +255,8 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             if "best_epoch" in runs else pd.Series(dtype=float)
         first = int((epochs <= 1).sum())
         if first:
-            line += (f"; its best validation loss came after the first epoch in {first} of {len(epochs)} seed(s): "
-                     "training never improved on it")
+            line += (f"; its validation loss was lowest at the first epoch in {first} of {len(epochs)} seed(s): "
+                     "later epochs never improved on it (a lower learning_rate may help)")
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
