@@ -58,7 +58,8 @@ def test_every_public_entry_fits_with_the_covariates(frame, tmp_path):
     assert len(windows) == 3 * H and windows["simple-rnn"].notna().all()
 
     pytest.importorskip("optuna")
-    tuned = tsattn.tune("simple-rnn", data=frame, static=STATIC, trials=1, settings=settings,
+    fixed = {k: v for k, v in settings.items() if k != "units"}  # units is searched (a one-value space) here
+    tuned = tsattn.tune("simple-rnn", data=frame, static=STATIC, trials=1, settings=fixed,
                         space={"units": [3], "learning_rate": None, "batch_size": None, "lookback": None,
                                "window": None, "cell": None, "dropout": None, "skip": None}, echo=lambda line: None)
     assert network_inputs(tuned.forecaster.state_) == expected  # it refused the frame before

@@ -337,7 +337,7 @@ def test_cross_validation_returns_the_nixtla_frame_with_honest_cutoffs():
     assert list(once.columns) == ["unique_id", "ds", "cutoff", "y", "simple-rnn"] and len(once) == 24
     assert not hasattr(network, "state_") or network.__dict__.get("state_") is None  # never fits itself
     with pytest.raises(ConfigError, match="need more than 41 values per series; the shortest series has 40"):
-        Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10)
+        Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10, step_size=4)
 
 
 def test_a_users_first_hour_on_a_quarterly_panel_end_to_end():

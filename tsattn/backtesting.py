@@ -32,7 +32,8 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     Args:
         df: one series or a panel (a long frame ``unique_id, ds, y`` or a dict of Series).
         h: steps per window (default: the model's horizon).
-        n_windows, step_size: how many windows and how far apart (default step: ``h``); the last window
+        n_windows, step_size: how many windows and how far apart (default step: 1, as statsforecast and
+            NeuralForecast; before this release it was ``h``, non-overlapping windows: pass step_size=h); the last window
             ends at each series' last value.
         refit: True fits a fresh copy of this Forecaster (same parameters) before every window on the values
             before it; False fits once, before the first window, and forecasts the later windows from
@@ -56,7 +57,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     covariates = config.covariates()
     h = positive_int("h", forecaster.horizon if h is None else h, 1, MAX_STEPS)
     n_windows = positive_int("n_windows", n_windows, 1, 10_000)
-    step_size = positive_int("step_size", h if step_size is None else step_size, 1, 100_000)
+    step_size = positive_int("step_size", 1 if step_size is None else step_size, 1, 100_000)
     span = h + (n_windows - 1) * step_size
     shortest = int(panel.lengths.min())
     if shortest - span < 2:
