@@ -807,7 +807,13 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
         if label in result.test:
             test = result.test[label]["test"]
             output.say(f"  {label:8s} test " + ", ".join(f"{k} {test[k]:.4g}" for k in ("smape", "mase", "rmse")))
-    output.say(f"Wrote {out}: trials.csv, best.json, report.md, history.png, importance.png, study.db "
+    if storage is None:
+        study = "study.db"
+    else:
+        from sqlalchemy.engine import make_url
+
+        study = f"(the study is in {make_url(storage).render_as_string(hide_password=True)})"
+    output.say(f"Wrote {out}: trials.csv, best.json, report.md, history.png, importance.png, {study} "
                f"(refit: tsattn fit --config {Path(out) / 'best.json'} ...)")
 
 

@@ -302,3 +302,107 @@ def test_the_report_comes_as_markdown_and_html_and_says_when_tuning_lost_on_test
     assert "e-0" not in md and "0.0027583" not in md  # numbers as people read them
     tuned, plain = (result.test[label]["test"]["rmse"] for label in ("tuned", "defaults"))
     assert ("WORSE on test than the defaults" in md) == (tuned > plain)
+
+
+def test_a_resumed_search_on_other_data_or_another_space_is_refused_naming_it(tmp_path):
+    """Issue 39: a fibonacci tune joined a sunspots study (its trials scored on other data); a changed --space
+    gave ten Optuna tracebacks and ten failed trials written into the study."""
+    T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, out=tmp_path / "t",
+           refit=False)
+    with pytest.raises(ConfigError, match=r"scored with data '1 series, 80 values, sha1 \w+' \(now '1 series, 90 "):
+        T.tune("simple-rnn", data=make_series(n=90), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t",
+               refit=False)
+    with pytest.raises(ConfigError, match=r"scored with another search space \(changed: units\)"):
+        T.tune("simple-rnn", data=make_series(n=80), trials=2, space={**SPACE, "units": [2, 4]}, settings=FIXED,
+               out=tmp_path / "t", refit=False)
+    assert _completed(tmp_path / "t" / "study.db") == 1  # nothing was added to the study
+
+
+@pytest.mark.parametrize("storage, message", [
+    ("notaurl", "is not a database URL; give one, e.g. sqlite:///study.db"),
+    ("sqlite:////nonexistent-dir/x.db", "the directory /nonexistent-dir does not exist"),
+    ("sqlite:///{readme}", "is not a SQLite database (a file of another kind)"),
+    ("mysql://user@127.0.0.1/db", "needs the database driver 'mysqldb', which is not installed"),
+    ("nosuchdb://user@host/db", "SQLAlchemy knows no database 'nosuchdb'"),
+])
+def test_an_unusable_storage_is_one_line_and_nothing_is_written(storage, message, tmp_path):
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    (tmp_path / "notes.txt").write_text("a user's file, not a database")
+    storage = storage.format(readme=tmp_path / "notes.txt")
+    result = CliRunner().invoke(main, ["tune", "--model", "simple-rnn", "--dataset", "sunspots", "--trials", "1",
+                                       "--storage", storage, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "out").exists() and (tmp_path / "notes.txt").read_text().startswith("a user's file")
+
+
+def test_an_in_memory_study_is_refused_for_parallel_trials_and_postgresql_gets_the_installed_driver(monkeypatch):
+    import importlib.util
+
+    with pytest.raises(ConfigError, match="in-memory database, which parallel trials cannot share"):
+        T.storage_url("sqlite:///:memory:", jobs=2)
+    assert T.storage_url("sqlite:///:memory:", jobs=1) == "sqlite:///:memory:"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "psycopg2" else real(name, *a))
+    if real("psycopg") is None:
+        with pytest.raises(ConfigError, match=r"postgresql://u:\*\*\*@h/db needs a PostgreSQL driver: pip install"):
+            T.storage_url("postgresql://u:secret@h/db")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "psycopg2" else None)
+    assert T.storage_url("postgresql://u:secret@h/db") == "postgresql+psycopg2://u:secret@h/db"
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of this machine's Debian package, started on 127.0.0.1 in a scratch directory for
+    these tests (skipped, saying why, where there is none: .ci/run installs it)."""
+    import glob
+    import os
+    import shutil
+    import socket
+    import tempfile
+
+    pytest.importorskip("psycopg2")
+    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not binaries:
+        pytest.skip("no PostgreSQL server installed (apt-get install postgresql)")
+    bin_dir = binaries[-1]
+    as_user = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+    if as_user and shutil.which("runuser") is None:
+        pytest.skip("running as root without runuser: cannot start PostgreSQL")
+    data = tempfile.mkdtemp(prefix="tsattn-pg-")
+    if as_user:
+        shutil.chown(data, "postgres")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    subprocess.run([*as_user, f"{bin_dir}/initdb", "-D", data, "-U", "tsattn", "--auth=trust"], check=True,
+                   capture_output=True)
+    subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-w", "-l", f"{data}/log", "-o",
+                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql://tsattn@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_a_search_in_a_real_postgresql_database_resumes_and_says_where_its_study_is(postgres, tmp_path):
+    """The README's spelling, postgresql://, with the driver that is installed; a resumed search adds trials to
+    the same study; the output names the database, not a study.db that is not there."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    args = ["tune", "--model", "simple-rnn", "--dataset", "sunspots", "--set", "epochs=1", "--space",
+            str(tmp_path / "space.json"), "--storage", postgres, "--out", str(tmp_path / "t")]
+    (tmp_path / "space.json").write_text(json.dumps({k: v for k, v in SPACE.items()}))
+    first = CliRunner().invoke(main, args + ["--trials", "1"])
+    assert first.exit_code == 0, first.output
+    assert f"(the study is in {postgres})" in first.output and not (tmp_path / "t" / "study.db").exists()
+    second = CliRunner().invoke(main, args + ["--trials", "2"])
+    assert second.exit_code == 0 and "1 of 2 trials done" in second.output, second.output
+    down = postgres.rsplit(":", 1)[0] + ":1/postgres"  # a port where no server listens
+    refused = CliRunner().invoke(main, args[:-4] + ["--storage", down, "--out", str(tmp_path / "u"), "--trials", "1"])
+    assert refused.exit_code == 2 and "the study database cannot be opened" in refused.output, refused.output

@@ -495,6 +495,12 @@ class NetworkModel(WindowModel):
                 raise DataError(f"the model reads {self.features} column(s) per step (the target and its covariates) "
                                 f"but was given {inputs.shape[-1]}; give the covariates it was fitted with")
             if not np.isfinite(inputs).all():
+                target = inputs[..., 0]
+                if not np.isfinite(target).all() or self.layout is None or not tuple(self.layout)[1]:
+                    # the target itself: a recursive forecast that overflowed, or values too large for float32
+                    raise DataError("a forecast went non-finite (values beyond float32's range of about 3e38, "
+                                    "e.g. a recursive forecast that diverged, or inputs that large); forecast fewer "
+                                    "steps, or scale the data first (e.g. a log transform)")
                 raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
                                 "futr_df with every series' values for each forecast step (make_future_dataframe "
                                 "builds its skeleton)")

@@ -73,8 +73,9 @@ LAYOUTS = {
     "forecast": ("forecast.json", ("forecast.json", "forecast.csv", "forecast.png")),
     "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",
                                     "runs/*.json", "figures/*.png")),
-    "tune": ("study.db", ("study.db", "study.db-journal", "study.db-wal", "study.db-shm", "trials.csv", "best.json",
-                          "history.png", "importance.png", "report.md", "report.html")),
+    "tune": (("study.db", "study.json"), ("study.db", "study.db-journal", "study.db-wal", "study.db-shm",
+                                          "study.json", "trials.csv", "best.json", "history.png", "importance.png",
+                                          "report.md", "report.html")),  # study.json: where a --storage study is
 }
 WHAT = {"run": "run directory of `tsattn fit`", "backtest": "backtest of `tsattn backtest`",
         "compare": "comparison of `tsattn compare`", "forecast": "forecast of `tsattn predict`",
@@ -137,8 +138,10 @@ def check_output_directory(out, force: bool = False, kind: str = "run", inputs=(
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise ConfigError(f"{option} {out} holds files tsattn did not write ({shown}); choose another "
                               "directory (tsattn only replaces its own outputs)")
-        if not (resolved / key).is_file():
-            raise ConfigError(f"{option} {out} is not a {WHAT[kind]} (no {key}); choose another directory")
+        keys = key if isinstance(key, tuple) else (key,)  # any one of them marks the kind
+        if not any((resolved / k).is_file() for k in keys):
+            raise ConfigError(f"{option} {out} is not a {WHAT[kind]} (no {' or '.join(keys)}); choose another "
+                              "directory")
         if not force:
             raise ConfigError(f"{option} {out} already holds a {WHAT[kind]}; choose another directory or pass "
                               "--force to replace it")

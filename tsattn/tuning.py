@@ -270,19 +270,90 @@ def _fail_stale(study) -> int:
     return stale
 
 
+STORAGE_EXAMPLE = "e.g. sqlite:///study.db (a file) or postgresql+psycopg2://user:password@host/database"
+
+
+def storage_url(storage: str, jobs: int = 1) -> str:
+    """``storage`` checked before anything is written, as the URL to open: one line for a URL that does not parse,
+    a SQLite file whose directory is missing or not writable or that is not a database, an in-memory database
+    shared by parallel trials, or a database whose driver is not installed. ``postgresql://`` gets the PostgreSQL
+    driver that is installed (SQLAlchemy 2 names psycopg 2 or 3 by default, whichever a user lacks)."""
+    import importlib.util
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(storage)
+    except Exception:  # noqa: BLE001 - sqlalchemy's ArgumentError and friends
+        raise ConfigError(f"--storage {storage!r} is not a database URL; give one, {STORAGE_EXAMPLE}") from None
+    shown = storage if url.password is None else url.render_as_string(hide_password=True)
+    if url.get_backend_name() == "sqlite":
+        database = url.database or ":memory:"
+        if database == ":memory:" or database.startswith("file::memory:"):
+            if jobs > 1:
+                raise ConfigError(f"--storage {shown} is an in-memory database, which parallel trials cannot share; "
+                                  f"give a file ({STORAGE_EXAMPLE}) or run one job")
+            return storage
+        path = Path(database)
+        if not path.parent.is_dir():
+            raise ConfigError(f"--storage {shown}: the directory {path.parent} does not exist; create it or name "
+                              "another file")
+        if path.exists():
+            if not path.is_file():
+                raise ConfigError(f"--storage {shown}: {path} is not a regular file; name a database file")
+            with open(path, "rb") as handle:
+                head = handle.read(16)
+            if head and head != b"SQLite format 3\x00":
+                raise ConfigError(f"--storage {shown}: {path} is not a SQLite database (a file of another kind); "
+                                  "name a new file, e.g. study.db")
+            if not os.access(path, os.W_OK):
+                raise ConfigError(f"--storage {shown}: {path} is read-only; make it writable or name another file")
+        elif not os.access(path.parent, os.W_OK):
+            raise ConfigError(f"--storage {shown}: cannot create a file in {path.parent} (read-only); name another "
+                              "directory")
+        return storage
+    if url.get_backend_name() == "postgresql" and url.get_driver_name() in (None, "", "psycopg2", "psycopg") \
+            and "+" not in url.drivername:
+        for module, driver in (("psycopg2", "psycopg2"), ("psycopg", "psycopg")):
+            if importlib.util.find_spec(module) is not None:
+                return url.set(drivername=f"postgresql+{driver}").render_as_string(hide_password=False)
+        raise ConfigError(f"--storage {shown} needs a PostgreSQL driver: pip install psycopg2-binary (or psycopg)")
+    try:
+        url.get_dialect().import_dbapi()
+    except ImportError as exc:
+        raise ConfigError(f"--storage {shown} needs the database driver {url.get_driver_name() or url.drivername!r}, "
+                          f"which is not installed ({exc}); install it or use SQLite ({STORAGE_EXAMPLE})") from None
+    except Exception:  # noqa: BLE001 - an unknown dialect
+        raise ConfigError(f"--storage {shown}: SQLAlchemy knows no database {url.drivername!r}; "
+                          f"{STORAGE_EXAMPLE}") from None
+    return storage
+
+
 def _storage(storage):
     """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
-    others), or an in-memory storage object as it is."""
+    others), or an in-memory storage object as it is. A database that cannot be opened (a server that is down, no
+    permission) is one line naming it."""
     if not isinstance(storage, str):
         return storage
     optuna = _optuna()
     import warnings
 
+    from sqlalchemy.engine import make_url
+
     engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
-    with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return optuna.storages.RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS,
-                                          grace_period=GRACE_SECONDS, heartbeat_stale_trial_callback=_interrupted)
+    try:
+        with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS,
+                                              grace_period=GRACE_SECONDS, heartbeat_stale_trial_callback=_interrupted)
+    except (ImportError, ConfigError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy's OperationalError, DatabaseError...: the first line
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+        shown = make_url(storage).render_as_string(hide_password=True)
+        raise ConfigError(f"--storage {shown}: the study database cannot be opened ({reason}); check that the "
+                          "server runs and the URL, user and database are right") from None
 
 
 @dataclass
@@ -512,6 +583,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
+    if storage is not None:  # the study database too: checked and opened before --out is made
+        storage = storage_url(storage, jobs=max(int(jobs or 1), int(workers or 1)))
+        _storage(storage)
     scratch = None
     if out is not None:
         from .io import check_output_directory
@@ -523,6 +597,13 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             for name in LAYOUTS["tune"][1]:
                 (out / name).unlink(missing_ok=True)
         out.mkdir(parents=True, exist_ok=True)
+        if storage is not None:  # the study lives elsewhere: say where, which also marks this folder as a search
+            from sqlalchemy.engine import make_url
+
+            from .io import write_json
+
+            write_json(out / "study.json", {"storage": make_url(storage).render_as_string(hide_password=True),
+                                            "study": study_name or f"tsattn-{model}"})
         storage = storage or f"sqlite:///{out / STUDY_FILE}"
     elif storage is None and not runner.in_process:  # workers in other processes share the study through a file
         import tempfile
@@ -534,7 +615,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
                                     load_if_exists=True, direction="minimize")
         protocol = {"metric": metric, "windows": windows, "step": (step or base.horizon) if windows else None,
-                    "settings": json.loads(json.dumps(settings or {}, sort_keys=True, default=str))}
+                    "settings": json.loads(json.dumps(settings or {}, sort_keys=True, default=str)),
+                    "space": {key: repr(value) for key, value in sorted(dimensions.items())},
+                    "data": data_fingerprint(panel)}
         if not study.trials:  # the first trial is the defaults (where the space holds them): a search is never
             study.set_user_attr("protocol", protocol)
             defaults = _defaults_in(base, dimensions)  # worse on validation than not searching
@@ -581,14 +664,33 @@ def _protocol_line(protocol: dict | None) -> str:
             "values apart, the last ending where the test part begins (rolling origins, no refits).")
 
 
+def data_fingerprint(panel) -> str:
+    """What a study was searched on, in a few words and a digest of the values: a study resumed on other data (a
+    fibonacci search joining a sunspots study in one database) is refused."""
+    import hashlib
+
+    digest = hashlib.sha1(np.ascontiguousarray(panel.values, dtype=np.float64).tobytes())
+    digest.update("|".join(map(str, panel.ids)).encode())
+    return f"{panel.n_series} series, {int(panel.lengths.sum())} values, sha1 {digest.hexdigest()[:12]}"
+
+
 def _check_protocol(recorded: dict | None, wanted: dict) -> None:
     """A resumed study's trials were scored one way; a search that would score its new trials another way (metric,
     validation windows, fixed settings) is refused rather than mixing figures that cannot be compared."""
     if recorded is None:  # a study from before the protocol was recorded
         return
-    changed = [key for key in wanted if recorded.get(key) != wanted[key]]
+    # space and data are recorded since issue 39: a study from before keeps resuming without them
+    changed = [key for key in wanted if (key in recorded or key not in ("space", "data"))
+               and recorded.get(key) != wanted[key]]
     if changed:
-        what = ", ".join(f"{key} {recorded.get(key)!r} (now {wanted[key]!r})" for key in changed)
+        def differs(key):
+            old, new = recorded.get(key), wanted[key]
+            if key == "space" and isinstance(old, dict):  # name the dimensions, not two pages of ranges
+                names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+                return f"another search space (changed: {', '.join(names)})"
+            return f"{key} {old!r} (now {new!r})"
+
+        what = ", ".join(differs(key) for key in changed)
         raise ConfigError(f"this study's trials were scored with {what}; rerun with the same options to resume, "
                           "or start over with --force or another --out")
 
