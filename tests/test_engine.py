@@ -314,3 +314,37 @@ def test_ray_gives_up_on_an_unreachable_cluster_within_its_time_out(monkeypatch,
         runner.check()
     with pytest.raises(ConfigError, match="time-out must be a number of seconds"):
         engine_module.get_engine("ray", timeout="soon")
+
+
+@pytest.mark.parametrize("answer", [b"-ERR unknown command 'PRI'\r\n", b"", None])
+def test_an_address_where_something_other_than_ray_listens_is_refused_at_once(answer, tmp_path, small_csv):
+    """Issue 39: a Redis (or any listener) at --address passed the TCP check, then ray.init retried past
+    --ray-timeout (still waiting after 300-424 s). Ray's GCS answers HTTP/2's preface; a Redis says -ERR, a
+    closed connection says nothing, a silent listener is waited on only up to the time-out."""
+    import socket
+    import threading
+
+    pytest.importorskip("ray")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+
+    def serve():
+        connection, _ = server.accept()
+        connection.recv(100)
+        if answer is None:
+            time.sleep(3)  # silent: says nothing, keeps the connection open
+        elif answer:
+            connection.sendall(answer)
+        connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    started = time.perf_counter()
+    result = CliRunner().invoke(main, ["compare", "--csv", str(small_csv), "--column", "demand", "--models",
+                                       "simple-rnn", "--seeds", "0", "--epochs", "1", "--engine", "ray", "--address",
+                                       f"127.0.0.1:{port}", "--ray-timeout", "2", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and f"something listens at 127.0.0.1:{port} but it is not a Ray cluster" in \
+        result.output, result.output
+    assert time.perf_counter() - started < 20 and not (tmp_path / "r").exists()
+    server.close()

@@ -165,6 +165,32 @@ def _token_auth_if_available() -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # + an empty SETTINGS frame
+
+
+def _grpc_handshake(connection, address: str, timeout: float) -> None:
+    """Refuse in one line a HOST:PORT where something other than Ray's GCS listens (a Redis, a web server): Ray's
+    GCS is a gRPC server, which answers HTTP/2's connection preface with a SETTINGS frame; anything else (an
+    error line, silence) would leave ray.init retrying for minutes past --ray-timeout."""
+    import socket
+
+    connection.settimeout(min(timeout, 10.0))
+    try:
+        connection.sendall(HTTP2_PREFACE)
+        head = b""
+        while len(head) < 9:
+            chunk = connection.recv(64)
+            if not chunk:
+                break
+            head += chunk
+    except (socket.timeout, OSError):
+        head = b""
+    if len(head) < 9 or head[3] != 0x04:  # frame type 4: SETTINGS
+        seen = head[:40].decode("latin-1").strip() or "no answer"
+        raise ConfigError(f"something listens at {address} but it is not a Ray cluster (no gRPC handshake; it said: "
+                          f"{seen!r}); check the port: a Ray head's is 6379 unless `ray start --port` set another")
+
+
 class RayEngine:
     """Units as Ray tasks on a local Ray instance started for the run (``address=None``) or on a running
     cluster (``address="auto"`` or ``"HOST:PORT"``), ``cpus`` CPUs (and TensorFlow threads) per task."""
@@ -201,7 +227,11 @@ class RayEngine:
 
         host, _, port = self.address.rpartition(":")
         try:
-            socket.create_connection((host or "127.0.0.1", int(port)), timeout=self.timeout).close()
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=self.timeout) as connection:
+                if os.environ.get("RAY_USE_TLS", "0").lower() not in ("1", "true"):
+                    _grpc_handshake(connection, self.address, self.timeout)
+        except ConfigError:
+            raise
         except socket.timeout:
             raise ConfigError(f"no answer from a Ray cluster at {self.address} within {self.timeout:g} s (--ray-timeout "
                               f"or TSATTN_RAY_TIMEOUT sets the limit); {RAY_FIX}") from None
