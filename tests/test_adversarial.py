@@ -549,3 +549,28 @@ def test_static_features_without_stat_exog_and_an_empty_out_are_refused(tmp_path
     Forecaster("naive").fit(series).save(tmp_path / "model")
     result = _cli(["predict", "--model-dir", str(tmp_path / "model"), "--out", ""])
     assert result.exit_code == 2 and "--out is empty" in result.output, result.output
+
+
+def test_settings_of_the_wrong_shape_and_frames_with_a_column_twice_are_one_line(tmp_path):
+    """Issue 39, class 3: --set dataset_options={n:100} and --preset classic --set preset=nbeats-recipe gave
+    TypeErrors; a long frame with two y columns and a futr_df with a covariate twice gave TypeError /
+    AttributeError; a negative --timeout was accepted and a YAML bound 1e-4 was 'not a number'."""
+    from tsattn.errors import DataError
+    from tsattn.specs import Search
+
+    for args, named in ((["--set", "dataset_options={n:100}"], "dataset_options must be a table of settings"),
+                        (["--preset", "classic", "--set", "preset=nbeats-recipe"], "name two presets; give it once")):
+        result = _cli(["fit", "--dataset", "sunspots", "--epochs", "1", "--out", str(tmp_path / "run"), *args])
+        assert result.exit_code == 2 and named in result.output and "Traceback" not in result.output, result.output
+    result = _cli(["tune", "--dataset", "sunspots", "--timeout", "-5", "--out", str(tmp_path / "tune")])
+    assert result.exit_code == 2 and "timeout must be a number of seconds above 0" in result.output
+    assert not (tmp_path / "run").exists() and not (tmp_path / "tune").exists()
+    assert Search.from_value("learning_rate", {"float": ["1e-4", "1e-2"], "log": True}).low == 1e-4
+    series = make_series(n=60)
+    frame = pd.DataFrame({"unique_id": "a", "ds": series.index, "y": series.to_numpy(), "promo": np.arange(60) % 2})
+    with pytest.raises(DataError, match="has two columns named 'y'; rename or drop one"):
+        Forecaster("naive").fit(pd.concat([frame, frame[["y"]]], axis=1))
+    fitted = Forecaster("simple-rnn", window=4, horizon=2, futr_exog=["promo"], units=2, epochs=1).fit(frame)
+    future = fitted.make_future_dataframe().assign(promo=1)
+    with pytest.raises(DataError, match="futr_df has two columns named 'promo'"):
+        fitted.predict(futr_df=pd.concat([future, future[["promo"]]], axis=1))

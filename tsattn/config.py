@@ -253,6 +253,10 @@ class RunConfig:
         config = dataclasses.replace(self, model_params=dict(self.model_params),
                                      dataset_options=dict(self.dataset_options))
         changes = canonical(changes)
+        for key in ("dataset_options", "model_params"):  # tables: a value that is not one is named, not a TypeError
+            if key in changes and not isinstance(changes[key], dict):
+                raise ConfigError(f"{key} must be a table of settings, e.g. {key}={{\"n\": 100}} (JSON, quoted "
+                                  f"keys); got {changes[key]!r}")
         if changes.get("preset") is not None:
             config = config._with_preset(changes.pop("preset"), changes.get("model"))
         if changes.get("ensemble_lookbacks") and "lookback" not in changes:
@@ -399,6 +403,9 @@ def preset_config(name: str | None, **overrides) -> RunConfig:
     """
     if name is None:
         return RunConfig().updated(**overrides)
+    if "preset" in overrides and overrides["preset"] != name:
+        raise ConfigError(f"--preset {name} and --set preset={overrides['preset']} name two presets; give it once")
+    overrides.pop("preset", None)
     return RunConfig().updated(preset=name, **overrides)
 
 

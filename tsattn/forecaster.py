@@ -312,8 +312,9 @@ class Forecaster(BaseEstimator):
         if not isinstance(futr_df, pd.DataFrame):
             raise ConfigError(f"futr_df must be a DataFrame with the id, time and {', '.join(names)} columns; got "
                               f"{type(futr_df).__name__}")
-        from .panel import future_values
+        from .panel import check_unique_columns, future_values
 
+        check_unique_columns(futr_df, "futr_df")
         id_column, time_column, _ = state.columns
         return future_values(futr_df, panel, names, state.horizon, id_column, time_column)
 

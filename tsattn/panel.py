@@ -368,6 +368,7 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
 
 def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_column: str, fill, source: str,
                freq=None, exog=()):
+    check_unique_columns(frame, source)
     columns = [str(c) for c in frame.columns]
     for role, column in (("id", id_column), ("time", time_column), ("value", value_column)):
         if column not in columns:
@@ -567,10 +568,20 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
                      static=static)
 
 
+def check_unique_columns(frame: pd.DataFrame, source: str) -> None:
+    """One line for a frame with two columns of one name (pandas then hands back a frame where a column is
+    expected, and every later step fails obscurely)."""
+    names = pd.Index([str(c) for c in frame.columns])
+    if names.has_duplicates:
+        twice = names[names.duplicated()][0]
+        raise DataError(f"{source} has two columns named {twice!r}; rename or drop one")
+
+
 def future_keys(futr_df, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN) -> pd.MultiIndex:
     """The (id, time) rows of a future frame, ids as text and times parsed as the data's are."""
     if not isinstance(futr_df, pd.DataFrame) or id_column not in futr_df.columns or time_column not in futr_df.columns:
         raise DataError(f"futr_df must be a DataFrame with the {id_column} and {time_column} columns")
+    check_unique_columns(futr_df, "futr_df")
     return pd.MultiIndex.from_arrays([futr_df[id_column].astype(str).to_numpy(),
                                       _parse_times(futr_df[time_column], time_column)])
 

@@ -108,11 +108,23 @@ class Search:
             bounds = value[kind]
             if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
                 raise ConfigError(f"search dimension {name}: {kind} takes [low, high]; got {bounds!r}")
+            bounds = [_number(b) for b in bounds]  # YAML 1.1 reads 1e-4 (no dot) as text
             try:
                 return cls(kind, bounds[0], bounds[1], bool(value.get("log", False)))
             except ConfigError as exc:
                 raise ConfigError(f"search dimension {name}: {exc}") from None
         return cls("choice", choices=(value,))
+
+
+def _number(value):
+    """A bound as written: a number, or text that reads as one ("1e-4", which PyYAML leaves as text)."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+    return value
 
 
 # run settings every network's search may vary (in tsattn.config.RunConfig), with their priors

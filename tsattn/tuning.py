@@ -554,6 +554,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         raise ConfigError("step is the distance between validation windows; give windows too (e.g. windows=3)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(f"workers must be an integer >= 1; got {workers!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout <= 10 * 365 * 86_400):
+        raise ConfigError(f"timeout must be a number of seconds above 0; got {timeout!r} (leave it out for no limit)")
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus)
     echo = echo or (lambda line: None)
     # settings and data resolved as every fit path does (covariate columns and static features of `data` included);
