@@ -118,6 +118,15 @@ def test_report_reads_well_in_chromium(browser, report, device, tmp_path):
                     full_page=False)
     # the page itself never scrolls sideways
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+    # the verdict comes first: its first line is in the first screen (900 px) at both widths (issue 38)
+    verdict = page.evaluate("""() => { const item = document.querySelector('.verdict li');
+        return [item.getBoundingClientRect().top, item.textContent]; }""")
+    assert 0 < verdict[0] < 900 - 40 and verdict[1].startswith("Best model on"), verdict
+    # every figure's smallest text is at least 10 px as shown at a phone's width (a phone-sized render there)
+    if device == "phone":
+        shown = page.evaluate("""() => [...document.querySelectorAll('figure.fig img')].map(img =>
+            parseFloat(img.dataset.phoneTextPx) * img.clientWidth / img.naturalWidth)""")
+        assert shown and min(shown) >= 10, shown
     # wide tables scroll inside their own box, which shows that it does (shadows at the edges), numbers never wrap,
     # model names are left-aligned and stay in view
     tables = page.evaluate("""() => [...document.querySelectorAll('.scroll')].map(box => ({

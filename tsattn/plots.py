@@ -45,13 +45,80 @@ def literal_text(fig: Figure) -> Figure:
     return fig
 
 
+DPI = 110
+PHONE_MIN_POINTS = 8.5
+PHONE_WIDTH_INCHES, PHONE_DPI = 3.9, 100  # a phone render: 400 px wide, shown at ~370 px on a 390 px screen
+PHONE_RENDERS: dict = {}  # while a report draws (phone_renders()): figure path -> (phone path, its smallest text px)
+
+
+def smallest_text_points(fig: Figure) -> float:
+    """The smallest font size (points) of any visible text in ``fig``: titles, labels, ticks, legends, notes."""
+    sizes = [text.get_fontsize() for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize")
+                                                         and hasattr(artist, "get_text"))
+             if text.get_visible() and str(text.get_text()).strip()]
+    return float(min(sizes)) if sizes else 10.0
+
+
+class phone_renders:
+    """While open, :func:`save_figure` also writes each figure at a phone's width (``<stem>-phone.png``: the same
+    drawing on a 4-inch canvas, so its text stays at least 10 px on a 390 px screen) and records it in
+    :data:`PHONE_RENDERS` for the report's ``<picture>``."""
+
+    def __enter__(self):
+        PHONE_RENDERS.clear()
+        PHONE_RENDERS["active"] = True
+        return PHONE_RENDERS
+
+    def __exit__(self, *exc):
+        PHONE_RENDERS.pop("active", None)
+
+
 def save_figure(fig, path: Path, tight: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     literal_text(fig)
     if tight and fig.get_layout_engine() is None:
         fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=DPI)
+    if PHONE_RENDERS.get("active"):
+        import warnings
+
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(PHONE_WIDTH_INCHES, max(3.0, min(height * PHONE_WIDTH_INCHES / width * 1.6, height)))
+        # wrapping is left off: a wrapped title is measured at the old width and can run off the canvas
+        for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "set_fontsize")
+                                and hasattr(artist, "get_text")):
+            if text.get_fontsize() < PHONE_MIN_POINTS:  # 7.5-8 pt notes: 8.5 pt (12 px) on the phone canvas
+                text.set_fontsize(PHONE_MIN_POINTS)
+
+        import textwrap
+
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        for ax in fig.axes:  # long titles and labels on several lines: a 4-inch canvas holds about 40 characters
+            for text in (ax.title, ax.xaxis.label, ax.yaxis.label):
+                if len(text.get_text()) > 40 and "\n" not in text.get_text():
+                    text.set_text(textwrap.fill(text.get_text(), 40))
+        for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):  # at most two columns
+            if legend is not None and getattr(legend, "_ncols", 1) > 2:
+                legend.set_ncols(2)
+        if fig._suptitle is not None and len(fig._suptitle.get_text()) > 40:
+            fig._suptitle.set_text(textwrap.fill(fig._suptitle.get_text(), 40))
+
+        canvas = FigureCanvasAgg(fig)
+        with warnings.catch_warnings():  # a crowded phone layout may not fit tightly; it is still drawn
+            warnings.simplefilter("ignore")
+            for _ in range(8):  # shrink the canvas until everything (labels outside the axes too) spans 4 inches
+                if tight and fig.get_layout_engine() is None:
+                    fig.tight_layout()
+                box = fig.get_tightbbox(canvas.get_renderer())
+                over = box.width - PHONE_WIDTH_INCHES
+                if over <= 0.02 or fig.get_size_inches()[0] - over < 2.0:
+                    break
+                fig.set_size_inches(fig.get_size_inches()[0] - over, fig.get_size_inches()[1])
+            phone = path.with_name(f"{path.stem}-phone{path.suffix}")
+            fig.savefig(phone, dpi=PHONE_DPI, bbox_inches="tight", pad_inches=0.02)  # nothing cut at the edges
+        PHONE_RENDERS[str(path)] = (phone, smallest_text_points(fig) * PHONE_DPI / 72)
     return path
 
 
@@ -366,22 +433,28 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
     """Bar chart with error bars (e.g. test RMSE mean +- std over seeds), optional reference lines."""
     fig, ax = _subplots(figsize=(max(5, 1.3 * len(labels) + 2), 4))
     positions = np.arange(len(labels))
-    ax.bar(positions, means, yerr=errors, capsize=5, color="tab:blue", alpha=0.8)
-    for i, (name, value) in enumerate((reference or {}).items()):
+    means = np.asarray(means, dtype=float)
+    spread = np.nan_to_num(np.asarray(errors, dtype=float))
+    # points with their seed spread, not bars: the axis spans the figures (not from 0), so a gap of a few tenths
+    # between models is visible; each value is written beside its point
+    ax.errorbar(positions, means, yerr=spread, fmt="o", markersize=7, capsize=5, color="tab:blue", zorder=3)
+    values = list(means - spread) + list(means + spread) + list((reference or {}).values())
+    low, high = float(np.nanmin(values)), float(np.nanmax(values))
+    pad = (high - low) * 0.12 or abs(high) * 0.05 or 1.0
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    for i, (name, value) in enumerate((reference or {}).items()):  # each baseline named at the right, off the data
         style, colour = REFERENCE_STYLES[i % len(REFERENCE_STYLES)]
-        ax.axhline(value, linestyle=style, color=colour, linewidth=1.3, label=f"{name} ({number_text(value, 4)})")
-    # the axis starts at 0: bar lengths are the figures, gaps are not exaggerated (the values are in the labels)
-    top = max([float(m) + float(e or 0) for m, e in zip(means, errors)] + list((reference or {}).values()))
-    ax.set_ylim(0.0, top * 1.12 + 1e-9)
-    for position, mean, error in zip(positions, means, errors):  # above the error bar
-        ax.annotate(number_text(mean, 4), (position, float(mean) + float(np.nan_to_num(error or 0))), xytext=(0, 4),
-                    textcoords="offset points", ha="center", fontsize=8)
+        ax.axhline(value, linestyle=style, color=colour, linewidth=1.3)
+        ax.annotate(f"{name} {number_text(value, 4)}", (1.0, value), xycoords=("axes fraction", "data"),
+                    xytext=(4, 0), textcoords="offset points", va="center", ha="left", fontsize=8, color=colour)
+    for position, mean in zip(positions, means):
+        ax.annotate(number_text(mean, 4), (position, mean), xytext=(9, 0), textcoords="offset points",
+                    va="center", ha="left", fontsize=8)
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=15)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if reference:
-        ax.legend(fontsize=8, loc="lower right", framealpha=0.9)
     ax.grid(alpha=0.3, axis="y")
     return save_figure(fig, path)
 

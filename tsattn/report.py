@@ -121,7 +121,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
     metric = table["headline"].iloc[0]
     units = f"{mine[0]['series_name']} (series units)"
     if metric == "test_rmse":
-        figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines)", plots.plot_bars(
+        figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines; the axis spans the figures, not from 0)", plots.plot_bars(
             list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"],
             figures_dir / f"{safe}_rmse.png", f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)",
             f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
@@ -129,7 +129,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
                      for label in BASELINE_ROWS.values() if (table["model"] == label).any()
                      and table.loc[table["model"] == label, "test_smape_mean"].notna().any()}
-        figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines)",
+        figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines; the axis spans the figures)",
                     plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
                                     figures_dir / f"{safe}_smape.png",
                                     f"{dataset}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
@@ -301,19 +301,15 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
 
     settings = ", ".join(f"{key} = {_setting_text(value)}" for key, value in spec.settings.items()) \
         if spec.settings else "the defaults"
-    md = ["# tsattn comparison report", "",
-          f"Models: {', '.join(spec.models)}. Seeds: {', '.join(map(str, spec.seeds))}. Settings: {settings}. "
-          f"Versions: {', '.join(f'{name} {version}' for name, version in versions().items())}.", "",
-          "Every model trains through the same harness on the same chronological split; the scaler is fit on "
-          "the training part only. Baselines are scored on the same test targets: naive (last value), seasonal "
-          "naive (value one season earlier) and linear (least-squares autoregression on the same window). "
-          "Metrics are in the series' units; ± is the standard deviation over seeds.", ""]
-    body = ["<h1>tsattn comparison report</h1><dl class='meta'>"
-            + "".join(f"<dt>{label}</dt><dd>{html.escape(text)}</dd>" for label, text in (
-                ("Models", ", ".join(spec.models)), ("Seeds", ", ".join(map(str, spec.seeds))),
-                ("Settings", settings),
-                ("Versions", ", ".join(f"{name} {version}" for name, version in versions().items()))))
-            + f"</dl><p>{html.escape(md[4])}</p>"]
+    methods = ("Every model trains through the same harness on the same chronological split; the scaler is fit on "
+               "the training part only. Baselines are scored on the same test targets: naive (last value), seasonal "
+               "naive (value one season earlier) and linear (least-squares autoregression on the same window). "
+               "Metrics are in the series' units; ± is the standard deviation over seeds.")
+    meta = (("Models", ", ".join(spec.models)), ("Seeds", ", ".join(map(str, spec.seeds))), ("Settings", settings),
+            ("Versions", ", ".join(f"{name} {version}" for name, version in versions().items())))
+    # the verdict first (each dataset's, above its table and figures); how the comparison was made at the end
+    md = ["# tsattn comparison report", ""]
+    body = ["<h1>tsattn comparison report</h1>"]
     figure_number = 0
     for source in spec.sources:
         dataset = source.name
@@ -323,7 +319,9 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         best_value = table["headline_mean"].min()  # rank 1, network or baseline: the row the verdict names
         ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
         columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1)
-        md += [f"## {dataset}", "", f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
+        lines = comparison_verdict(results, summary, dataset, records)
+        md += [f"## {dataset}", "", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
+        md += [f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
                "on the same metric.", "", "| " + " | ".join(label for _, label in columns) + " |",
                "|" + "---|" * len(columns)]
         rows_html = []
@@ -334,15 +332,15 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
             rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "", "".join(
                 f"<td class='{'text' if key == 'model' else 'num'}'>{html.escape(c)}</td>"
                 for (key, _), c in zip(columns, cells))))
-        lines = comparison_verdict(results, summary, dataset, records)
-        md += ["", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
-        body.append(f"<h2>{html.escape(dataset)}</h2><p>{int(table['series'].iloc[0])} series; ranked on "
+        md += [""]
+        body.append(f"<h2>{html.escape(dataset)}</h2>"
+                    + "<div class='verdict'><b>Verdict.</b><ul>"
+                    + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>"
+                    + f"<p>{int(table['series'].iloc[0])} series; ranked on "
                     f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
                     + "".join(f"<th class='{'text' if key == 'model' else 'num'}'>{html.escape(label)}</th>"
                               for key, label in columns)
-                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>"
-                    + "<div class='verdict'><b>Verdict.</b><ul>"
-                    + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>")
+                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>")
         interval_rows = interval_table(table)
         if interval_rows:
             from .intervals import interval_source
@@ -361,17 +359,30 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                         + "".join("<tr>" + "".join(f"<td class='{'text' if i == 0 else 'num'}'>{html.escape(c)}</td>"
                                                    for i, c in enumerate(row)) + "</tr>"
                                   for row in interval_rows[1:]) + "</tbody></table></div>")
-        for caption, path in _figures(out, dataset, records, summary):
+        from .plots import DPI, PHONE_DPI, PHONE_RENDERS, phone_renders
+
+        with phone_renders():  # each figure also at a phone's width, its text legible at 390 px
+            drawn = _figures(out, dataset, records, summary)
+            phones = dict(PHONE_RENDERS)
+        for caption, path in drawn:
             if path is None:  # could not be drawn (warned)
                 continue
             md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
             encoded = base64.b64encode(path.read_bytes()).decode("ascii")
             figure_number += 1
-            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'>"
-                        f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}' "
-                        "onclick='this.parentNode.classList.toggle(\"full\")' title='click to see it full size'>"
-                        "<figcaption>Click or tap the figure to see it full size (again to fit it).</figcaption>"
-                        "</figure>")
+            phone, smallest = phones.get(str(path), (None, None))
+            source = "" if phone is None else (
+                "<source media='(max-width: 600px)' srcset='data:image/png;base64,"
+                + base64.b64encode(phone.read_bytes()).decode("ascii") + "'>")
+            if phone is not None:
+                phone.unlink()  # inlined in the HTML; report.md links the full-size figure
+            sizes = "" if smallest is None else \
+                f" data-text-px='{smallest * DPI / PHONE_DPI:.1f}' data-phone-text-px='{smallest:.1f}'"
+            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'><picture>"
+                        f"{source}<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}'{sizes} "
+                        "onclick='this.closest(\"figure\").classList.toggle(\"full\")' title='click to see it full size'>"
+                        "</picture><figcaption>Click or tap the figure to see it full size (again to fit it)."
+                        "</figcaption></figure>")
     if failures:
         md += ["## Failed runs", "", f"{len(failures)} run(s) failed and are left out of every table above; "
                "rerunning the comparison with the same --out runs them again.", ""]
@@ -381,6 +392,10 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                     + "".join(
                         f"<li>{html.escape(str(f['dataset']))} {html.escape(str(f['model']))} seed {f['seed']}: "
                         f"{html.escape(str(f['error']))}</li>" for f in failures) + "</ul>")
+    md += ["## How this was made", ""] + [f"- {label}: {text}" for label, text in meta] + ["", methods, ""]
+    body.append("<h2>How this was made</h2><dl class='meta'>"
+                + "".join(f"<dt>{label}</dt><dd>{html.escape(text)}</dd>" for label, text in meta)
+                + f"</dl><p>{html.escape(methods)}</p>")
     md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
            "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
     page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
