@@ -511,14 +511,25 @@ def test_a_tuned_seed_does_not_replace_the_seeds_of_a_comparison(tmp_path):
     assert tuned_settings([best]) == {"simple-rnn.units": 8}
 
 
+def test_a_setting_fixed_with_set_is_left_out_of_the_search_and_said():
+    """Class 2: tune --set units=4 was overridden by the search space without a word (best.json: units=117)."""
+    from tsattn import tuning
+
+    lines = []
+    result = tuning.tune("simple-rnn", data=make_series(n=80), trials=2, settings={"units": 4, "epochs": 1},
+                         space={"units": {"int": [8, 256]}, "learning_rate": None, "batch_size": None, "window": None,
+                                "cell": None, "dropout": [0.0, 0.1], "skip": None},
+                         refit=False, echo=lines.append)
+    assert "units=4 fixed by the settings (--set): left out of the search" in lines
+    assert result.best_settings["units"] == 4 and "units" not in result.trials.columns.str.replace("param_", "")
+
+
 @pytest.mark.parametrize("args, named", [
-    (["--set", "units=4"], "units is both fixed (settings / --set) and searched"),
     (["--seed", "3", "--set", "seed=5"], "the seed is given twice (seed=3 and settings seed=5)"),
     (["--set", "model=nbeats"], "the model is given twice"),
 ])
 def test_tune_refuses_settings_the_search_would_override(args, named, tmp_path):
-    """Class 2: tune --set units=4 was overridden by the search space without a word; --seed 3 --set seed=5
-    and --model vs --set model were accepted."""
+    """Class 2: --seed 3 --set seed=5 and --model vs --set model were accepted."""
     result = _cli(["tune", "--model", "simple-rnn", "--dataset", "sunspots", "--trials", "1",
                    "--out", str(tmp_path / "tune"), *args])
     assert result.exit_code == 2 and named in result.output, result.output

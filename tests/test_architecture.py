@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tsattn"
 
 # lowest first; a module imports only modules of earlier layers
 LAYERS = [
-    {"errors", "_version", "_backend"},
+    {"errors", "_version", "_backend", "progress"},
     {"checks", "intervals", "specs", "data", "io"},
     {"metrics", "panel", "layers", "engine", "plots", "covariates"},
     {"windows", "losses"},

@@ -36,7 +36,8 @@ def test_compare_writes_report_and_resumes(tmp_path, small_csv):
     for name in ("results.csv", "summary.csv", "report.md", "report.html", "comparison.json"):
         assert (out / name).is_file(), name
     page = (out / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 5  # bars, overlay, loss, attention heatmap, head maps
+    # bars, overlay, loss, attention heatmap, head maps: each at full size and at a phone's width (<picture>)
+    assert page.count("data:image/png;base64,") == 10 and page.count("<source media='(max-width: 600px)'") == 5
     for section in ("<h2>demand</h2>", "Test RMSE by model", "one-step forecasts of every model", "Loss curves",
                     "attention weights over the test windows", "attention of each head", "Verdict.",
                     "class=\"best\"", "naive"):

@@ -302,6 +302,9 @@ def test_the_report_comes_as_markdown_and_html_and_says_when_tuning_lost_on_test
     assert "e-0" not in md and "0.0027583" not in md  # numbers as people read them
     tuned, plain = (result.test[label]["test"]["rmse"] for label in ("tuned", "defaults"))
     assert ("WORSE on test than the defaults" in md) == (tuned > plain)
+    verdict = md.split("\n\n")[1]  # the verdict first, either way, with the caveat on 2 trials
+    assert verdict.startswith("Verdict: the tuned settings ") and "Only 2 trial(s) completed" in verdict
+    assert ("better on test" in verdict) == (tuned < plain)
 
 
 def test_a_resumed_search_on_other_data_or_another_space_is_refused_naming_it(tmp_path):

@@ -26,6 +26,7 @@ _LAZY = {
     "fit": ("tsattn.harness", "fit"),
     "RunConfig": ("tsattn.config", "RunConfig"),
     "plot_series": ("tsattn.plots", "plot_series"),
+    "get_engine": ("tsattn.engine", "get_engine"),
 }
 
 

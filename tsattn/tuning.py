@@ -570,10 +570,15 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                               f"settings {key}={settings[key]!r}); give it once (CLI: --{key}, not --set {key}=...)")
     base, panel = resolve(RunConfig(model=model, dataset=dataset, seed=seed).updated(**settings), data, static)
     dimensions = search_space(model, base.horizon, space)
-    fixed = sorted(set(settings) & set(dimensions))
-    if fixed:  # a fixed value the search would override without a word
-        raise ConfigError(f"{', '.join(fixed)} is both fixed (settings / --set) and searched (the space); to fix it, "
-                          f"drop it from the space ({{{fixed[0]}: null}} in --space), or drop the fixed value")
+    fixed = sorted(key for key in set(settings) & set(dimensions)  # a one-value dimension of that value agrees
+                   if not (dimensions[key].kind == "choice" and list(dimensions[key].choices) == [settings[key]]))
+    if fixed:  # the value given is fixed and left out of the search (it used to be overridden without a word)
+        for key in fixed:
+            dimensions.pop(key)
+        echo(f"{', '.join(f'{key}={settings[key]!r}' for key in fixed)} fixed by the settings (--set): left out of "
+             "the search")
+        if not dimensions:
+            raise ConfigError("every dimension of the search space is fixed by the settings (--set); leave one free")
     for name, dimension in dimensions.items():  # every value of the space must be a valid setting
         probes = dimension.choices if dimension.kind == "choice" else (dimension.low, dimension.high)
         for value in probes:
@@ -824,11 +829,22 @@ def report_blocks(result: TuneResult, protocol: dict | None, importance: bool) -
                       str(result.test[label]["epochs_run"])] for label in ("defaults", "tuned")]),
                    ("p", f"Naive on test: {_headline(result.test['tuned']['naive'])}.")]
         tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
-        if tuned is not None and plain is not None and tuned > plain:
-            blocks.append(("p", f"The tuned settings are WORSE on test than the defaults ({metric} "
-                                f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
-                                "these settings as the test part does; more validation windows (--windows) or the "
-                                "defaults are the safer choice."))
+        if tuned is not None and plain is not None:  # the verdict, either way, first
+            if tuned > plain:
+                verdict = (f"Verdict: the tuned settings are WORSE on test than the defaults ({metric} "
+                           f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
+                           "these settings as the test part does; more validation windows (--windows) or the "
+                           "defaults are the safer choice.")
+            elif tuned < plain:
+                verdict = (f"Verdict: the tuned settings are better on test than the defaults ({metric} "
+                           f"{number_text(tuned)} against {number_text(plain)}; one split, one seed: check it with "
+                           "tsattn compare over seeds before trusting the gain).")
+            else:
+                verdict = f"Verdict: the tuned settings score the same on test as the defaults ({metric} {number_text(tuned)})."
+            completed = int((states == "COMPLETE").sum())
+            if completed < 20:
+                verdict += f" Only {completed} trial(s) completed: the search has barely started."
+            blocks.insert(0, ("p", verdict))
     blocks.append(("figure", "Optimisation history: validation metric per trial", "history.png"))
     if importance:
         completed = int((states == "COMPLETE").sum())
