@@ -585,3 +585,14 @@ def test_settings_of_the_wrong_shape_and_frames_with_a_column_twice_are_one_line
     future = fitted.make_future_dataframe().assign(promo=1)
     with pytest.raises(DataError, match="futr_df has two columns named 'promo'"):
         fitted.predict(futr_df=pd.concat([future, future[["promo"]]], axis=1))
+
+
+def test_fit_config_of_a_search_on_a_csv_file_fits_that_file(tmp_path, small_csv):
+    """Class 5: `fit --config best.json` of a CSV search was refused with "give either a dataset or a CSV file, not
+    both" though no dataset was given (the default dataset was merged in)."""
+    best = tmp_path / "best.json"
+    best.write_text(json.dumps({"model": "simple-rnn", "csv": str(small_csv), "column": "demand",
+                                "date_column": "date", "epochs": 1, "units": 2}))
+    result = _cli(["fit", "--config", str(best), "--out", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["config"]["csv"] == str(small_csv)

@@ -903,6 +903,8 @@ def load_best(path) -> dict:
         raise ConfigError(f"{path} is not a tuning result's best.json ({exc}); run tsattn tune first") from None
     if not isinstance(settings, dict):
         raise ConfigError(f"{path} must hold a table of settings")
+    if settings.get("csv") is not None and "dataset" not in settings:
+        settings["dataset"] = None  # a search on a CSV file names no dataset (not the default one)
     return settings
 
 
