@@ -274,6 +274,9 @@ def test_a_figure_that_cannot_be_drawn_is_skipped_and_the_run_kept(monkeypatch, 
     with pytest.warns(UserWarning, match=r"huge.png was not drawn \(.*\); everything else is kept"):
         assert plots.kept(Forecaster("naive").fit(huge).plot)(tmp_path / "huge.png") is None
 
+    network = Forecaster("attention-rnn", window=8, horizon=2, units=2, epochs=1).fit(frame)
+    attention = network.plot(kind="attention")  # the ids are the heatmap's tick labels there (issue 39, class 6)
+    attention.savefig(io.BytesIO(), format="png")
     history = pd.DataFrame({"loss": np.geomspace(6e-3, 1e-3, 20)}, index=pd.RangeIndex(1, 21))
     loss = plots.save_figure(plots.loss_figure(history, "store #3 $$ loss"), tmp_path / "loss.png")
     assert loss.stat().st_size > 5000  # the title literal, the log axis' 10^-3 ticks still math text

@@ -40,6 +40,8 @@ def literal_text(fig: Figure) -> Figure:
         texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
         if ax.get_legend() is not None:
             texts += ax.get_legend().get_texts() + [ax.get_legend().get_title()]
+        # tick labels keep their math (10^-3) unless they carry a "$" of their own (a series id in a label)
+        texts += [label for label in ax.get_xticklabels() + ax.get_yticklabels() if "$" in label.get_text()]
     for text in texts:
         text.set_parse_math(False)
     return fig
