@@ -599,3 +599,15 @@ def test_fit_config_of_a_search_on_a_csv_file_fits_that_file(tmp_path, small_csv
     result = _cli(["fit", "--config", str(best), "--out", str(tmp_path / "run"), "-q"])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "run" / "config.json").read_text())["config"]["csv"] == str(small_csv)
+
+
+def test_backtesting_a_panel_fitted_model_on_one_of_its_series_warns_that_it_saw_later_data():
+    """Class 2: backtesting a panel-fitted model on one of its own series gave no warning that the model had seen
+    the data after the origins (a single-series fit did)."""
+    frame = pd.DataFrame({"unique_id": ["a"] * 60 + ["b"] * 60,
+                          "ds": list(pd.date_range("2000-01-01", periods=60, freq="MS")) * 2,
+                          "y": np.r_[np.sin(np.arange(60.0)), np.cos(np.arange(60.0))] + 5})
+    model = Forecaster("naive").fit(frame)
+    one = frame[frame["unique_id"] == "a"].set_index("ds")["y"]
+    with pytest.warns(UserWarning, match="the model was fitted on data up to .* after the first origin"):
+        model.backtest(one, start=0.8)

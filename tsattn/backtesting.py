@@ -138,7 +138,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         scores = score_origins(state, panel, origins, horizon)
         fitted_end = state.trained_until
         first_origin = panel.index[origins[0]]
-        if state.single and panel.n_series == 1 and fitted_end >= first_origin:
+        if panel.n_series == 1 and _at_or_after(fitted_end, first_origin):  # one series, or one of a fitted panel
             warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
                           f"{first_origin}: these forecasts are optimistic; use retrain=True",
                           UserWarning, stacklevel=2)
@@ -241,3 +241,12 @@ def _refit_block(shared: dict, block_start: int):
     baselines = {model.key: model.forecast(values, block, zeros, zeros, state.scaler)
                  for model in origin_baselines(state, shared["horizon"])}
     return forecasts, baselines, state.trained_until
+
+
+def _at_or_after(fitted_end, origin) -> bool:
+    """Whether a fit's last label is at or after a backtest origin; labels of different kinds (a model fitted on
+    dates, a series of integer steps) cannot be compared: no claim then."""
+    try:
+        return bool(fitted_end >= origin)
+    except TypeError:
+        return False
