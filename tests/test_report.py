@@ -99,6 +99,7 @@ def test_the_verdict_and_the_highlighted_row_name_rank_one_even_when_it_is_a_bas
     md, page = write_report(tmp_path, Spec, behind, results, summary)
     bold = [line for line in md.read_text().splitlines() if line.startswith("| **")]
     assert len(bold) == 1 and bold[0].startswith("| **linear** |")
+    assert "****" not in md.read_text()  # a baseline's empty cells stay empty, not bold nothing
 
 
 def test_numbers_read_as_people_write_them():

@@ -328,7 +328,7 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         for _, row in table.iterrows():
             cells = _cells(row, columns)
             is_best = row["headline_mean"] == best_value
-            md.append("| " + " | ".join(f"**{c}**" if is_best else c for c in cells) + " |")
+            md.append("| " + " | ".join(f"**{c}**" if is_best and c else c for c in cells) + " |")  # no "****"
             rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "", "".join(
                 f"<td class='{'text' if key == 'model' else 'num'}'>{html.escape(c)}</td>"
                 for (key, _), c in zip(columns, cells))))
