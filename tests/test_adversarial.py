@@ -279,7 +279,7 @@ def test_a_figure_that_cannot_be_drawn_is_skipped_and_the_run_kept(monkeypatch, 
     attention.savefig(io.BytesIO(), format="png")
     history = pd.DataFrame({"loss": np.geomspace(6e-3, 1e-3, 20)}, index=pd.RangeIndex(1, 21))
     loss = plots.save_figure(plots.loss_figure(history, "store #3 $$ loss"), tmp_path / "loss.png")
-    assert loss.stat().st_size > 5000  # the title literal, the log axis' 10^-3 ticks still math text
+    assert loss.stat().st_size > 5000  # the title literal; the log axis' ticks plain numbers (0.001)
 
     def broken(*args, **kwargs):
         raise ValueError("dates must be between year 0001 and 9999")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -265,3 +266,17 @@ def test_killed_compare_resumes_with_nothing_lost(tmp_path, small_csv, kill):
     compare(models=["simple-rnn"], csv=[{"path": str(small_csv), "column": "demand", "date_column": "date"}],
             seeds=[0, 1, 2], window=8, epochs=300, settings={"units": 4, "patience": 300}, out=out, echo=lines.append)
     assert lines[0].startswith("resuming: 1 of 3 runs already done")
+
+
+def test_a_loss_curve_within_one_decade_reads_as_plain_numbers():
+    """Issue 38: the loss chart's axis read "1.55x10^1 ... 1.2x10^1"."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from tsattn import plots
+
+    history = pd.DataFrame({"loss": np.geomspace(15.5, 12.0, 30), "val_loss": np.geomspace(16.0, 12.5, 30)},
+                           index=pd.RangeIndex(1, 31))
+    figure = plots.loss_figure(history, "loss")
+    FigureCanvasAgg(figure).draw()
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels(minor=True) if t.get_text()]
+    assert labels and all(text.replace(".", "").isdigit() for text in labels), labels  # 12, 13, ... not 1.2x10^1

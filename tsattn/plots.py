@@ -237,11 +237,26 @@ def _integer_epochs(ax) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
+def _plain_log_formatter(**kwargs):
+    """A log axis' tick labels as plain numbers (12, 15.5, 0.002), not 1.55x10^1: matplotlib chooses which ticks
+    get labels, number_text writes them."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        def _num_to_string(self, x, vmin, vmax):
+            return number_text(x, 3)
+
+    return Plain(**kwargs)
+
+
 def _log_if_positive(ax, *series) -> None:
-    """Log scale when every value is positive (a constant series can train to a loss of exactly 0)."""
+    """Log scale when every value is positive (a constant series can train to a loss of exactly 0), its ticks
+    labelled as plain numbers."""
     values = np.concatenate([np.asarray(s, dtype=np.float64) for s in series]) if series else np.zeros(0)
     if len(values) and (values > 0).all():
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(_plain_log_formatter())
+        ax.yaxis.set_minor_formatter(_plain_log_formatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
 
 LOSS_LABELS = {"mse": "MSE (scaled values)", "mae": "MAE (scaled values)", "huber": "Huber loss (scaled values)",
