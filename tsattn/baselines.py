@@ -350,11 +350,11 @@ class StatisticalModel(WindowModel):
         arguments = {"level": list(levels)} if levels else {}  # ints stay ints: statsforecast names lo-80, not lo-80.0
         # per series (its first position), origins in time order; refits at every k-th (see the class docstring)
         order = np.lexsort((origins, first))
+        _, starts, counts = np.unique(first[order], return_index=True, return_counts=True)
+        rank = np.arange(len(order)) - np.repeat(starts, counts)  # each origin's place in its series' run
+        every = np.repeat(np.maximum(1, -(-counts // MAX_STATISTICAL_FITS)), counts)
         refit_at = np.zeros(len(origins), dtype=bool)
-        for begin_series in np.unique(first):
-            mine = order[first[order] == begin_series]
-            every = max(1, -(-len(mine) // MAX_STATISTICAL_FITS))
-            refit_at[mine[::every]] = True
+        refit_at[order[rank % every == 0]] = True
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # statsforecast's numerical warnings on flat or short histories
             fitted = None
