@@ -474,13 +474,14 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         where = f"[{len(records) + len(failures)}/{total}] {key[0]} {key[1]} seed {key[2]}"
         if not outcome.ok:
             echo(f"{where}: FAILED: {outcome.error}; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
-            return
+            return finished, eta
         record = outcome.value
         test = record["metrics"]["test"]
         metric = headline_metric(record.get("series", 1))
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
         echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
              f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
+        return finished, eta  # for the heartbeat's stage
 
     from .progress import Heartbeat
 
@@ -492,10 +493,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             if out is not None:  # written as each run finishes: an interrupted comparison resumes from here
                 _save_record(_run_file(out, key), outcome.value if outcome.ok else _failure_record(spec, key,
                                                                                                    outcome.error))
-            report(key, outcome)
-            finished = sum(1 for k in pending if k in records or k in failures)
+            finished, eta = report(key, outcome)
             if finished < len(pending):
-                eta = (time.perf_counter() - started) / finished * (len(pending) - finished)
                 beat.stage(f"{finished} of {len(pending)} runs done, the next running (ETA ~{eta:.0f}s)")
     if not records:
         first = next(iter(failures.items()))
