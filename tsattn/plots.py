@@ -49,22 +49,25 @@ def literal_text(fig: Figure) -> Figure:
 
 DPI = 110
 PHONE_MIN_POINTS = 8.5
-PHONE_WIDTH_INCHES, PHONE_DPI = 3.9, 100  # a phone render: 400 px wide, shown at ~370 px on a 390 px screen
+PHONE_WIDTH_INCHES, PHONE_DPI = 3.9, 100  # a phone render: about 390 px wide, shown at ~370 px on a 390 px screen
 PHONE_RENDERS: dict = {}  # while a report draws (phone_renders()): figure path -> (phone path, its smallest text px)
 
 
+def _texts(fig: Figure) -> list:
+    """Every text artist of ``fig`` (titles, labels, ticks, legends, notes)."""
+    return fig.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "set_fontsize")
+                       and hasattr(artist, "get_text"))
+
+
 def smallest_text_points(fig: Figure) -> float:
-    """The smallest font size (points) of any visible text in ``fig``: titles, labels, ticks, legends, notes."""
-    sizes = [text.get_fontsize() for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize")
-                                                         and hasattr(artist, "get_text"))
-             if text.get_visible() and str(text.get_text()).strip()]
+    """The smallest font size (points) of any visible text in ``fig``."""
+    sizes = [text.get_fontsize() for text in _texts(fig) if text.get_visible() and str(text.get_text()).strip()]
     return float(min(sizes)) if sizes else 10.0
 
 
 class phone_renders:
-    """While open, :func:`save_figure` also writes each figure at a phone's width (``<stem>-phone.png``: the same
-    drawing on a 4-inch canvas, so its text stays at least 10 px on a 390 px screen) and records it in
-    :data:`PHONE_RENDERS` for the report's ``<picture>``."""
+    """While open, :func:`save_figure` also writes each figure at a phone's width (``<stem>-phone.png``, see
+    :func:`_save_phone`) and records it in :data:`PHONE_RENDERS` for the report's ``<picture>``."""
 
     def __enter__(self):
         PHONE_RENDERS.clear()
@@ -83,45 +86,47 @@ def save_figure(fig, path: Path, tight: bool = True) -> Path:
         fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     if PHONE_RENDERS.get("active"):
-        import warnings
-
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(PHONE_WIDTH_INCHES, max(3.0, min(height * PHONE_WIDTH_INCHES / width * 1.6, height)))
-        # wrapping is left off: a wrapped title is measured at the old width and can run off the canvas
-        for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "set_fontsize")
-                                and hasattr(artist, "get_text")):
-            if text.get_fontsize() < PHONE_MIN_POINTS:  # 7.5-8 pt notes: 8.5 pt (12 px) on the phone canvas
-                text.set_fontsize(PHONE_MIN_POINTS)
-
-        import textwrap
-
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        for ax in fig.axes:  # long titles and labels on several lines: a 4-inch canvas holds about 40 characters
-            for text in (ax.title, ax.xaxis.label, ax.yaxis.label):
-                if len(text.get_text()) > 40 and "\n" not in text.get_text():
-                    text.set_text(textwrap.fill(text.get_text(), 40))
-        for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):  # at most two columns
-            if legend is not None and getattr(legend, "_ncols", 1) > 2:
-                legend.set_ncols(2)
-        if fig._suptitle is not None and len(fig._suptitle.get_text()) > 40:
-            fig._suptitle.set_text(textwrap.fill(fig._suptitle.get_text(), 40))
-
-        canvas = FigureCanvasAgg(fig)
-        with warnings.catch_warnings():  # a crowded phone layout may not fit tightly; it is still drawn
-            warnings.simplefilter("ignore")
-            for _ in range(8):  # shrink the canvas until everything (labels outside the axes too) spans 4 inches
-                if tight and fig.get_layout_engine() is None:
-                    fig.tight_layout()
-                box = fig.get_tightbbox(canvas.get_renderer())
-                over = box.width - PHONE_WIDTH_INCHES
-                if over <= 0.02 or fig.get_size_inches()[0] - over < 2.0:
-                    break
-                fig.set_size_inches(fig.get_size_inches()[0] - over, fig.get_size_inches()[1])
-            phone = path.with_name(f"{path.stem}-phone{path.suffix}")
-            fig.savefig(phone, dpi=PHONE_DPI, bbox_inches="tight", pad_inches=0.02)  # nothing cut at the edges
-        PHONE_RENDERS[str(path)] = (phone, smallest_text_points(fig) * PHONE_DPI / 72)
+        PHONE_RENDERS[str(path)] = _save_phone(fig, path, tight)
     return path
+
+
+def _save_phone(fig, path: Path, tight: bool) -> tuple[Path, float]:
+    """The same drawing on a canvas :data:`PHONE_WIDTH_INCHES` wide (``<stem>-phone.png``), so that its text stays at
+    least 10 px on a 390 px screen: notes raised to :data:`PHONE_MIN_POINTS`, titles and labels over 40 characters
+    on several lines, legends in at most two columns, the canvas narrowed until everything (labels outside the axes
+    too) fits. Changes ``fig`` (saved already). Returns the file and its smallest text in pixels."""
+    import textwrap
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(PHONE_WIDTH_INCHES, max(3.0, min(height * PHONE_WIDTH_INCHES / width * 1.6, height)))
+    for text in _texts(fig):
+        if text.get_fontsize() < PHONE_MIN_POINTS:  # 7.5-8 pt notes: 8.5 pt (12 px) on the phone canvas
+            text.set_fontsize(PHONE_MIN_POINTS)
+    for ax in fig.axes:  # a phone-wide canvas holds about 40 characters a line
+        for text in (ax.title, ax.xaxis.label, ax.yaxis.label):
+            if len(text.get_text()) > 40 and "\n" not in text.get_text():
+                text.set_text(textwrap.fill(text.get_text(), 40))
+    for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
+        if legend is not None and getattr(legend, "_ncols", 1) > 2:
+            legend.set_ncols(2)
+    if fig._suptitle is not None and len(fig._suptitle.get_text()) > 40:
+        fig._suptitle.set_text(textwrap.fill(fig._suptitle.get_text(), 40))
+    canvas = FigureCanvasAgg(fig)
+    with warnings.catch_warnings():  # a crowded phone layout may not fit tightly; it is still drawn
+        warnings.simplefilter("ignore")
+        for _ in range(8):  # narrow the canvas until the tight bounding box is PHONE_WIDTH_INCHES wide
+            if tight and fig.get_layout_engine() is None:
+                fig.tight_layout()
+            over = fig.get_tightbbox(canvas.get_renderer()).width - PHONE_WIDTH_INCHES
+            if over <= 0.02 or fig.get_size_inches()[0] - over < 2.0:
+                break
+            fig.set_size_inches(fig.get_size_inches()[0] - over, fig.get_size_inches()[1])
+        phone = path.with_name(f"{path.stem}-phone{path.suffix}")
+        fig.savefig(phone, dpi=PHONE_DPI, bbox_inches="tight", pad_inches=0.02)  # nothing cut at the edges
+    return phone, smallest_text_points(fig) * PHONE_DPI / 72
 
 
 def kept(function):
