@@ -636,11 +636,15 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
         plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")
     output.document({"out": str(Path(out)), "steps": int(table["step"].max()), **summary})
     output.say(f"{summary['origins']} origins, {table['step'].max()} step(s) from each")
-    for name in ("model", "naive", "seasonal_naive"):
-        values = summary[name]
+    for name in ("model", "naive", "seasonal_naive", "linear"):
+        values = summary.get(name)
         label = forecaster.model if name == "model" else name.replace("_", "-")
+        if not values or values.get("rmse") is None:  # e.g. a season longer than the values before an origin
+            if values is not None:
+                output.say(f"{label:<16} no forecast at these origins (too few values before them)")
+            continue
         output.say(f"{label:<16} RMSE {number_text(values['rmse'])}  MAE {number_text(values['mae'])}  MASE "
-                   f"{values['mase'] if values['mase'] is None else round(values['mase'], 4)}")
+                   f"{'n/a' if values['mase'] is None else number_text(values['mase'])}")
     output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
 
 
@@ -709,7 +713,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     from tsattn.tuning import tuned_settings
 
     merged = dict(grid.get("set", {}))
-    merged.update(tuned_settings(tuned))
+    compared = _names(models, "models") if models is not None else grid.get("models")
+    merged.update(tuned_settings(tuned, models=compared))
     merged.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
     if stat_baselines is not None:
         merged["baselines"] = _names(stat_baselines, "baselines")
@@ -769,6 +774,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
               "the model's space (see `tsattn models --json`), e.g. {units: {int: [8, 64], log: true}}.")
 @click.option("--storage", help="an SQLAlchemy URL for the study (default: sqlite in --out), e.g. a PostgreSQL URL "
               "shared by several machines.")
+@click.option("--study-name", help="the study's name in --storage (default: tsattn-<model>-<digest of the data>, so "
+              "searches on other data never mix).")
 @click.option("--seed", type=int, default=0, show_default=True, help="the sampler's seed and every trial's seed.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="a fixed run setting of every trial, e.g. --set epochs=50.")
@@ -779,7 +786,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @output_options
 @friendly_errors
 def tune_command(model_name, dataset, csv, column, date_column, id_column, fill, horizon, trials, timeout, metric,
-                 windows, step, space_path, storage, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
+                 windows, step, space_path, storage, study_name, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
                  address, cpus_per_run, out, force, quiet, as_json):
     """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
     on the test part beside the defaults."""
@@ -796,7 +803,7 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     dataset_name = fixed.pop("dataset", None)
     result = tune(model_name, dataset=dataset_name, trials=trials, timeout=timeout, metric=metric, storage=storage,
                   out=out, space=space, seed=seed, settings=fixed, echo=output.progress, force=force, engine=engine,
-                  jobs=jobs, address=address, cpus=cpus_per_run, windows=windows, step=step)
+                  jobs=jobs, address=address, cpus=cpus_per_run, windows=windows, step=step, study_name=study_name)
     complete = int((result.trials["state"] == "COMPLETE").sum())
     output.document({"out": str(out), "metric": result.metric, "best_value": result.best_value,
                      "best_settings": result.best_settings, "trials": len(result.trials), "completed": complete,
@@ -812,7 +819,8 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     else:
         from sqlalchemy.engine import make_url
 
-        study = f"(the study is in {make_url(storage).render_as_string(hide_password=True)})"
+        study = (f"(the study {result.study_name} is in "
+                 f"{make_url(storage).render_as_string(hide_password=True)})")
     output.say(f"Wrote {out}: trials.csv, best.json, report.md, history.png, importance.png, {study} "
                f"(refit: tsattn fit --config {Path(out) / 'best.json'} ...)")
 

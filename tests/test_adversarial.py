@@ -611,3 +611,55 @@ def test_backtesting_a_panel_fitted_model_on_one_of_its_series_warns_that_it_saw
     one = frame[frame["unique_id"] == "a"].set_index("ds")["y"]
     with pytest.warns(UserWarning, match="the model was fitted on data up to .* after the first origin"):
         model.backtest(one, start=0.8)
+
+
+@st.composite
+def long_frames(draw):
+    """Long frames a user might pass: the usual columns or some missing, a column twice, odd types in each."""
+    rows = draw(st.integers(0, 30))
+    columns = draw(st.lists(st.sampled_from(["unique_id", "ds", "y", "price", "y", "ds", "other"]), max_size=6))
+    data = {}
+    stamps = pd.date_range("2000-01-01", periods=rows, freq="MS")
+    kinds = {"unique_id": st.sampled_from([["a"] * rows, [1] * rows, ["a", 1] * (rows // 2) + ["a"] * (rows % 2),
+                                           [None] * rows]),
+             "ds": st.sampled_from([list(stamps), list(range(rows)), ["x"] * rows, list(stamps[::-1])]),
+             "y": st.sampled_from([list(np.arange(rows, dtype=float)), ["1"] * rows, [np.nan] * rows,
+                                   list(np.full(rows, 1e308)), [True] * rows])}
+    frame = pd.DataFrame(index=range(rows))
+    for name in columns:
+        values = draw(kinds.get(name, st.just(list(np.linspace(0, 1, rows)))))
+        frame = pd.concat([frame, pd.Series(values, name=name, dtype=object if name == "unique_id" else None)], axis=1)
+    return frame
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=long_frames(), exog=st.sampled_from([(), ("price",), ("nope",), ("y",)]))
+def test_generated_long_frames_are_read_or_refused_in_one_line(frame, exog):
+    """Every API entry reads frames through as_panel: a frame of the wrong shape, a column twice or odd types is
+    refused with one TsattnError line, never an AttributeError, TypeError or IndexError."""
+    from tsattn.panel import as_panel
+
+    try:
+        panel = as_panel(frame, exog=exog)
+    except TsattnError as exc:
+        assert "\n" not in str(exc) and str(exc)
+        return
+    assert np.isfinite(panel.values).all() and panel.n_series >= 1
+
+
+@pytest.fixture(scope="module")
+def fitted_on_frame():
+    series = make_series(n=40)
+    frame = pd.DataFrame({"unique_id": "a", "ds": series.index, "y": series.values, "price": np.linspace(0, 1, 40)})
+    return Forecaster("simple-rnn", window=6, horizon=3, units=3, epochs=1).fit(frame, seed=0, verbose=0)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(frame=long_frames())
+def test_generated_frames_given_to_a_fitted_forecaster_are_forecast_or_refused_in_one_line(fitted_on_frame, frame):
+    for call in (lambda: fitted_on_frame.predict(df=frame), lambda: fitted_on_frame.predict(futr_df=frame)):
+        try:
+            call()
+        except TsattnError as exc:
+            assert "\n" not in str(exc) and str(exc)

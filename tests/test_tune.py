@@ -173,8 +173,9 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     import os
 
     storage = f"sqlite:///{tmp_path / 'study.db'}"
-    T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, storage=storage, refit=False)
-    study = optuna.load_study(study_name="tsattn-simple-rnn", storage=storage)
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, storage=storage,
+                    refit=False)
+    study = optuna.load_study(study_name=result.study_name, storage=storage)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     for pid in (int(dead.stdout), os.getpid()):
         trial = study.ask()
@@ -185,6 +186,21 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     assert states == ["COMPLETE", "FAIL", "RUNNING", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED
     monkeypatch.setattr(T, "GRACE_SECONDS", 0)  # ... and failed after it, or a search could wait for it for ever
     assert T._fail_stale(study) == 1 and [t.state.name for t in study.trials][2:] == ["RUNNING", "FAIL"]
+
+
+def test_searches_of_other_data_in_one_database_are_separate_studies_and_the_same_data_resumes(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'shared.db'}"
+    run = dict(trials=1, space=SPACE, settings=FIXED, storage=storage, refit=False)
+    first = T.tune("simple-rnn", data=make_series(n=60), **run)
+    other = T.tune("simple-rnn", data=make_series(n=60, seed=1), **run)
+    assert first.study_name.startswith("tsattn-simple-rnn-") and other.study_name != first.study_name
+    assert sorted(optuna.get_all_study_names(storage)) == sorted([first.study_name, other.study_name])
+    again = T.tune("simple-rnn", data=make_series(n=60), **{**run, "trials": 2})
+    assert again.study_name == first.study_name and (again.trials["state"] == "COMPLETE").sum() == 2
+    named = T.tune("simple-rnn", data=make_series(n=60), study_name="mine", **run)
+    assert named.study_name == "mine" and "mine" in optuna.get_all_study_names(storage)
+    with pytest.raises(ConfigError, match="study_name"):
+        T.tune("simple-rnn", data=make_series(n=60), study_name="", **run)
 
 
 @pytest.mark.slow  # ten failing trials, then a padded search: about 30 s
@@ -382,16 +398,43 @@ def postgres():
         port = probe.getsockname()[1]
     subprocess.run([*as_user, f"{bin_dir}/initdb", "-D", data, "-U", "tsattn", "--auth=trust"], check=True,
                    capture_output=True)
-    subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-w", "-l", f"{data}/log", "-o",
-                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    server = _Server([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-w", "-l", f"{data}/log", "-o",
+                      f"-p {port} -k {data} -c listen_addresses=127.0.0.1"],
+                     f"postgresql://tsattn@127.0.0.1:{port}/postgres")
+    server.start()
     try:
-        yield f"postgresql://tsattn@127.0.0.1:{port}/postgres"
+        yield server
     finally:
-        subprocess.run([*as_user, f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
+        subprocess.run(server.control + ["-m", "immediate", "stop"], capture_output=True)
         shutil.rmtree(data, ignore_errors=True)
 
 
+class _Server:
+    """A scratch PostgreSQL server: its URL, and pg_ctl to start and stop it."""
+
+    def __init__(self, control, url):
+        self.control, self.url = control, url
+
+    def start(self):
+        subprocess.run(self.control + ["start"], check=True, capture_output=True)
+
+    def stop(self):
+        subprocess.run(self.control + ["-m", "fast", "stop"], check=True, capture_output=True)
+
+    def completed(self, study):
+        import psycopg2
+
+        try:
+            with psycopg2.connect(self.url) as connection, connection.cursor() as cursor:
+                cursor.execute("select count(*) from trials t join studies s on s.study_id = t.study_id "
+                               "where s.study_name = %s and t.state = 'COMPLETE'", (study,))
+                return cursor.fetchone()[0]
+        except psycopg2.Error:  # the tables are made by the first search
+            return 0
+
+
 def test_a_search_in_a_real_postgresql_database_resumes_and_says_where_its_study_is(postgres, tmp_path):
+    postgres = postgres.url
     """The README's spelling, postgresql://, with the driver that is installed; a resumed search adds trials to
     the same study; the output names the database, not a study.db that is not there."""
     from click.testing import CliRunner
@@ -403,9 +446,43 @@ def test_a_search_in_a_real_postgresql_database_resumes_and_says_where_its_study
     (tmp_path / "space.json").write_text(json.dumps({k: v for k, v in SPACE.items()}))
     first = CliRunner().invoke(main, args + ["--trials", "1"])
     assert first.exit_code == 0, first.output
-    assert f"(the study is in {postgres})" in first.output and not (tmp_path / "t" / "study.db").exists()
+    assert "(the study tsattn-simple-rnn-" in first.output and f" is in {postgres})" in first.output and not (tmp_path / "t" / "study.db").exists()
     second = CliRunner().invoke(main, args + ["--trials", "2"])
     assert second.exit_code == 0 and "1 of 2 trials done" in second.output, second.output
     down = postgres.rsplit(":", 1)[0] + ":1/postgres"  # a port where no server listens
     refused = CliRunner().invoke(main, args[:-4] + ["--storage", down, "--out", str(tmp_path / "u"), "--trials", "1"])
     assert refused.exit_code == 2 and "the study database cannot be opened" in refused.output, refused.output
+
+
+@pytest.mark.slow  # a search in a subprocess killed with SIGKILL, resumed, then the server stopped: about 30 s
+def test_a_search_in_postgresql_survives_kill_9_and_a_stopped_server_is_one_line(postgres, tmp_path):
+    csv = tmp_path / "series.csv"
+    make_series(n=100).rename_axis("date").reset_index().to_csv(csv, index=False)
+    (tmp_path / "space.json").write_text(json.dumps(SPACE))
+    out = tmp_path / "search"
+    command = [sys.executable, "-m", "tsattn", "tune", "--model", "simple-rnn", "--csv", str(csv), "--column", "demand",
+               "--date-column", "date", "--trials", "4", "--space", str(tmp_path / "space.json"), "--set", "epochs=3",
+               "--storage", postgres.url, "--study-name", "killed", "--out", str(out), "-q"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while postgres.completed("killed") < 1 and time.time() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert 1 <= postgres.completed("killed") < 4
+    done = subprocess.run(command[:-1] + ["--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["completed"] == 4 and postgres.completed("killed") == 4
+    trials = pd.read_csv(out / "trials.csv")
+    assert (trials["state"] == "RUNNING").sum() == 0  # the trial killed mid-way is failed, not left running
+    before = sorted(p.name for p in out.iterdir())
+    postgres.stop()
+    try:
+        stopped = subprocess.run(command[:-1] + ["--trials", "5"], capture_output=True, text=True, timeout=120)
+    finally:
+        postgres.start()
+    assert stopped.returncode == 2, stopped.stderr[-2000:]
+    lines = [line for line in stopped.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "the study database cannot be opened" in lines[0] and "Traceback" not in stopped.stderr
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written on the refusal
+    assert postgres.completed("killed") == 4

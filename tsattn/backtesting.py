@@ -120,19 +120,31 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     if not isinstance(retrain, (bool, int, np.integer)) or (not isinstance(retrain, bool) and retrain < 1):
         raise ConfigError(f"retrain must be True, False or an integer >= 1 (refit every k origins); got {retrain!r}")
     every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
+    from .engine import get_engine
+
+    runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)  # checked even when nothing refits
     if every and panel.n_series > 1:
         raise ConfigError("retrain needs one series (the series of a panel end at different times); backtest "
                           "a panel with retrain=False on a model fitted before start, or one series at a time")
-    first_targets = np.array([_start_position(panel.series(i), start) for i in range(panel.n_series)])
     lookback = state.lookback
+    longest = int(panel.lengths.max())
+    if longest < lookback + horizon:  # no start can work: say what can
+        fix = (f"use steps of at most {longest - lookback} (CLI: --steps)" if longest > lookback else
+               "pass a longer series")
+        raise ConfigError(f"the series has {longest} values, too few to backtest a window of {lookback} with "
+                          f"{horizon} step(s) from any start (that needs {lookback + horizon}); {fix}")
+    first_targets = np.array([_start_position(panel.series(i), start) for i in range(panel.n_series)])
     if (first_targets < lookback).any():
-        raise ConfigError(f"backtest start {start!r} leaves {int(first_targets.min())} value(s) before the first "
-                          f"origin, fewer than one window ({lookback}); start later")
+        i = int(np.argmin(first_targets))
+        raise ConfigError(f"backtest start {start!r} leaves {int(first_targets[i])} value(s) before the first "
+                          f"origin, fewer than one window ({lookback}); start at or after "
+                          f"{_stamp(panel.series(i).index[lookback])}")
     try:
         origins = origins_in(panel, lookback, horizon, first_targets, stride)
     except DataError:
-        raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; "
-                          "start earlier") from None
+        i = int(np.argmax(panel.lengths))
+        raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; start at or "
+                          f"before {_stamp(panel.series(i).index[int(panel.lengths[i]) - horizon])}") from None
     trained_until = np.empty(len(origins), dtype=object)
     if every == 0:
         scores = score_origins(state, panel, origins, horizon)
@@ -147,9 +159,6 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
                           "forecasts are optimistic; fit on data before start", UserWarning, stacklevel=2)
         trained_until[:] = fitted_end
     else:
-        from .engine import get_engine
-
-        runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
         covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns
         shared = {"config": state.config if epochs is None else state.config.updated(epochs=epochs),
                   "params": state.params, "values": panel.values,
@@ -187,6 +196,13 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     if "by_series" in summary:
         rows.attrs["metrics_by_series"] = summary["by_series"]
     return rows
+
+def _stamp(label) -> str:
+    """A time label as a user writes it back: a date without a midnight clock."""
+    if isinstance(label, pd.Timestamp) and label == label.normalize() and label.tz is None:
+        return str(label.date())
+    return str(label)
+
 
 def _start_position(series: pd.Series, start) -> int:
     n = len(series)

@@ -185,6 +185,9 @@ def load_grid(path: str | Path) -> dict:
         raise ConfigError(f"--config {path} does not parse as TOML ({str(exc).splitlines()[0]}); fix the file") from None
     except TsattnError as exc:
         raise ConfigError(str(exc)) from None
+    if not grid:  # an empty file (or only comments) is most likely the wrong file, not a grid of defaults
+        raise ConfigError(f"--config {path} holds no settings; give a TOML grid (e.g. models = [\"nbeats\"]) or "
+                          "leave --config out")
     unknown = sorted(set(grid) - set(GRID_KEYS))
     if unknown:
         raise ConfigError(f"--config {path} has unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(GRID_KEYS))}")

@@ -309,6 +309,9 @@ def get_engine(engine: str = "local", jobs: int = 1, address: str | None = None,
     if engine == "local":
         if address is not None:
             raise ConfigError("--address is for the ray engine; add --engine ray")
+        if cpus != 1:  # it used to be accepted and ignored (a local run's threads follow --jobs)
+            raise ConfigError(f"cpus per run ({cpus!r}) is for the ray engine; add --engine ray, or use --jobs "
+                              "for local processes")
         return LocalEngine(jobs)
     if jobs != 1:
         raise ConfigError("--jobs is for the local engine; with --engine ray every run is a Ray task")

@@ -340,8 +340,9 @@ def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
         for role, column in roles.items():
             if name == column:
                 raise DataError(f"covariate column {name!r} is also the {role} column; a covariate needs its own column")
-        if name not in columns:
-            raise DataError(f"covariate column {name!r} is not in {source}; available columns: {', '.join(columns)}")
+        if name not in columns:  # the columns tsattn added itself (a one-series CSV's id) are not the user's
+            shown = [c for c in columns if not (c.startswith("__") and c.endswith("__"))]
+            raise DataError(f"covariate column {name!r} is not in {source}; available columns: {', '.join(shown)}")
     return exog
 
 
@@ -362,6 +363,12 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
             raise DataError(f"covariate column {name!r} of {source} {what} ({str(raw.iloc[first])!r}) in series "
                             f"{ids[codes[first]]!r} at {times[first]} ({int(bad.sum())} such row(s)); covariates must be "
                             "finite numbers: fill or encode them first (a category is a static feature, stat_exog)")
+        with np.errstate(over="ignore", invalid="ignore"):  # scaling takes the spread: it must be a finite number
+            spread = np.std(values) if len(values) else 0.0
+        if not np.isfinite(spread):
+            raise DataError(f"covariate column {name!r} of {source} spans {values.min():.3g} to {values.max():.3g}, too "
+                            "wide to scale in float64; rescale the column first (e.g. divide it by "
+                            f"{10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
         out[:, j] = values
     return out
 

@@ -154,6 +154,7 @@ class TuneResult:
     forecaster: object = None
     test: dict = field(default_factory=dict)       # "tuned" / "defaults" -> test metrics of the refits
     out: Path | None = None
+    study_name: str | None = None                  # the Optuna study's name in its database
 
 
 def _validation_score(config, seen, metric: str, trial=None, windows: int | None = None,
@@ -550,6 +551,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     for name, value in (("windows", windows), ("step", step)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
             raise ConfigError(f"{name} must be an integer >= 1; got {value!r}")
+    if study_name is not None and (not isinstance(study_name, str) or not study_name.strip() or len(study_name) > 256):
+        raise ConfigError(f"study_name must be a non-empty name of at most 256 characters; got {study_name!r}")
     if step is not None and windows is None:
         raise ConfigError("step is the distance between validation windows; give windows too (e.g. windows=3)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -610,15 +613,17 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
 
             from .io import write_json
 
+            study_name = study_name or default_study_name(model, panel, storage)
             write_json(out / "study.json", {"storage": make_url(storage).render_as_string(hide_password=True),
-                                            "study": study_name or f"tsattn-{model}"})
+                                            "study": study_name})
+        own_folder = storage is None
         storage = storage or f"sqlite:///{out / STUDY_FILE}"
     elif storage is None and not runner.in_process:  # workers in other processes share the study through a file
         import tempfile
 
         scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
-    name = study_name or f"tsattn-{model}"
+    name = study_name or default_study_name(model, panel, storage, own_folder=out is not None and own_folder)
     try:
         study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
                                     load_if_exists=True, direction="minimize")
@@ -658,7 +663,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             errors = [outcome.error for outcome in outcomes if not outcome.ok]
             if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
                 raise TsattnError(errors[0])
-        return _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo)
+        result = _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo)
+        result.study_name = name
+        return result
     finally:
         if scratch is not None:
             scratch.cleanup()
@@ -670,6 +677,24 @@ def _protocol_line(protocol: dict | None) -> str:
         return "Each trial was scored on its fit's own validation part (the end of each series before the test part)."
     return (f"Each trial was fitted once and scored on {windows} validation windows per series, {protocol['step']} "
             "values apart, the last ending where the test part begins (rolling origins, no refits).")
+
+
+def default_study_name(model: str, panel, storage, own_folder: bool = False) -> str:
+    """The study a search uses when none is named: ``tsattn-<model>-<digest of the data>``, so searches of one model
+    on different data share a database without mixing (a fibonacci search used to join a sunspots study). A
+    study of the older name ``tsattn-<model>`` already in the database is resumed (its recorded data is checked),
+    and so is the one study of a result folder's own study.db: a folder holds one search."""
+    import hashlib
+
+    name = f"tsattn-{model}-{hashlib.sha1(data_fingerprint(panel).encode()).hexdigest()[:8]}"
+    if not isinstance(storage, str):
+        return name
+    if storage.startswith("sqlite:///") and not Path(storage[len("sqlite:///"):]).exists():
+        return name  # a new file: nothing to resume (and nothing created by looking)
+    names = _optuna().get_all_study_names(storage=_storage(storage))
+    legacy = [n for n in names if n == f"tsattn-{model}"
+              or (own_folder and n.startswith(f"tsattn-{model}-"))]
+    return name if name in names or not legacy else legacy[0]
 
 
 def data_fingerprint(panel) -> str:
@@ -908,19 +933,29 @@ def load_best(path) -> dict:
     return settings
 
 
-def tuned_settings(paths) -> dict:
+def tuned_settings(paths, models=None) -> dict:
     """Settings of ``tsattn tune`` results (best.json files or tune folders) as per-model compare settings
-    ("attention-rnn.learning_rate": ...), so "does attention help?" can be asked of tuned models."""
+    ("attention-rnn.learning_rate": ...), so "does attention help?" can be asked of tuned models. With ``models``
+    (the compared models) each file is checked against them, and a problem names the file, not a --set."""
+    from .config import RunConfig
+    from .specs import get_spec
+
     settings = {}
     for path in paths or []:
         best = dict(load_best(path))
         model = best.pop("model", None)
         if not isinstance(model, str):
             raise ConfigError(f"{path} names no model; give the best.json of a tsattn tune search")
+        if models is not None and model not in models:
+            raise ConfigError(f"--tuned {path} is a search of {model}, which is not compared here "
+                              f"({', '.join(models)}); add {model} to --models or leave the file out")
         for key, value in best.items():
             if key in ("horizon", "dataset", "csv", "column", "date_column", "id_column", "seed"):
                 continue  # the comparison's data, horizon and seeds are its own (a tuned seed would make every
                 # seed of the comparison the same fit)
+            if models is not None and key not in RunConfig.fields() and key not in get_spec(model).params:
+                raise ConfigError(f"--tuned {path}: {model} has no setting or parameter {key!r} (was the file "
+                                  "edited?); remove it from the file")
             settings[f"{model}.{key}"] = value
     return settings
 
