@@ -663,3 +663,41 @@ def test_generated_frames_given_to_a_fitted_forecaster_are_forecast_or_refused_i
             call()
         except TsattnError as exc:
             assert "\n" not in str(exc) and str(exc)
+
+
+def test_round_3_messages_name_the_real_cause_and_a_fix_that_works(tmp_path):
+    """Class 5 of issue 39: a backtest start that cannot work names the start (or --steps) that does; a covariate
+    too wide to scale is named (not the least-squares start); the internal id column is never listed; a --tuned
+    file's problem names the file, not a --set."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    series = make_series(n=24)
+    frame = pd.DataFrame({"date": series.index.strftime("%Y-%m-%d"), "demand": series.values,
+                          "big": np.where(np.arange(24) % 2, 1e300, -1e300)})
+    frame.to_csv(tmp_path / "one.csv", index=False)
+    base = ["--csv", str(tmp_path / "one.csv"), "--column", "demand", "--date-column", "date"]
+    run = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", *base, "--window", "6", "--horizon", "3",
+                                    "--epochs", "1", "--set", "units=3", "--out", str(tmp_path / "run"), "-q"])
+    assert run.exit_code == 0, run.output
+    cases = [
+        (["backtest", "--model-dir", str(tmp_path / "run"), *base, "--start", "2000-03-01"],
+         "start at or after 2000-07-01"),
+        (["backtest", "--model-dir", str(tmp_path / "run"), *base, "--start", "2001-12-01"],
+         "start at or before 2001-10-01"),
+        (["backtest", "--model-dir", str(tmp_path / "run"), *base, "--start", "2000-08-01", "--steps", "50"],
+         "use steps of at most 18"),
+        (["fit", "--model", "simple-rnn", *base, "--futr-exog", "big", "--out", str(tmp_path / "f")],
+         "covariate column 'big' of CSV file one.csv spans -1e+300 to 1e+300, too wide to scale"),
+        (["fit", "--model", "simple-rnn", *base, "--hist-exog", "nope", "--out", str(tmp_path / "f")],
+         "available columns: date, demand, big"),
+    ]
+    (tmp_path / "best.json").write_text(json.dumps({"model": "nbeats", "units": 4}))
+    cases.append((["compare", "--models", "simple-rnn", *base, "--seeds", "0", "--tuned", str(tmp_path / "best.json"),
+                   "--out", str(tmp_path / "c")], "is a search of nbeats, which is not compared here"))
+    for args, message in cases:
+        result = CliRunner().invoke(main, args + ["--out", str(tmp_path / "bt")] if args[0] == "backtest" else args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+        assert "__series__" not in result.output and "start earlier" not in result.output
+        assert "least-squares" not in result.output and "--set" not in result.output
