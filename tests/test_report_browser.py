@@ -158,3 +158,38 @@ def test_report_reads_well_in_chromium(browser, report, device, tmp_path):
     figure.click()
     assert figure.evaluate("img => img.clientWidth") == fitted[0]
     page.close()
+
+
+@pytest.fixture(scope="module")
+def tune_report(tmp_path_factory):
+    """A real search's report (two trials of a tiny network: a few seconds), rendered by the same templates."""
+    pytest.importorskip("optuna")
+    from conftest import make_series
+    from tsattn.tuning import tune
+
+    out = tmp_path_factory.mktemp("tune") / "t"
+    tune("simple-rnn", data=make_series(n=80), trials=2, space={"units": [2, 3]}, settings={"epochs": 2}, out=out)
+    return out / "report.html"
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_tune_report_reads_well_in_chromium(browser, tune_report, device, tmp_path):
+    width = WIDTHS[device]
+    page = browser.new_page(viewport={"width": width, "height": 900}, device_scale_factor=1)
+    page.goto(tune_report.as_uri())
+    page.screenshot(path=str(Path(os.environ.get("TSATTN_SCREENSHOTS", tmp_path)) / f"tune-{device}.png"),
+                    full_page=False)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    verdict = page.evaluate("""() => { const item = document.querySelector('.verdict li');
+        return [item.getBoundingClientRect().top, item.textContent]; }""")
+    assert 0 < verdict[0] < 900 - 40 and verdict[1].startswith("The tuned settings "), verdict
+    assert "than the defaults" in verdict[1] or "same on test as the defaults" in verdict[1]
+    if device == "phone":
+        shown = page.evaluate("""() => [...document.querySelectorAll('figure.fig img')].map(img =>
+            parseFloat(img.dataset.phoneTextPx) * img.clientWidth / img.naturalWidth)""")
+        assert shown and min(shown) >= 10, shown
+    smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('body *')]
+        .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+        .map(e => parseFloat(getComputedStyle(e).fontSize)))""")
+    assert smallest >= 11
+    page.close()

@@ -52,7 +52,7 @@ def files(tmp_path_factory):
                                      "y": (series.values[:50] * (1 + k)).round(3)}) for k, uid in enumerate("abc")])
     panel.to_csv(root / "panel.csv", index=False)
     pd.DataFrame({"unique_id": list("abc"), "size": [1.0, 2.0, 3.0]}).to_csv(root / "static.csv", index=False)
-    (root / "space.json").write_text(json.dumps({"units": [2, 3], "learning_rate": [0.001, 0.01, "log"]}))
+    (root / "space.json").write_text(json.dumps({"units": [2, 3], "learning_rate": {"float": [0.001, 0.01], "log": True}}))
     (root / "best.json").write_text(json.dumps({"model": "simple-rnn", "units": 3, "epochs": 1}))
     (root / "best_seed.json").write_text(json.dumps({"model": "simple-rnn", "units": 3, "epochs": 1, "seed": 4}))
     (root / "empty.csv").write_text("")

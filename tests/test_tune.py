@@ -318,8 +318,10 @@ def test_the_report_comes_as_markdown_and_html_and_says_when_tuning_lost_on_test
     assert "e-0" not in md and "0.0027583" not in md  # numbers as people read them
     tuned, plain = (result.test[label]["test"]["rmse"] for label in ("tuned", "defaults"))
     assert ("WORSE on test than the defaults" in md) == (tuned > plain)
-    verdict = md.split("\n\n")[1]  # the verdict first, either way, with the caveat on 2 trials
-    assert verdict.startswith("Verdict: the tuned settings ") and "Only 2 trial(s) completed" in verdict
+    head, verdict = md.split("\n\n")[1:3]  # the verdict first, either way, with the caveat on 2 trials
+    assert head == "**Verdict.**" and verdict.startswith("- The tuned settings ") and "Only 2 trial(s)" in verdict
+    assert html.index("class='verdict'") < html.index("<h2>")  # first on the page too
+    assert "data-phone-text-px=" in html  # each figure has its phone-sized render
     assert ("better on test" in verdict) == (tuned < plain)
 
 

@@ -8,7 +8,6 @@ report through the same tables and the one verdict (:func:`tsattn.verdicts.compa
 from __future__ import annotations
 
 import base64
-import html
 from pathlib import Path
 
 import numpy as np
@@ -296,7 +295,8 @@ def _cells(row, columns=SUMMARY_COLUMNS) -> list[str]:
 
 def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                  summary: pd.DataFrame, failures: list[dict] = ()) -> tuple[Path, Path]:
-    """report.md (images in figures/) and a self-contained report.html (images inlined)."""
+    """report.md (images in figures/) and a self-contained report.html (images inlined), from the templates of
+    :func:`write_document`."""
     from .io import versions
 
     settings = ", ".join(f"{key} = {_setting_text(value)}" for key, value in spec.settings.items()) \
@@ -308,9 +308,7 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
     meta = (("Models", ", ".join(spec.models)), ("Seeds", ", ".join(map(str, spec.seeds))), ("Settings", settings),
             ("Versions", ", ".join(f"{name} {version}" for name, version in versions().items())))
     # the verdict first (each dataset's, above its table and figures); how the comparison was made at the end
-    md = ["# tsattn comparison report", ""]
-    body = ["<h1>tsattn comparison report</h1>"]
-    figure_number = 0
+    blocks = []
     for source in spec.sources:
         dataset = source.name
         table = summary[summary["dataset"] == dataset]
@@ -319,142 +317,117 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         best_value = table["headline_mean"].min()  # rank 1, network or baseline: the row the verdict names
         ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
         columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1)
-        lines = comparison_verdict(results, summary, dataset, records)
-        md += [f"## {dataset}", "", "**Verdict.**", ""] + [f"- {line}" for line in lines] + [""]
-        md += [f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to naive "
-               "on the same metric.", "", "| " + " | ".join(label for _, label in columns) + " |",
-               "|" + "---|" * len(columns)]
-        rows_html = []
-        for _, row in table.iterrows():
-            cells = _cells(row, columns)
-            is_best = row["headline_mean"] == best_value
-            md.append("| " + " | ".join(f"**{c}**" if is_best and c else c for c in cells) + " |")  # no "****"
-            rows_html.append("<tr%s>%s</tr>" % (' class="best"' if is_best else "", "".join(
-                f"<td class='{'text' if key == 'model' else 'num'}'>{html.escape(c)}</td>"
-                for (key, _), c in zip(columns, cells))))
-        md += [""]
-        body.append(f"<h2>{html.escape(dataset)}</h2>"
-                    + "<div class='verdict'><b>Verdict.</b><ul>"
-                    + "".join(f"<li>{html.escape(line).replace('**', '')}</li>" for line in lines) + "</ul></div>"
-                    + f"<p>{int(table['series'].iloc[0])} series; ranked on "
-                    f"{html.escape(ranked_on)}; ratio to naive on the same metric.</p><div class='scroll'><table><thead><tr>"
-                    + "".join(f"<th class='{'text' if key == 'model' else 'num'}'>{html.escape(label)}</th>"
-                              for key, label in columns)
-                    + "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table></div>")
+        blocks += [{"kind": "h2", "text": dataset_label(dataset)},
+                   {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
+                   {"kind": "p", "text": f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to "
+                                         "naive on the same metric."},
+                   {"kind": "table", "header": [label for _, label in columns],
+                    "rows": [_cells(row, columns) for _, row in table.iterrows()],
+                    "best": [row["headline_mean"] == best_value for _, row in table.iterrows()],
+                    "label": [key for key, _ in columns].index("model")}]
         interval_rows = interval_table(table)
         if interval_rows:
             from .intervals import interval_source
 
             source = f"{interval_source(spec.settings.get('loss'))}, calibrated on each model's validation forecasts"
-            md += [f"**Prediction intervals** (test part; networks: {source}; baselines: conformal). Coverage is "
-                   "the share of test targets inside the interval (nominal: the level); MSIS is M4's scaled "
-                   "interval score and scaled CRPS is approximated from the interval bounds and the forecast "
-                   "(lower is better).", ""]
-            md += ["| " + " | ".join(interval_rows[0]) + " |", "|" + "---|" * len(interval_rows[0])]
-            md += ["| " + " | ".join(row) + " |" for row in interval_rows[1:]] + [""]
-            body.append("<p><b>Prediction intervals</b> (test part; networks: " + html.escape(source) +
-                        "; baselines: conformal).</p><div class='scroll'><table><thead><tr>"
-                        + "".join(f"<th class='{'text' if i == 0 else 'num'}'>{html.escape(c)}</th>"
-                                  for i, c in enumerate(interval_rows[0])) + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td class='{'text' if i == 0 else 'num'}'>{html.escape(c)}</td>"
-                                                   for i, c in enumerate(row)) + "</tr>"
-                                  for row in interval_rows[1:]) + "</tbody></table></div>")
-        from .plots import DPI, PHONE_DPI, PHONE_RENDERS, phone_renders
+            blocks += [{"kind": "p", "lead": "Prediction intervals",
+                        "text": f"(test part; networks: {source}; baselines: conformal). Coverage is the share of "
+                                "test targets inside the interval (nominal: the level); MSIS is M4's scaled interval "
+                                "score and scaled CRPS is approximated from the interval bounds and the forecast "
+                                "(lower is better)."},
+                       {"kind": "table", "header": interval_rows[0], "rows": interval_rows[1:], "label": 0}]
+        from .plots import PHONE_RENDERS, phone_renders
 
         with phone_renders():  # each figure also at a phone's width, its text legible at 390 px
             drawn = _figures(out, dataset, records, summary)
             phones = dict(PHONE_RENDERS)
         for caption, path in drawn:
-            if path is None:  # could not be drawn (warned)
-                continue
-            md += [f"### {caption}", "", f"![{caption}](figures/{path.name})", ""]
-            encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-            figure_number += 1
-            phone, smallest = phones.get(str(path), (None, None))
-            source = "" if phone is None else (
-                "<source media='(max-width: 600px)' srcset='data:image/png;base64,"
-                + base64.b64encode(phone.read_bytes()).decode("ascii") + "'>")
-            if phone is not None:
-                phone.unlink()  # inlined in the HTML; report.md links the full-size figure
-            sizes = "" if smallest is None else \
-                f" data-text-px='{smallest * DPI / PHONE_DPI:.1f}' data-phone-text-px='{smallest:.1f}'"
-            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'><picture>"
-                        f"{source}<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}'{sizes} "
-                        "onclick='this.closest(\"figure\").classList.toggle(\"full\")' title='click to see it full size'>"
-                        "</picture><figcaption>Click or tap the figure to see it full size (again to fit it)."
-                        "</figcaption></figure>")
+            if path is not None:  # None: could not be drawn (warned)
+                phone, smallest = phones.get(str(path), (None, None))
+                blocks.append({"kind": "figure", "caption": caption, "path": path, "link": f"figures/{path.name}",
+                               "phone": phone, "smallest": smallest})
     if failures:
-        md += ["## Failed runs", "", f"{len(failures)} run(s) failed and are left out of every table above; "
-               "rerunning the comparison with the same --out runs them again.", ""]
-        md += [f"- {f['dataset']} {f['model']} seed {f['seed']}: {f['error']}" for f in failures] + [""]
-        body.append(f"<h2>Failed runs</h2><p>{len(failures)} run(s) failed and are left out of every table above; "
-                    "rerunning the comparison with the same --out runs them again.</p><ul>"
-                    + "".join(
-                        f"<li>{html.escape(str(f['dataset']))} {html.escape(str(f['model']))} seed {f['seed']}: "
-                        f"{html.escape(str(f['error']))}</li>" for f in failures) + "</ul>")
-    md += ["## How this was made", ""] + [f"- {label}: {text}" for label, text in meta] + ["", methods, ""]
-    body.append("<h2>How this was made</h2><dl class='meta'>"
-                + "".join(f"<dt>{label}</dt><dd>{html.escape(text)}</dd>" for label, text in meta)
-                + f"</dl><p>{html.escape(methods)}</p>")
-    md += ["## Files", "", "results.csv (one row per run), summary.csv (mean/std over seeds), comparison.json "
-           "(the configuration: rerun with the same --out to resume, or with tsattn.compare(**spec)).", ""]
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>tsattn comparison</title>"
-            f"<style>{REPORT_CSS}</style></head><body>" + "".join(body) + "</body></html>")
-    with atomic_file(out / "report.md") as temporary:
-        temporary.write_text("\n".join(md))
-    with atomic_file(out / "report.html") as temporary:
-        temporary.write_text(page)
-    return out / "report.md", out / "report.html"
+        blocks += [{"kind": "h2", "text": "Failed runs"},
+                   {"kind": "p", "text": f"{len(failures)} run(s) failed and are left out of every table above; "
+                                         "rerunning the comparison with the same --out runs them again."},
+                   {"kind": "list", "items": [f"{f['dataset']} {f['model']} seed {f['seed']}: {f['error']}"
+                                              for f in failures]}]
+    blocks += [{"kind": "h2", "text": "How this was made"}, {"kind": "meta", "items": meta},
+               {"kind": "p", "text": methods},
+               {"kind": "h2", "text": "Files", "markdown_only": True},
+               {"kind": "p", "markdown_only": True, "text": "results.csv (one row per run), summary.csv (mean/std over "
+                "seeds), comparison.json (the configuration: rerun with the same --out to resume, or with "
+                "tsattn.compare(**spec))."}]
+    return write_document(out, "tsattn comparison report", blocks, page_title="tsattn comparison")
 
 
+def dataset_label(name: str) -> str:
+    """A dataset's name as a reader reads it: ``m3_40:y`` (a CSV's file stem and value column) becomes
+    "m3_40 (column y)"; a bundled dataset's name is kept."""
+    stem, colon, column = str(name).rpartition(":")
+    return f"{stem} (column {column})" if colon and stem and column else str(name)
 
-def write_document(out: Path, title: str, blocks: list) -> tuple[Path, Path]:
-    """report.md and a self-contained report.html (the comparison report's style, figures inlined) from blocks:
-    ``("h2", text)``, ``("p", text)``, ``("list", [text, ...])``, ``("table", header, rows)`` (cells as text, the
-    first column a label) and ``("figure", caption, path)`` (a PNG in ``out``; a missing one is left out). The
-    reporting layer for documents other than a comparison (``tsattn tune``'s report)."""
-    md, body, figure_number = [f"# {title}", ""], [f"<h1>{html.escape(title)}</h1>"], 0
+
+def _template(name: str):
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    environment = Environment(loader=PackageLoader("tsattn", "templates"), autoescape=select_autoescape(["html.j2"]),
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return environment.get_template(name)
+
+
+def _blocks(blocks: list, out: Path) -> list[dict]:
+    """Blocks as the templates read them: the short tuple form (``("p", text)``, ``("table", header, rows)``,
+    ``("figure", caption, file in out)``...) as dicts, figures read and inlined (a missing one left out), numbered."""
+    from .plots import DPI, PHONE_DPI
+
+    shaped, number = [], 0
     for block in blocks:
-        kind = block[0]
-        if kind == "h2":
-            md += [f"## {block[1]}", ""]
-            body.append(f"<h2>{html.escape(block[1])}</h2>")
-        elif kind == "p":
-            md += [block[1], ""]
-            body.append(f"<p>{html.escape(block[1])}</p>")
-        elif kind == "list":
-            md += [f"- {item}" for item in block[1]] + [""]
-            body.append("<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in block[1]) + "</ul>")
-        elif kind == "table":
-            header, rows = block[1], block[2]
-            md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            md += ["| " + " | ".join(row) + " |" for row in rows] + [""]
-            cell = lambda i: "text" if i == 0 else "num"  # noqa: E731
-            body.append("<div class='scroll'><table><thead><tr>"
-                        + "".join(f"<th class='{cell(i)}'>{html.escape(c)}</th>" for i, c in enumerate(header))
-                        + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td class='{cell(i)}'>{html.escape(c)}</td>" for i, c in enumerate(row))
-                                  + "</tr>" for row in rows) + "</tbody></table></div>")
-        elif kind == "figure":
-            caption, path = block[1], Path(out) / block[2]
+        if isinstance(block, tuple):
+            kind = block[0]
+            if kind in ("h2", "p"):
+                block = {"kind": kind, "text": block[1]}
+            elif kind in ("list", "verdict"):
+                block = {"kind": kind, "items": list(block[1])}
+            elif kind == "table":
+                block = {"kind": "table", "header": block[1], "rows": block[2], "label": 0}
+            elif kind == "figure":
+                block = {"kind": "figure", "caption": block[1], "path": Path(out) / block[2], "link": block[2]}
+            else:
+                raise ValueError(f"unknown report block {kind!r}")
+        block = dict(block)
+        if block["kind"] not in ("h2", "p", "list", "verdict", "table", "figure", "meta"):
+            raise ValueError(f"unknown report block {block['kind']!r}")
+        if block["kind"] == "figure":
+            path = Path(block["path"])
             if not path.is_file():
                 continue
-            md += [f"![{caption}]({path.name})", ""]
-            figure_number += 1
-            encoded = base64.b64encode(path.read_bytes()).decode("ascii")
-            body.append(f"<h3>{html.escape(caption)}</h3><figure class='fig' id='figure-{figure_number}'>"
-                        f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}' "
-                        "onclick='this.parentNode.classList.toggle(\"full\")' title='click to see it full size'>"
-                        "<figcaption>Click or tap the figure to see it full size (again to fit it).</figcaption>"
-                        "</figure>")
-        else:
-            raise ValueError(f"unknown report block {kind!r}")
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<style>{REPORT_CSS}</style></head><body>" + "".join(body) + "</body></html>")
+            number += 1
+            phone, smallest = block.get("phone"), block.get("smallest")
+            block.update(number=number, png=base64.b64encode(path.read_bytes()).decode("ascii"),
+                         phone=None if phone is None else base64.b64encode(Path(phone).read_bytes()).decode("ascii"))
+            if phone is not None:
+                Path(phone).unlink()  # inlined in the HTML; report.md links the full-size figure
+            if smallest is not None:
+                block.update(text_px=f"{smallest * DPI / PHONE_DPI:.1f}", phone_text_px=f"{smallest:.1f}")
+        shaped.append(block)
+    return shaped
+
+
+def write_document(out: Path, title: str, blocks: list, page_title: str | None = None) -> tuple[Path, Path]:
+    """report.md and a self-contained report.html (figures inlined, each with its phone-sized render where the
+    block names one) from blocks, through one pair of Jinja templates (tsattn/templates/report.{md,html}.j2) for
+    every report: ``h2``, ``p`` (an optional bold ``lead``), ``list``, ``verdict`` (its lines, first on the page),
+    ``table`` (``header``, ``rows`` of text cells, ``best`` row flags, ``label``: the text column), ``figure``
+    (``caption``, ``path``, ``link`` from report.md) and ``meta`` (label, text pairs); a block with
+    ``markdown_only`` is left out of the page. The short tuple forms ``("p", text)``, ``("table", header, rows)``,
+    ``("figure", caption, file in out)`` are read too."""
+    shaped = _blocks(blocks, out)
+    markdown = _template("report.md.j2").render(title=title, blocks=shaped)
+    page = _template("report.html.j2").render(title=title, page_title=page_title or title, css=REPORT_CSS,
+                                              blocks=[b for b in shaped if not b.get("markdown_only")])
     with atomic_file(out / "report.md") as temporary:
-        temporary.write_text("\n".join(md), encoding="utf-8")
+        temporary.write_text(markdown.rstrip("\n") + "\n", encoding="utf-8")
     with atomic_file(out / "report.html") as temporary:
         temporary.write_text(page, encoding="utf-8")
     return out / "report.md", out / "report.html"

@@ -808,7 +808,7 @@ def _headline(metrics: dict) -> str:
 def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, study) -> None:
     """trials.csv, best.json (settings `tsattn fit --config` takes), history.png, importance.png, report.md and
     report.html (through the reporting layer)."""
-    from .plots import save_figure
+    from .plots import PHONE_RENDERS, phone_renders, save_figure
     from .report import write_document
 
     with atomic_file(out / "trials.csv") as temporary:
@@ -824,17 +824,28 @@ def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, st
 
         warnings.warn(f"a tuning figure could not be drawn ({exc}); the trials and best settings are written",
                       UserWarning, stacklevel=2)
-    for name, figure in figures.items():
-        if figure is not None:
-            save_figure(figure, out / name)
+    with phone_renders():  # each figure also at a phone's width, its text legible at 390 px
+        for name, figure in figures.items():
+            if figure is not None:
+                save_figure(figure, out / name)
+        phones = {Path(path).name: render for path, render in PHONE_RENDERS.items() if path != "active"}
     write_document(out, f"Tuning {model}", report_blocks(result, study.user_attrs.get("protocol"),
-                                                          figures.get("importance.png") is not None))
+                                                          figures.get("importance.png") is not None, phones))
 
 
 
-def report_blocks(result: TuneResult, protocol: dict | None, importance: bool) -> list:
+def report_blocks(result: TuneResult, protocol: dict | None, importance: bool, phones: dict | None = None) -> list:
     """The tuning report's content (:func:`tsattn.report.write_document` writes it as Markdown and HTML): the
-    protocol, the best settings, the defaults trial, the refits scored once on test, and the figures."""
+    verdict (tuned against the defaults on test), the protocol, the best settings, the defaults trial, the refits
+    scored once on test, and the figures (with their phone-sized renders: ``phones``, file name -> (render, its
+    smallest text in px))."""
+    phones = phones or {}
+
+    def figure(caption, name):
+        phone, smallest = phones.get(name, (None, None))
+        return {"kind": "figure", "caption": caption, "path": result.out / name if result.out else Path(name),
+                "link": name, "phone": phone, "smallest": smallest}
+
     states = result.trials["state"]
     metric = result.metric
     blocks = [("p", f"Validation metric: {metric} (minimised); {int((states == 'COMPLETE').sum())} trials completed, "
@@ -856,26 +867,25 @@ def report_blocks(result: TuneResult, protocol: dict | None, importance: bool) -
         tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
         if tuned is not None and plain is not None:  # the verdict, either way, first
             if tuned > plain:
-                verdict = (f"Verdict: the tuned settings are WORSE on test than the defaults ({metric} "
+                verdict = (f"The tuned settings are WORSE on test than the defaults ({metric} "
                            f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
                            "these settings as the test part does; more validation windows (--windows) or the "
                            "defaults are the safer choice.")
             elif tuned < plain:
-                verdict = (f"Verdict: the tuned settings are better on test than the defaults ({metric} "
+                verdict = (f"The tuned settings are better on test than the defaults ({metric} "
                            f"{number_text(tuned)} against {number_text(plain)}; one split, one seed: check it with "
                            "tsattn compare over seeds before trusting the gain).")
             else:
-                verdict = f"Verdict: the tuned settings score the same on test as the defaults ({metric} {number_text(tuned)})."
+                verdict = f"The tuned settings score the same on test as the defaults ({metric} {number_text(tuned)})."
             completed = int((states == "COMPLETE").sum())
             if completed < 20:
                 verdict += f" Only {completed} trial(s) completed: the search has barely started."
-            blocks.insert(0, ("p", verdict))
-    blocks.append(("figure", "Optimisation history: validation metric per trial", "history.png"))
+            blocks.insert(0, ("verdict", [verdict]))
+    blocks.append(figure("Optimisation history: validation metric per trial", "history.png"))
     if importance:
         completed = int((states == "COMPLETE").sum())
-        blocks.append(("figure", f"Importance of each setting (fANOVA over {completed} completed trials"
-                                 + ("; few trials: a rough guide only" if completed < 20 else "") + ")",
-                       "importance.png"))
+        blocks.append(figure(f"Importance of each setting (fANOVA over {completed} completed trials"
+                             + ("; few trials: a rough guide only" if completed < 20 else "") + ")", "importance.png"))
     return blocks
 
 
