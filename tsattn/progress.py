@@ -50,9 +50,10 @@ class Heartbeat:
         return _TouchingStream(stream, self)
 
     def _run(self) -> None:
-        while not self._stop.wait(min(0.5, self.every / 3)):
+        tick = min(0.5, self.every / 3)
+        while not self._stop.wait(tick):  # a line one tick early rather than late: never more than `every` quiet
             now = time.perf_counter()
-            if now - self._last >= self.every:
+            if now - self._last >= self.every - tick:
                 with self._lock:
                     self._last = now
                     self._echo(f"{self.what}: {self.text}, elapsed {now - self._started:.0f}s")
