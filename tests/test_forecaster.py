@@ -358,3 +358,28 @@ def test_the_peers_keywords_did_you_mean_and_sklearn_checks():
         Forecaster("naive", h=4, horizon=2)
     with pytest.raises(ConfigError, match="val_size= and validation= name the same argument"):
         forecaster.fit(df=frame, val_size=4, validation=8)
+
+
+def test_in_sample_forecasts_are_the_fitted_model_at_every_window_of_its_data(tmp_path):
+    """NeuralForecast's predict_insample (statsforecast's fitted values): every window of the fitted data, step_size
+    apart and ending at its last value, forecast by the fitted model exactly as predict forecasts after that cut."""
+    from tsattn.errors import ConfigError
+
+    series = make_series(n=60)
+    model = Forecaster("simple-rnn", window=6, horizon=3, units=3, epochs=2).fit(series, verbose=0)
+    every = model.predict_insample()
+    assert list(every.columns) == ["unique_id", "ds", "cutoff", "y", "simple-rnn"]
+    assert every["cutoff"].nunique() == 60 - 6 - 3 + 1 and len(every) == 3 * every["cutoff"].nunique()
+    assert every["cutoff"].max() == series.index[-4] and (every["ds"] > every["cutoff"]).all()
+    assert np.allclose(every["y"], series.loc[every["ds"]].to_numpy())
+    cut = every["cutoff"].iloc[30]
+    assert np.allclose(every.loc[every["cutoff"] == cut, "simple-rnn"], model.predict(series=series[:cut]), rtol=1e-5)
+    sparse = model.predict_insample(step_size=4)
+    assert sparse["cutoff"].max() == every["cutoff"].max() and sparse["cutoff"].nunique() == 13
+    model.save(tmp_path / "m.tsattn")
+    loaded = Forecaster.load(tmp_path / "m.tsattn")
+    with pytest.raises(ConfigError, match=r"pass the data it was fitted on, predict_insample\(df=frame\)"):
+        loaded.predict_insample()
+    assert np.allclose(loaded.predict_insample(df=series)["simple-rnn"], every["simple-rnn"], rtol=1e-5)
+    with pytest.raises(ConfigError, match="step_size"):
+        model.predict_insample(step_size=0)

@@ -207,6 +207,7 @@ class Forecaster(BaseEstimator):
                                           progress=EpochProgress(config.epochs) if verbose else None, engine=engine,
                                           params=self.get_params(),
                                           announce=None if verbose == 0 else _announce)
+        self.__dict__["fitted_data_"] = (data, static_df)  # for predict_insample (not saved: artefacts keep tails)
         return self
 
     @classmethod
@@ -270,6 +271,56 @@ class Forecaster(BaseEstimator):
                              self.model: values.ravel(),
                              **{named: bounds[column].ravel() for column, named in
                                 zip(interval_columns(levels), interval_columns(levels, self.model))}})
+
+    def predict_insample(self, step_size: int = 1, df=None, static_df=None) -> pd.DataFrame:
+        """In-sample forecasts over the data the model was fitted on (NeuralForecast's ``predict_insample``; what
+        statsforecast calls fitted values): every window of each fitted series, ``step_size`` values apart and
+        ending at its last value, forecast ``horizon`` steps ahead by the fitted model (no refits), beside the
+        values that followed.
+
+        These forecasts are of values the model trained on (or was validated on): they show how it fits, not how
+        it forecasts; use :meth:`cross_validation` for that.
+
+        Args:
+            step_size: values between successive windows' ends (NeuralForecast's default, 1: every window).
+            df, static_df: the data the model was fitted on; by default the data given to :meth:`fit` (a loaded
+                model keeps only the end of each series, so it needs ``df``).
+
+        Returns:
+            A long frame ``unique_id, ds, cutoff, y, <model>``: ``cutoff`` is each window's last time, ``ds`` the
+            time forecast, ``y`` the value there.
+        """
+        from .evaluation import origins_in
+
+        state = self._state()
+        step = positive_int("step_size", step_size, 1, 1_000_000)
+        if df is None:
+            if "fitted_data_" not in self.__dict__:
+                raise ConfigError("this model was loaded (it keeps only the end of each series): pass the data it was "
+                                  "fitted on, predict_insample(df=frame)")
+            df, static_df = self.__dict__["fitted_data_"]
+        panel = state.panel_of(df, static=static_df)
+        horizon = state.horizon
+        origins = origins_in(panel, state.lookback, horizon)
+        series = panel.series_of(origins)
+        last = panel.offsets[series + 1] - 1 - horizon  # each series' last origin: the windows end there
+        origins = origins[(last - origins) % step == 0]
+        series = panel.series_of(origins)
+        first = panel.offsets[series]
+        if state.covariates is not None and state.covariates.layout.futr:  # a window's future-known values are
+            ahead = origins + horizon < panel.offsets[series + 1]  # in the data for every in-sample origin
+            origins, series, first = origins[ahead], series[ahead], first[ahead]
+        scaler = state.scaler_for(panel)
+        source = state.source_of(panel)
+        predicted = state.forecast(state.windows(source, origins, first), horizon, scaler, series)
+        targets = origins[:, None] + np.arange(1, horizon + 1)
+        id_column, time_column, value_column = state.columns
+        index = panel.index
+        stamps = index[targets.ravel()]
+        return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object)[series], horizon),
+                             time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps,
+                             "cutoff": np.repeat(np.asarray(index[origins]), horizon),
+                             value_column: panel.values[targets.ravel()], self.model: predicted.ravel()})
 
     # -- covariates ----------------------------------------------------------------------------------
     def make_future_dataframe(self, h: int | None = None, series=None) -> pd.DataFrame:
