@@ -29,3 +29,26 @@ def test_writes_through_the_wrapped_stream_count_as_lines():
             wrapped.write("epoch\n")
             time.sleep(0.1)
     assert lines == [] and stream.getvalue() == "epoch\n" * 8 and wrapped.isatty() is False
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_epochs_are_a_tqdm_bar_on_a_terminal_and_lines_off_it():
+    from tsattn.harness import EpochProgress
+
+    def train(stream):
+        progress = EpochProgress(12, stream=stream)
+        progress.on_train_begin()
+        for epoch in range(12):
+            progress.on_epoch_end(epoch, {"loss": 0.5 / (epoch + 1), "val_loss": 0.6})
+        progress.on_train_end()
+        return stream.getvalue()
+
+    bar = train(_Terminal())
+    assert "12/12" in bar and ("epoch/s" in bar or "s/epoch" in bar)
+    assert "\r" in bar and "loss 0.04167  val_loss 0.60000" in bar and "epoch 1/12" not in bar
+    lines = train(io.StringIO()).splitlines()  # off a terminal: the first epoch and every 10th
+    assert [line.split()[1] for line in lines] == ["1/12", "10/12"] and "\r" not in "".join(lines)

@@ -226,11 +226,13 @@ class _StopOnRequest(keras.callbacks.Callback):
 
 
 class EpochProgress(keras.callbacks.Callback):
-    """One status line per epoch (loss, validation loss, ETA): rewritten in place on a terminal.
+    """Progress per epoch: on a terminal a tqdm bar (epochs done, loss and validation loss, tqdm's rate and time
+    left); off a terminal (a log, CI) a status line for the first epoch, every ``every``-th and at least one every
+    10 s (loss, validation loss, ETA).
 
-    The ETA is the epochs left at the pace of the epochs after the first (the first also traces and compiles the
-    model, often taking several times longer), so none is given after the first epoch; it is an upper bound
-    when early stopping may end training sooner."""
+    The lines' ETA is the epochs left at the pace of the epochs after the first (the first also traces and
+    compiles the model, often taking several times longer), so none is given after the first epoch; it is an
+    upper bound when early stopping may end training sooner."""
 
     def __init__(self, epochs: int, stream=None, every: int = 10, heartbeat=None):
         super().__init__()
@@ -242,6 +244,7 @@ class EpochProgress(keras.callbacks.Callback):
         self.start = self.last_line = time.perf_counter()
         self.first_end = None
         self.label = ""
+        self.bar = None
 
     def stage(self, label: str, epochs: int | None = None) -> None:
         """Another training begins (``model="auto"``'s next candidate, a final fit): its lines start with ``label``."""
@@ -260,32 +263,38 @@ class EpochProgress(keras.callbacks.Callback):
         elapsed = now - self.start
         if self.first_end is None:
             self.first_end = now
-        text = f"{self.label}epoch {done}/{self.epochs}  loss {logs.get('loss', float('nan')):.5f}"
+        losses = f"loss {logs.get('loss', float('nan')):.5f}"
         if "val_loss" in logs:
-            text += f"  val_loss {logs['val_loss']:.5f}"
-        text += f"  elapsed {elapsed:.0f}s"
+            losses += f"  val_loss {logs['val_loss']:.5f}"
+        if self.bar is not None:
+            self.bar.set_postfix_str(losses, refresh=False)
+            self.bar.update(1)
+            return
+        text = f"{self.label}epoch {done}/{self.epochs}  {losses}  elapsed {elapsed:.0f}s"
         if done > 1:  # the pace of the epochs after the first (which compiles)
             pace = (now - self.first_end) / (done - 1)
             text += f"  ETA <= {pace * (self.epochs - done):.0f}s"
         elif self.epochs > 1:
             text += "  (ETA after epoch 2: the first epoch also compiles the model)"
-        if self.interactive:
-            self.stream.write("\r" + text.ljust(90))
-            self.stream.flush()
-        elif done == 1 or done % self.every == 0 or now - self.last_line >= EVERY_SECONDS:
+        if done == 1 or done % self.every == 0 or now - self.last_line >= EVERY_SECONDS:
             self.stream.write(text + "\n")  # off a terminal: the first, every 10th, and one at least every 10 s
             self.last_line = now
 
     def on_train_begin(self, logs=None):
         if self.heartbeat is not None:
             self.heartbeat.stage(f"{self.label}training (epoch lines follow each epoch)")
+        if self.interactive:  # a terminal: tqdm's bar, redrawn in place (early stopping may end it before the total)
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.epochs, desc=self.label.rstrip(": ") or "training", unit="epoch",
+                            file=self.stream, dynamic_ncols=True, leave=True)
 
     def on_train_end(self, logs=None):
         if self.heartbeat is not None:
             self.heartbeat.stage(f"{self.label}training done; scoring and calibrating")
-        if self.interactive:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 # ----------------------------------------------------------------------------------------------------
