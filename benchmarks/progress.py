@@ -55,7 +55,7 @@ def main() -> None:
     shown = " ".join(["tsattn", *command[3:at], *command[at + 2:]])
     out = header("Progress off a terminal", command_line(), args.quick)
     out += [f"Command run with its output to a pipe (not a terminal): `{shown}`. {len(lines)} lines in {total:.0f} s; "
-            f"**longest quiet gap {quiet[0][0]:.1f} s** (target: at most 10 s, plus the heartbeat's 0.5 s tick).", "",
+            f"**longest quiet gap {quiet[0][0]:.1f} s** (target: at most 10 s).", "",
             "The five longest gaps (seconds; where they began; the line that ended them):", ""]
     out += table(["gap (s)", "from (s)", "ended by"], [[round(g, 1), round(at, 1), text[:100].replace("|", "/")]
                                                       for g, at, text in quiet[:5]])

@@ -626,9 +626,13 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
 
         series = load_dataset(forecaster.config_.dataset, **forecaster.config_.dataset_options)
     start_value = _parse_start(start)
-    table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
-                                retrain=retrain if retrain else False, epochs=epochs, engine=engine,
-                                jobs=jobs, address=address, cpus_per_run=cpus_per_run)
+    from tsattn.progress import Heartbeat
+
+    with Heartbeat(output.progress, "backtest") as beat:  # a line per refit, and one at least every 10 s
+        beat.stage("refitting" if retrain else "forecasting")
+        table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
+                                    retrain=retrain if retrain else False, epochs=epochs, engine=engine,
+                                    jobs=jobs, address=address, cpus_per_run=cpus_per_run, echo=beat.echo)
     summary = table.attrs["metrics"]
     with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
         table.to_csv(staging / "backtest.csv", index=False)

@@ -11,6 +11,7 @@ the fitted state carries.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -87,7 +88,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
 
 def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: int = 1,
              retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
-             address: str | None = None, cpus_per_run: int = 1) -> pd.DataFrame:
+             address: str | None = None, cpus_per_run: int = 1, echo=None) -> pd.DataFrame:
     """Rolling-origin historical forecasts (per series for a panel).
 
     Args:
@@ -102,6 +103,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
             k refits every k origins. A refit sees only values up to its origin (scaler included).
             Refits need one series (a panel's series end at different times).
         epochs: maximum epochs of each refit.
+        echo: called with a progress line after each refit (refits done of all, the origin, an ETA).
         engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
             (``jobs`` processes) or "ray" (each refit a Ray task of ``cpus_per_run`` CPUs; ``address``
             joins a cluster), as in :func:`tsattn.compare`. Every engine gives the same forecasts.
@@ -166,7 +168,13 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
                   "panel": panel if covariates else None, "columns": state.columns, "static": panel.static,
                   "origins": origins, "every": every, "horizon": horizon}
         predicted, baselines = np.zeros((len(origins), horizon)), {}
-        for block_start, outcome in runner.map(_refit_block, shared, range(0, len(origins), every)):
+        blocks = range(0, len(origins), every)
+        began = time.perf_counter()
+        for done, (block_start, outcome) in enumerate(runner.map(_refit_block, shared, blocks), 1):
+            if echo is not None:
+                left = (time.perf_counter() - began) / done * (len(blocks) - done)
+                echo(f"backtest: refit {done} of {len(blocks)} done (origin {_stamp(panel.index[origins[block_start]])})"
+                     + (f", ETA {left:.0f}s" if done < len(blocks) else ""))
             if not outcome.ok:
                 raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
                                     f"{outcome.error}")

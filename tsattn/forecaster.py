@@ -415,12 +415,13 @@ class Forecaster(BaseEstimator):
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
-                 address: str | None = None, cpus_per_run: int = 1) -> pd.DataFrame:
+                 address: str | None = None, cpus_per_run: int = 1, echo=None) -> pd.DataFrame:
         """Rolling-origin historical forecasts of this fitted Forecaster (per series for a panel): see
         :func:`tsattn.backtesting.backtest`, which takes the same arguments."""
         from .backtesting import backtest
 
-        return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run)
+        return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run,
+                        echo)
 
     # -- attention -----------------------------------------------------------------------------------
     def _windows(self, series, what: str) -> tuple:

@@ -50,13 +50,17 @@ class Heartbeat:
         return _TouchingStream(stream, self)
 
     def _run(self) -> None:
-        tick = min(0.5, self.every / 3)
-        while not self._stop.wait(tick):  # a line one tick early rather than late: never more than `every` quiet
+        limit = 0.95 * self.every  # a line a little before the limit: thread wake-ups are late, never early
+        while True:
             now = time.perf_counter()
-            if now - self._last >= self.every - tick:
-                with self._lock:
-                    self._last = now
-                    self._echo(f"{self.what}: {self.text}, elapsed {now - self._started:.0f}s")
+            wait = self._last + limit - now
+            if wait > 0:
+                if self._stop.wait(min(wait, 0.5)):
+                    return
+                continue
+            with self._lock:
+                self._last = now
+                self._echo(f"{self.what}: {self.text}, elapsed {now - self._started:.0f}s")
 
     def __enter__(self) -> "Heartbeat":
         self._thread = threading.Thread(target=self._run, name="tsattn-heartbeat", daemon=True)
