@@ -64,6 +64,15 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     assert document["steps"] == 2 and len(document["per_step"]) == 2 and document["origins"] > 0
     assert "optimistic" in backtest.stderr  # the warning is not lost, and not in the JSON
 
+    refits = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path / "run"), "--csv", str(small_csv),
+                                    "--column", "demand", "--date-column", "date", "--start", "0.9", "--retrain",
+                                    "8", "--epochs", "1", "--out", str(tmp_path / "bt2")])
+    assert refits.exit_code == 0, refits.output
+    progress = [line for line in refits.stderr.splitlines() if line.startswith("backtest: refit ")]
+    assert progress and progress[0].startswith("backtest: refit 1 of ") and ", ETA " in progress[0]
+    words = progress[-1].split()  # the last line: "backtest: refit 3 of 3 done (origin ...)"
+    assert words[2] == words[4] and len(progress) == int(words[4])
+
 
 def test_consistent_names(tmp_path, small_csv):
     """backtest and predict both say --steps for how far to forecast; --horizon is fit's (what the model
