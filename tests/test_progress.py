@@ -52,3 +52,17 @@ def test_epochs_are_a_tqdm_bar_on_a_terminal_and_lines_off_it():
     assert "\r" in bar and "loss 0.04167  val_loss 0.60000" in bar and "epoch 1/12" not in bar
     lines = train(io.StringIO()).splitlines()  # off a terminal: the first epoch and every 10th
     assert [line.split()[1] for line in lines] == ["1/12", "10/12"] and "\r" not in "".join(lines)
+
+
+def test_the_heartbeat_says_how_far_a_long_epoch_has_got():
+    from tsattn.harness import EpochProgress
+
+    lines = []
+    with Heartbeat(lines.append, "fit nbeats", every=0.3) as beat:
+        progress = EpochProgress(12, stream=io.StringIO(), heartbeat=beat)
+        progress.set_params({"steps": 3000, "epochs": 12})
+        progress.on_train_begin()
+        progress.on_epoch_begin(0)
+        progress.on_train_batch_end(1199)
+        time.sleep(0.45)
+    assert lines and lines[0].startswith("fit nbeats: training, epoch 1/12, step 1200/3000, elapsed ")

@@ -245,6 +245,7 @@ class EpochProgress(keras.callbacks.Callback):
         self.first_end = None
         self.label = ""
         self.bar = None
+        self.epoch, self.step = 0, 0  # where training is (the heartbeat reads it within a long epoch)
 
     def stage(self, label: str, epochs: int | None = None) -> None:
         """Another training begins (``model="auto"``'s next candidate, a final fit): its lines start with ``label``."""
@@ -280,9 +281,20 @@ class EpochProgress(keras.callbacks.Callback):
             self.stream.write(text + "\n")  # off a terminal: the first, every 10th, and one at least every 10 s
             self.last_line = now
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch, self.step = epoch + 1, 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.step = batch + 1  # one assignment a step: the heartbeat says how far a long epoch has got
+
+    def _where(self) -> str:
+        steps = (self.params or {}).get("steps")
+        return (f"{self.label}training, epoch {self.epoch}/{self.epochs}, step {self.step}"
+                + (f"/{steps}" if steps else ""))
+
     def on_train_begin(self, logs=None):
         if self.heartbeat is not None:
-            self.heartbeat.stage(f"{self.label}training (epoch lines follow each epoch)")
+            self.heartbeat.stage(self._where)
         if self.interactive:  # a terminal: tqdm's bar, redrawn in place (early stopping may end it before the total)
             from tqdm.auto import tqdm
 

@@ -319,6 +319,36 @@ def versions() -> dict:
             "numpy": np.__version__, "pandas": pd.__version__}
 
 
+def column_texts(values, digits: int = 4) -> list[str]:
+    """The numbers of one table column with one number of decimals, so they line up and compare at a glance
+    (12.40 above 12.62, not 12.4): enough for ``digits`` significant digits of the largest and two of the
+    smallest; thousands separated, never e-notation from 0.0001 up; "" for a missing value (see
+    :func:`number_text` for a figure on its own)."""
+    numbers = []
+    for value in values:
+        try:
+            numbers.append(float(value))
+        except (TypeError, ValueError):
+            numbers.append(float("nan"))
+    sizes = [abs(v) for v in numbers if math.isfinite(v) and v != 0]
+    if not sizes or min(sizes) < 1e-4:  # nothing to align, or a figure that needs its exponent
+        return [number_text(v, digits) for v in numbers]
+    decimals = max(0, digits - 1 - math.floor(math.log10(max(sizes))), 1 - math.floor(math.log10(min(sizes))))
+    decimals = min(decimals, 8)
+    return [number_text(v, digits) if not math.isfinite(v) else f"{v:,.{decimals}f}" for v in numbers]
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned, every column as wide as its
+    widest cell plus two spaces (headers never run together)."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = [f"{str(row[0]):<{widths[0]}}"] + [f"{str(c):>{w + 2}}" for c, w in zip(row[1:], widths[1:])]
+        lines.append("".join(cells).rstrip())
+    return "\n".join(lines)
+
+
 def number_text(value, digits: int = 4) -> str:
     """A figure as people read it in a table: ``digits`` significant digits, thousands separated, no e-notation
     from 0.0001 up (10,020 not 1.002e+04; 0.0001234; 13.46; below 0.0001: 8e-09); "" for a missing value."""

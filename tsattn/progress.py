@@ -37,7 +37,7 @@ class Heartbeat:
             self._last = time.perf_counter()
             self._echo(line)
 
-    def stage(self, text: str) -> None:
+    def stage(self, text) -> None:
         """What is running now (said by the next heartbeat line)."""
         self.text = text
 
@@ -60,7 +60,8 @@ class Heartbeat:
                 continue
             with self._lock:
                 self._last = now
-                self._echo(f"{self.what}: {self.text}, elapsed {now - self._started:.0f}s")
+                text = self.text() if callable(self.text) else self.text  # a callable: read when the line is due
+                self._echo(f"{self.what}: {text}, elapsed {now - self._started:.0f}s")
 
     def __enter__(self) -> "Heartbeat":
         self._thread = threading.Thread(target=self._run, name="tsattn-heartbeat", daemon=True)

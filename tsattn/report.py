@@ -227,12 +227,12 @@ def _interval_columns(table: pd.DataFrame) -> list[str]:
             if c.startswith("test_") and c.endswith("_mean") and is_interval_metric(c[len("test_"):-len("_mean")])
             and table[c].notna().any()]
 
-def mean_spread(mean, std, seeds) -> str:
+def mean_spread(mean, std, seeds, shown: str | None = None) -> str:
     """"13.46 ± 0.35": the mean over seeds and the standard deviation (none for one seed; a spread that is only
     floating-point noise, below a billionth of the mean, is 0)."""
     if mean != mean:
         return ""
-    text = number_text(mean)
+    text = shown or number_text(mean)
     if seeds > 1 and std == std:
         text += f" ± {number_text(std if abs(std) > 1e-9 * abs(mean) else 0.0, 2)}"
     return text
@@ -268,9 +268,10 @@ def calibration_points(table: pd.DataFrame) -> dict:
 
 TRAINED_ONLY = ("seeds", "parameters", "fit_seconds", "best_epoch", "headline_range")  # blank on baseline rows
 
-def _cells(row, columns=SUMMARY_COLUMNS) -> list[str]:
-    """One summary row as text: 4 significant digits (never e-notation), ± the seed spread at 2, the headline's
-    range over seeds, blanks where nothing applies."""
+def _cells(row, columns=SUMMARY_COLUMNS, means: dict | None = None) -> list[str]:
+    """One summary row as text: 4 significant digits (never e-notation; ``means``: key -> this row's mean as its
+    column writes it, one number of decimals down a column), ± the seed spread at 2, the headline's range over
+    seeds, blanks where nothing applies."""
     cells = []
     baseline = row["model"] in BASELINE_ROWS.values()
     for key, _ in columns:
@@ -284,7 +285,7 @@ def _cells(row, columns=SUMMARY_COLUMNS) -> list[str]:
             cells.append("" if mean != mean else f"{mean:.0f}" if float(mean).is_integer() else f"{mean:.1f}")
         elif f"{key}_mean" in row:
             mean, std = row[f"{key}_mean"], row[f"{key}_std"]
-            cells.append(mean_spread(mean, std, row["seeds"]))
+            cells.append(mean_spread(mean, std, row["seeds"], (means or {}).get(key)))
         elif key == "headline_ratio_to_naive":
             cells.append(f"{row[key]:.3f}" if row[key] == row[key] else "")
         elif key == "parameters":
@@ -322,7 +323,8 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                    {"kind": "p", "text": f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to "
                                          "naive on the same metric."},
                    {"kind": "table", "header": [label for _, label in columns],
-                    "rows": [_cells(row, columns) for _, row in table.iterrows()],
+                    "rows": [_cells(row, columns, means) for (_, row), means in zip(table.iterrows(),
+                                                                                     _column_means(table, columns))],
                     "best": [row["headline_mean"] == best_value for _, row in table.iterrows()],
                     "label": [key for key, _ in columns].index("model")}]
         interval_rows = interval_table(table)
@@ -359,6 +361,18 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                 "seeds), comparison.json (the configuration: rerun with the same --out to resume, or with "
                 "tsattn.compare(**spec))."}]
     return write_document(out, "tsattn comparison report", blocks, page_title="tsattn comparison")
+
+
+def _column_means(table: pd.DataFrame, columns) -> list[dict]:
+    """Per row, each mean column's text with one number of decimals down the column (:func:`column_texts`)."""
+    from .io import column_texts
+
+    rows = [{} for _ in range(len(table))]
+    for key, _ in columns:
+        if f"{key}_mean" in table:
+            for row, text in zip(rows, column_texts(table[f"{key}_mean"].tolist())):
+                row[key] = text
+    return rows
 
 
 def dataset_label(name: str) -> str:

@@ -12,7 +12,7 @@ from .baselines import baseline_labels
 from . import metrics as M
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
-from .io import atomic_directory, number_text, write_json
+from .io import atomic_directory, column_texts, number_text, text_table, write_json
 from .models import (attention_per_lag, first_member, fusion_layer, patches_layer, read_attention,
                      read_variable_selection, selection_names, variable_importance)
 from .panel import ID_COLUMN, TIME_COLUMN
@@ -62,25 +62,21 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
 
 
 def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
-    """A short text table of the model's metrics with the baselines beside it (means over series)."""
+    """A short text table of the model's metrics with the baselines beside it (means over series), each column
+    with one number of decimals."""
     keys = ("rmse", "mae", "mase") if M.headline_metric(result.panel.n_series) == "rmse" else ("smape", "mase", "rmse")
-    rows = []
-    header = f"{'':<16}" + "".join(f"{part + ' ' + m.upper().replace('SMAPE', 'sMAPE'):>16}"
-                                   for part in parts if part in result.metrics for m in keys)
-    rows.append(header)
+    shown = [part for part in parts if part in result.metrics]
+    header = [""] + [f"{part} {m.upper().replace('SMAPE', 'sMAPE')}" for part in shown for m in keys]
     labels = baseline_labels()
-    for name in ("model",) + baseline_keys(result):
-        label = result.config.model if name == "model" else labels.get(name, name)
-        cells = []
-        for part in parts:
-            if part not in result.metrics:
-                continue
-            values = result.metrics[part].get(name, {})  # statistical baselines: test part only
-            for key in keys:
-                value = values.get(key)
-                cells.append(f"{number_text(value):>16}" if value is not None else f"{'n/a':>16}")
-        rows.append(f"{label:<16}" + "".join(cells))
-    return "\n".join(rows)
+    names = ("model",) + baseline_keys(result)
+    rows = [[result.config.model if name == "model" else labels.get(name, name)] for name in names]
+    for part in shown:
+        for key in keys:  # statistical baselines: test part only ("n/a" elsewhere)
+            values = [result.metrics[part].get(name, {}).get(key) for name in names]
+            texts = column_texts([v for v in values if v is not None])
+            for row, value in zip(rows, values):
+                row.append(texts.pop(0) if value is not None else "n/a")
+    return text_table(header, rows)
 
 
 def interval_table(result: RunResult, part: str = "test") -> str:
@@ -91,9 +87,9 @@ def interval_table(result: RunResult, part: str = "test") -> str:
     columns = sorted((name for name in M.interval_metric_names(result.config.level) if not name.startswith(hidden)),
                      key=lambda name: (M.INTERVAL_KINDS + ("scaled_crps",)).index(name.split("-")[0]))
     source = interval_source(result.config.loss)
-    rows = [f"{'intervals (' + part + ')':<38}" + "".join(f"{c:>14}" for c in columns)]
     labels = baseline_labels()
     keys = ("model", "model_native") + baseline_keys(result) + tuple(f"{k}_native" for k in baseline_keys(result))
+    rows, cells = [], []
     for key in keys:
         values = test.get(key)
         if not values or columns[0] not in values:
@@ -106,9 +102,14 @@ def interval_table(result: RunResult, part: str = "test") -> str:
             label = f"{labels.get(key[:-7], key)} (own)"
         else:
             label = f"{labels.get(key, key)} (conformal)"
-        cells = [values.get(c) for c in columns]
-        rows.append(f"{label:<38}" + "".join(f"{number_text(v):>14}" if v is not None else f"{'n/a':>14}" for v in cells))
-    return "\n".join(rows)
+        rows.append([label])
+        cells.append([values.get(c) for c in columns])
+    for j in range(len(columns)):
+        present = [row[j] for row in cells if row[j] is not None]
+        texts = column_texts(present)
+        for row, values in zip(rows, cells):
+            row.append(texts.pop(0) if values[j] is not None else "n/a")
+    return text_table([f"intervals ({part})"] + columns, rows)
 
 
 def write_run(result: RunResult, out: Path, force: bool = False, units: str | None = None) -> dict[str, Path]:
