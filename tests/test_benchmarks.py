@@ -38,6 +38,7 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("covariates_defaults.py", ["Mean validation sMAPE", "Chosen (skip_init=auto with covariates)", "QUICK MODE"]),
     ("tuning.py", ["| attention-rnn | tuned |", "linear AR (the defaults' window)", "## Settings found", "QUICK MODE"]),
     ("final_fit.py", ["## M3 yearly, 10 series (classic)", "| simple-rnn | classic |", "## Per preset", "QUICK MODE"]),
+    ("progress.py", ["Progress off a terminal", "longest quiet gap", "The five longest gaps", "QUICK MODE"]),
     ("intervals.py", ["## m3-monthly", "## sunspots", "(conformal)", "quantile loss", "AutoETS (its own intervals)",
                       "## Targets", "QUICK MODE"]),
 ])
