@@ -128,16 +128,12 @@ class Output:
 
     def __init__(self, quiet: bool = False, as_json: bool = False):
         self.quiet, self.json = quiet, as_json
+        self.progress = _Progress(quiet, as_json)
 
     def say(self, text: str = "") -> None:
         """Human output (stdout): tables, verdicts, 'Wrote ...'."""
         if not self.quiet and not self.json:
             click.echo(text)
-
-    def progress(self, text: str) -> None:
-        """Progress and warnings (stderr), kept out of --json's stdout."""
-        if not self.quiet:
-            click.echo(text, err=True)
 
     def document(self, payload) -> None:
         """The --json document (printed even with --quiet: it was asked for)."""
@@ -145,6 +141,20 @@ class Output:
             from tsattn.io import json_text
 
             click.echo(json_text(payload))
+
+
+class _Progress:
+    """Output.progress: progress and warnings (stderr), kept out of --json's stdout; ``terminal`` is stderr when a
+    progress bar may be drawn there (a terminal, without --quiet or --json), else None."""
+
+    def __init__(self, quiet: bool, as_json: bool):
+        self.quiet = quiet
+        stream = click.get_text_stream("stderr")
+        self.terminal = stream if not quiet and not as_json and stream.isatty() else None
+
+    def __call__(self, text: str) -> None:
+        if not self.quiet:
+            click.echo(text, err=True)
 
 
 def output_options(command):
@@ -632,7 +642,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
         beat.stage("refitting" if retrain else "forecasting")
         table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
                                     retrain=retrain if retrain else False, epochs=epochs, engine=engine,
-                                    jobs=jobs, address=address, cpus_per_run=cpus_per_run, echo=beat.echo)
+                                    jobs=jobs, address=address, cpus_per_run=cpus_per_run, echo=beat)
     summary = table.attrs["metrics"]
     with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
         table.to_csv(staging / "backtest.csv", index=False)

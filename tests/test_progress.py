@@ -66,3 +66,27 @@ def test_the_heartbeat_says_how_far_a_long_epoch_has_got():
         progress.on_train_batch_end(1199)
         time.sleep(0.45)
     assert lines and lines[0].startswith("fit nbeats: training, epoch 1/12, step 1200/3000, elapsed ")
+
+
+def test_units_of_work_are_a_bar_on_a_terminal_with_the_lines_above_it():
+    """compare's runs, tune's trials, backtest's refits: a tqdm bar when the echo names a terminal (the CLI's
+    progress output on a terminal, never with --quiet or --json), the plain lines otherwise."""
+    class Echo:
+        def __init__(self, terminal):
+            self.terminal, self.lines = terminal, []
+
+        def __call__(self, line):
+            self.lines.append(line)
+
+    screen = _Terminal()
+    echo = Echo(screen)
+    with Heartbeat(echo, "compare", total=3) as beat:
+        for k in range(3):
+            beat.echo(f"[{k + 1}/3] run done", advance=True)
+    shown = screen.getvalue()
+    assert echo.lines == [] and "[2/3] run done" in shown and "3/3" in shown and "compare: 100%" in shown
+    plain = Echo(None)
+    with Heartbeat(plain, "compare", total=3) as beat:
+        for k in range(3):
+            beat.echo(f"[{k + 1}/3] run done", advance=True)
+    assert plain.lines == [f"[{k}/3] run done" for k in (1, 2, 3)]

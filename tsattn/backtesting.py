@@ -170,11 +170,14 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         predicted, baselines = np.zeros((len(origins), horizon)), {}
         blocks = range(0, len(origins), every)
         began = time.perf_counter()
+        if hasattr(echo, "count"):  # a tsattn.progress.Heartbeat: on a terminal, a bar of the refits
+            echo.count(len(blocks), "refit")
         for done, (block_start, outcome) in enumerate(runner.map(_refit_block, shared, blocks), 1):
             if echo is not None:
                 left = (time.perf_counter() - began) / done * (len(blocks) - done)
                 echo(f"backtest: refit {done} of {len(blocks)} done (origin {_stamp(panel.index[origins[block_start]])})"
                      + (f", ETA {left:.0f}s" if done < len(blocks) else ""))
+                getattr(echo, "advance", lambda: None)()
             if not outcome.ok:
                 raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
                                     f"{outcome.error}")

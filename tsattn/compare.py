@@ -488,8 +488,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
 
     from .progress import Heartbeat
 
-    with Heartbeat(echo, "compare") as beat:  # between run lines, one at least every 10 s
-        echo = beat.echo
+    with Heartbeat(echo, "compare", total=len(pending)) as beat:  # between run lines, one at least every 10 s
+        echo = beat.echo  # (on a terminal: a bar of the runs done, the run lines above it)
         beat.stage(f"{len(pending)} run(s) to do, the first running ({pending[0][0]} {pending[0][1]} seed "
                    f"{pending[0][2]})" if pending else "nothing to run")
         for key, outcome in runner.map(_execute, {"spec": spec.to_dict(), "panels": panels}, pending):
@@ -497,6 +497,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
                 _save_record(_run_file(out, key), outcome.value if outcome.ok else _failure_record(spec, key,
                                                                                                    outcome.error))
             finished, eta = report(key, outcome)
+            beat.advance()
             if finished < len(pending):
                 beat.stage(f"{finished} of {len(pending)} runs done, the next running (ETA ~{eta:.0f}s)")
     if not records:

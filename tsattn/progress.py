@@ -21,21 +21,52 @@ EVERY_SECONDS = 10.0
 
 
 class Heartbeat:
-    """Prints ``"<what>: <stage>, elapsed Ns"`` through ``echo`` whenever ``every`` seconds pass without a line."""
+    """Prints ``"<what>: <stage>, elapsed Ns"`` through ``echo`` whenever ``every`` seconds pass without a line.
 
-    def __init__(self, echo, what: str, every: float = EVERY_SECONDS):
+    With ``total`` (runs, trials, refits) and an ``echo`` that names a terminal (its ``terminal`` attribute: the
+    CLI's progress output on a terminal, never with --quiet or --json), a tqdm bar counts the units done at the
+    bottom of the screen, the work's lines print above it, and the bar's own clock replaces the quiet lines."""
+
+    def __init__(self, echo, what: str, every: float = EVERY_SECONDS, total: int | None = None, unit: str = "run"):
         self._echo, self.what, self.every = echo, what, float(every)
         self.text = "working"
         self._started = self._last = time.perf_counter()
         self._stop = threading.Event()
         self._thread = None
         self._lock = threading.Lock()
+        self.bar = None
+        if total:
+            self.count(total, unit)
 
-    def echo(self, line: str) -> None:
-        """Print ``line`` (the work's own progress) and restart the quiet clock."""
+    def count(self, total: int, unit: str = "run") -> None:
+        """From now on ``total`` units are to be done (on a terminal: a bar of them)."""
+        terminal = getattr(self._echo, "terminal", None)
+        if self.bar is None and total and terminal is not None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=self.what, unit=unit, file=terminal, dynamic_ncols=True, leave=True)
+
+    def __call__(self, line: str) -> None:
+        """The heartbeat as an echo: :meth:`echo`."""
+        self.echo(line)
+
+    def echo(self, line: str, advance: bool = False) -> None:
+        """Print ``line`` (the work's own progress) and restart the quiet clock; ``advance``: one unit is done."""
         with self._lock:
             self._last = time.perf_counter()
-            self._echo(line)
+            if self.bar is not None:
+                self.bar.write(line, file=self.bar.fp)  # above the bar, which is drawn again below it
+                if advance:
+                    self.bar.set_postfix_str("", refresh=False)  # the quiet stage said beside it is over
+                    self.bar.update(1)
+            else:
+                self._echo(line)
+
+    def advance(self) -> None:
+        """One unit is done (the bar moves; nothing is printed)."""
+        if self.bar is not None:
+            with self._lock:
+                self.bar.update(1)
 
     def stage(self, text) -> None:
         """What is running now (said by the next heartbeat line)."""
@@ -61,7 +92,10 @@ class Heartbeat:
             with self._lock:
                 self._last = now
                 text = self.text() if callable(self.text) else self.text  # a callable: read when the line is due
-                self._echo(f"{self.what}: {text}, elapsed {now - self._started:.0f}s")
+                if self.bar is not None:  # on a terminal the bar says it: its clock moves, the stage beside it
+                    self.bar.set_postfix_str(text[:60])
+                else:
+                    self._echo(f"{self.what}: {text}, elapsed {now - self._started:.0f}s")
 
     def __enter__(self) -> "Heartbeat":
         self._thread = threading.Thread(target=self._run, name="tsattn-heartbeat", daemon=True)
@@ -72,6 +106,8 @@ class Heartbeat:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _TouchingStream:

@@ -56,7 +56,9 @@ def _optuna():
         import optuna
     except ImportError:
         raise ConfigError(f"tsattn tune needs optuna, which is not installed: {INSTALL_HINT}") from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # ERROR: a failed trial is one line of ours ("[3/20] trial 2: fail (the reason)"), not Optuna's warning with
+    # the trial's traceback
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     return optuna
 
 
@@ -463,7 +465,8 @@ def _search_worker(job: _Search, worker: int) -> int:
         last = mine[-1]
         failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
         if job.echo is not None:
-            job.echo(_trial_line(last, job.metric, job.trials, _counted(study)))
+            job.echo(_trial_line(last, job.metric, job.trials, _counted(study)),
+                     last.state.name in ("COMPLETE", "PRUNED"))  # a failed trial is not counted (another runs)
 
 
 class _Progress:
@@ -492,7 +495,8 @@ class _Progress:
             if trial.state.is_finished() and trial.number not in self.seen:
                 self.seen.add(trial.number)
                 self.done += trial.state.name in ("COMPLETE", "PRUNED")
-                self.echo(_trial_line(trial, self.metric, self.wanted, self.done))
+                self.echo(_trial_line(trial, self.metric, self.wanted, self.done),
+                          trial.state.name in ("COMPLETE", "PRUNED"))
 
     def __enter__(self):
         self.thread.start()
@@ -648,18 +652,30 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             count = max(1, min(count, trials - done))
             echo(f"{done} of {trials} trials done; searching {', '.join(dimensions)}"
                  + (f" with {count} workers ({runner.describe()})" if count > 1 or not runner.in_process else ""))
-            job = _Search(storage if storage else study._storage, name, base, dimensions, metric, seen, trials,
-                          None if timeout is None else time.time() + timeout, seed, windows,
-                          protocol["step"], echo if runner.in_process else None)
-            try:
-                if runner.in_process:
-                    outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
-                else:
-                    with _Progress(storage, name, metric, trials, echo):
+            from .progress import Heartbeat
+
+            # a line per trial, one at least every 10 s between them; on a terminal a bar of the trials done
+            with Heartbeat(echo, "tune", total=trials - done, unit="trial") as beat:
+                to_run = trials - done
+                ended = []
+                beat.stage(lambda: f"{len(ended)} of {to_run} trial(s) done, the next running")
+
+                def trial_line(line, counted=True):  # counted: a completed or pruned trial (a failed one is rerun)
+                    ended.extend([line] if counted else [])
+                    beat.echo(line, advance=counted)
+
+                job = _Search(storage if storage else study._storage, name, base, dimensions, metric, seen, trials,
+                              None if timeout is None else time.time() + timeout, seed, windows,
+                              protocol["step"], trial_line if runner.in_process else None)
+                try:
+                    if runner.in_process:
                         outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
-            except KeyboardInterrupt:
-                echo("stopped: the finished trials are in the study; rerun the same command to resume")
-                raise
+                    else:
+                        with _Progress(storage, name, metric, trials, trial_line):
+                            outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
+                except KeyboardInterrupt:
+                    beat.echo("stopped: the finished trials are in the study; rerun the same command to resume")
+                    raise
             errors = [outcome.error for outcome in outcomes if not outcome.ok]
             if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
                 raise TsattnError(errors[0])
