@@ -756,8 +756,10 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
     from tsattn.io import number_text
 
     output.say(table.to_string(index=False, float_format=number_text))
+    from tsattn.report import dataset_label
+
     for dataset, lines in (results.attrs.get("verdict") or {}).items():  # the report's verdict, on the terminal too
-        output.say(f"Verdict on {dataset}:")
+        output.say(f"Verdict on {dataset_label(dataset)}:")
         for line in lines:
             output.say(f"  - {line.replace('**', '')}")
     output.say(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")

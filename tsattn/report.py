@@ -119,10 +119,11 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
     metric = table["headline"].iloc[0]
     units = f"{mine[0]['series_name']} (series units)"
+    label = dataset_label(dataset)
     if metric == "test_rmse":
         figures = [("Test RMSE by model (mean ± std over seeds; lines: baselines; the axis spans the figures, not from 0)", plots.plot_bars(
             list(neural["model"]), neural["test_rmse_mean"], neural["test_rmse_std"],
-            figures_dir / f"{safe}_rmse.png", f"{dataset}: test RMSE over {int(neural['seeds'].max())} seed(s)",
+            figures_dir / f"{safe}_rmse.png", f"{label}: test RMSE over {int(neural['seeds'].max())} seed(s)",
             f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
     else:  # every baseline the comparison scored, the statistical ones too (they often beat the networks)
         reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
@@ -131,7 +132,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines; the axis spans the figures)",
                     plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
                                     figures_dir / f"{safe}_smape.png",
-                                    f"{dataset}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
+                                    f"{label}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
                                     "test sMAPE (%), mean over series", reference))]
     if mine[0].get("test"):
         index = _parse_index(mine[0]["test"]["index"])
@@ -143,7 +144,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         what = f"last {len(actual)} of {len(index)}" if len(actual) < len(index) else f"all {len(index)}"
         figures.append((f"Test-part one-step forecasts of every model, {what} targets (seed {first_seed})",
                         plots.plot_overlay(actual, overlay, figures_dir / f"{safe}_forecasts.png",
-                                           f"{dataset}: the {what} test targets and every model's forecast "
+                                           f"{label}: the {what} test targets and every model's forecast "
                                            f"(seed {first_seed})", units)))
     else:
         first = [r for r in mine if r["seed"] == first_seed]
@@ -153,14 +154,14 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                 distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
         figures.append((f"Per-series test sMAPE of every model and baseline (seed {first_seed})",
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
-                                                f"{dataset}: per-series test sMAPE (seed {first_seed}, "
+                                                f"{label}: per-series test sMAPE (seed {first_seed}, "
                                                 f"{mine[0]['series']} series)", "sMAPE (%)")))
     calibration = calibration_points(table)
     if calibration:
         figures.append(("Calibration: the share of test values inside each model's intervals against the nominal level "
                         "(mean over seeds)",
                         plots.plot_calibration(calibration, figures_dir / f"{safe}_calibration.png",
-                                               f"{dataset}: interval calibration (test part)")))
+                                               f"{label}: interval calibration (test part)")))
         fanned = [r for r in mine if r["seed"] == first_seed and (r.get("test") or {}).get("intervals")]
         if fanned:
             best = table[~table["model"].isin(BASELINE_ROWS.values())].sort_values("rank").iloc[0]["model"]
@@ -174,12 +175,12 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                             plots.plot_series_forecasts([actual], [pd.Series(np.asarray(record['test']['predicted'])
                                                                              [shown], index=index[shown])],
                                                         figures_dir / f"{safe}_{record['model']}_fan.png",
-                                                        f"{dataset}, {record['model']}: one-step test forecasts and "
+                                                        f"{label}, {record['model']}: one-step test forecasts and "
                                                         "intervals", [fans], history_label="actual")))
     histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
                  for r in mine if r["seed"] == first_seed}
     figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
-        histories, figures_dir / f"{safe}_loss.png", f"{dataset}: loss per epoch (seed {first_seed})",
+        histories, figures_dir / f"{safe}_loss.png", f"{label}: loss per epoch (seed {first_seed})",
         [r["config"].get("loss", "mse") for r in mine if r["seed"] == first_seed])))
     for record in mine:
         if record["seed"] != first_seed or not record["attention"]:
@@ -190,12 +191,12 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                             plots.plot_attention_rnn(np.asarray(attention["weights"]),
                                                      attention.get("labels") or record["test"]["index"],
                                                      figures_dir / f"{safe}_{record['model']}_attention.png",
-                                                     f"{dataset}, {record['model']}: attention (test part)")))
+                                                     f"{label}, {record['model']}: attention (test part)")))
         else:
             figures.append((f"{record['model']}: attention of each head for the last test window (seed {first_seed})",
                             plots.plot_transformer_heads([np.asarray(b) for b in attention["blocks"]],
                                                          figures_dir / f"{safe}_{record['model']}_heads.png",
-                                                         f"{dataset}, {record['model']}: head maps, window "
+                                                         f"{label}, {record['model']}: head maps, window "
                                                          f"forecasting {plots.time_label(attention['window_label'])}")))
     return figures
 
