@@ -320,6 +320,21 @@ def api_cases():
     for kwargs in ({"start": "1800-01-01"}, {"start": "2100-01-01"}, {"start": "x"}, {"stride": 0},
                    {"retrain": -1}):
         cases.append((f"backtest({kwargs})", lambda kwargs=kwargs: fitted.backtest(frame, **kwargs)))
+    promo = Forecaster("simple-rnn", horizon=3, futr_exog=["price"], **tiny).fit(frame)
+    future = promo.make_future_dataframe().assign(price=1.5)
+    for name, futr in [("no futr_df", None), ("futr_df without the covariate", future.drop(columns="price")),
+                       ("futr_df with a missing step", future.iloc[:-1]), ("futr_df with NaN", future.assign(price=np.nan)),
+                       ("futr_df with text", future.assign(price="x")), ("futr_df with another id", future.assign(
+                           unique_id="other")), ("futr_df with the column twice", pd.concat([future, future[["price"]]],
+                                                                                             axis=1)),
+                       ("futr_df as a list", [1, 2, 3]), ("futr_df of 1e300", future.assign(price=1e300))]:
+        cases.append((f"covariate predict: {name}", lambda futr=futr: promo.predict(futr_df=futr)))
+    for kwargs in ({"h": 3, "n_windows": 50}, {"h": 0}, {"step_size": -1}, {"h": 3, "refit": "yes"},
+                   {"h": 3, "level": [120]}):
+        cases.append((f"covariate cross_validation({kwargs})",
+                      lambda kwargs=kwargs: promo.cross_validation(frame, **kwargs)))
+    cases.append(("covariate cross_validation without the column",
+                  lambda: promo.cross_validation(frame.drop(columns="price"), h=3, refit=False)))
     return cases
 
 

@@ -346,6 +346,9 @@ def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
     return exog
 
 
+MAX_COVARIATE = 1e30  # |value| above this is refused: scaled and cast to float32 it overflows
+
+
 def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, times) -> np.ndarray:
     """(rows, k) float64 covariate values of a long frame: numeric and finite, else one line naming the column,
     series and time (tsattn never fills a covariate)."""
@@ -363,12 +366,13 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
             raise DataError(f"covariate column {name!r} of {source} {what} ({str(raw.iloc[first])!r}) in series "
                             f"{ids[codes[first]]!r} at {times[first]} ({int(bad.sum())} such row(s)); covariates must be "
                             "finite numbers: fill or encode them first (a category is a static feature, stat_exog)")
-        with np.errstate(over="ignore", invalid="ignore"):  # scaling takes the spread: it must be a finite number
-            spread = np.std(values) if len(values) else 0.0
-        if not np.isfinite(spread):
-            raise DataError(f"covariate column {name!r} of {source} spans {values.min():.3g} to {values.max():.3g}, too "
-                            "wide to scale in float64; rescale the column first (e.g. divide it by "
-                            f"{10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
+        huge = np.abs(values) > MAX_COVARIATE
+        if huge.any():  # beyond what a float32 network computes with once scaled (it became NaN/inf silently)
+            first = int(np.flatnonzero(huge)[0])
+            raise DataError(f"covariate column {name!r} of {source} holds {values[first]:.3g} in series "
+                            f"{ids[codes[first]]!r} at {times[first]} ({int(huge.sum())} such row(s)), beyond "
+                            f"{MAX_COVARIATE:.0e}, too large to compute with; rescale the column first (e.g. divide it "
+                            f"by {10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
         out[:, j] = values
     return out
 
