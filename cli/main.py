@@ -149,8 +149,8 @@ class _Progress:
 
     def __init__(self, quiet: bool, as_json: bool):
         self.quiet = quiet
-        stream = click.get_text_stream("stderr")
-        self.terminal = stream if not quiet and not as_json and stream.isatty() else None
+        stream = sys.stderr  # (CliRunner swaps it for a buffer: no terminal there)
+        self.terminal = stream if not quiet and not as_json and hasattr(stream, "isatty") and stream.isatty() else None
 
     def __call__(self, text: str) -> None:
         if not self.quiet:
