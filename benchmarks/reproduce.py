@@ -133,7 +133,7 @@ ARCHIVED = {
     "the default model's intervals on M3 monthly's test part at main (5 minutes with AutoETS's own intervals; the "
     "yearly coverage cell runs the same calibration code)": ("intervals_main.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
-        "engines.md", "panel.md", "paths.md", "profile_fit.md", "speed.md", "xla.md"),
+        "engines.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md", "xla.md"),
 }
 
 

@@ -159,6 +159,17 @@ class TuneResult:
     study_name: str | None = None                  # the Optuna study's name in its database
 
 
+def check_windows(seen, horizon: int, windows: int | None, step: int) -> int:
+    """The values rolling validation holds back before its earliest window (0 without windows), or one line when
+    the series before the test part are too short for them (checked before a search starts, and by every trial)."""
+    extra = (windows - 1) * step if windows else 0
+    if extra and int(seen.lengths.min()) - extra <= horizon + 1:
+        raise DataError(f"{windows} validation windows {step} apart need more than {extra + horizon + 1} values per "
+                        f"series before the test part; the shortest series has {int(seen.lengths.min())}: use fewer "
+                        "windows or a smaller step")
+    return extra
+
+
 def _validation_score(config, seen, metric: str, trial=None, windows: int | None = None,
                       step: int | None = None) -> float:
     """A trial's score on the values of ``seen`` (everything before the test part).
@@ -177,11 +188,7 @@ def _validation_score(config, seen, metric: str, trial=None, windows: int | None
 
     h = config.horizon
     step = h if step is None else step
-    extra = (windows - 1) * step if windows else 0
-    if extra and int(seen.lengths.min()) - extra <= h + 1:
-        raise DataError(f"{windows} validation windows {step} apart need more than {extra + h + 1} values per series "
-                        f"before the test part; the shortest series has {int(seen.lengths.min())}: use fewer windows "
-                        "or a smaller step")
+    extra = check_windows(seen, h, windows, step)
     data = window_config(seen.heads(seen.lengths - extra) if extra else seen, config, with_test=False)
     left_out = seen.n_series - data.panel.n_series
     if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
@@ -595,6 +602,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             except TsattnError as exc:
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
     seen, _ = before_test(panel, base)
+    check_windows(seen, base.horizon, windows, step or base.horizon)  # before anything is written
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
@@ -664,7 +672,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                     ended.extend([line] if counted else [])
                     beat.echo(line, advance=counted)
 
-                job = _Search(storage if storage else study._storage, name, base, dimensions, metric, seen, trials,
+                # trials in this process share the study's own storage object (an in-memory SQLite URL opened
+                # again would be another, empty database); other processes open the URL
+                job = _Search(study._storage if runner.in_process or not storage else storage, name, base, dimensions,
+                              metric, seen, trials,
                               None if timeout is None else time.time() + timeout, seed, windows,
                               protocol["step"], trial_line if runner.in_process else None)
                 try:
