@@ -319,11 +319,11 @@ def versions() -> dict:
             "numpy": np.__version__, "pandas": pd.__version__}
 
 
-def column_texts(values, digits: int = 4) -> list[str]:
+def column_texts(values, digits: int = 4, absent: str = "") -> list[str]:
     """The numbers of one table column with one number of decimals, so they line up and compare at a glance
     (12.40 above 12.62, not 12.4): enough for ``digits`` significant digits of the largest and two of the
-    smallest; thousands separated, never e-notation from 0.0001 up; "" for a missing value (see
-    :func:`number_text` for a figure on its own)."""
+    smallest; thousands separated, never e-notation from 0.0001 up; "" for a missing value (NaN), ``absent`` for
+    None (a figure the row does not have, e.g. "n/a"); see :func:`number_text` for a figure on its own."""
     numbers = []
     for value in values:
         try:
@@ -332,10 +332,12 @@ def column_texts(values, digits: int = 4) -> list[str]:
             numbers.append(float("nan"))
     sizes = [abs(v) for v in numbers if math.isfinite(v) and v != 0]
     if not sizes or min(sizes) < 1e-4:  # nothing to align, or a figure that needs its exponent
-        return [number_text(v, digits) for v in numbers]
-    decimals = max(0, digits - 1 - math.floor(math.log10(max(sizes))), 1 - math.floor(math.log10(min(sizes))))
-    decimals = min(decimals, 8)
-    return [number_text(v, digits) if not math.isfinite(v) else f"{v:,.{decimals}f}" for v in numbers]
+        texts = [number_text(v, digits) for v in numbers]
+    else:
+        decimals = max(0, digits - 1 - math.floor(math.log10(max(sizes))), 1 - math.floor(math.log10(min(sizes))))
+        decimals = min(decimals, 8)
+        texts = [number_text(v, digits) if not math.isfinite(v) else f"{v:,.{decimals}f}" for v in numbers]
+    return [absent if value is None else text for value, text in zip(values, texts)]
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:

@@ -72,10 +72,9 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     rows = [[result.config.model if name == "model" else labels.get(name, name)] for name in names]
     for part in shown:
         for key in keys:  # statistical baselines: test part only ("n/a" elsewhere)
-            values = [result.metrics[part].get(name, {}).get(key) for name in names]
-            texts = column_texts([v for v in values if v is not None])
-            for row, value in zip(rows, values):
-                row.append(texts.pop(0) if value is not None else "n/a")
+            texts = column_texts([result.metrics[part].get(name, {}).get(key) for name in names], absent="n/a")
+            for row, text in zip(rows, texts):
+                row.append(text)
     return text_table(header, rows)
 
 
@@ -105,10 +104,8 @@ def interval_table(result: RunResult, part: str = "test") -> str:
         rows.append([label])
         cells.append([values.get(c) for c in columns])
     for j in range(len(columns)):
-        present = [row[j] for row in cells if row[j] is not None]
-        texts = column_texts(present)
-        for row, values in zip(rows, cells):
-            row.append(texts.pop(0) if values[j] is not None else "n/a")
+        for row, text in zip(rows, column_texts([values[j] for values in cells], absent="n/a")):
+            row.append(text)
     return text_table([f"intervals ({part})"] + columns, rows)
 
 
