@@ -82,11 +82,13 @@ def test_units_of_work_are_a_bar_on_a_terminal_with_the_lines_above_it():
     echo = Echo(screen)
     with Heartbeat(echo, "compare", total=3) as beat:
         for k in range(3):
-            beat.echo(f"[{k + 1}/3] run done", advance=True)
+            beat.echo(f"[{k + 1}/3] run done")
+            beat.advance()
     shown = screen.getvalue()
     assert echo.lines == [] and "[2/3] run done" in shown and "3/3" in shown and "compare: 100%" in shown
     plain = Echo(None)
     with Heartbeat(plain, "compare", total=3) as beat:
         for k in range(3):
-            beat.echo(f"[{k + 1}/3] run done", advance=True)
+            beat.echo(f"[{k + 1}/3] run done")
+            beat.advance()
     assert plain.lines == [f"[{k}/3] run done" for k in (1, 2, 3)]

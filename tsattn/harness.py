@@ -37,7 +37,7 @@ from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
-from .progress import EVERY_SECONDS
+from .progress import EVERY_SECONDS, progress_bar
 from .selection import AUTO, fit_auto, short_series_fallback
 from .state import FittedState, kept_values, seen_until, tails_of
 from .windows import WindowedPanel, gather_batch
@@ -238,9 +238,11 @@ class EpochProgress(keras.callbacks.Callback):
         super().__init__()
         self.epochs, self.stream, self.every = epochs, stream or sys.stderr, every
         self.heartbeat = heartbeat  # a tsattn.progress.Heartbeat: told what runs, and every line written
-        if heartbeat is not None:
+        if heartbeat is not None:  # the CLI's: a bar where its progress output has a terminal (not with --json)
             self.stream = heartbeat.stream(self.stream)
-        self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
+            self.interactive = heartbeat.terminal is not None
+        else:
+            self.interactive = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = self.last_line = time.perf_counter()
         self.first_end = None
         self.label = ""
@@ -295,11 +297,8 @@ class EpochProgress(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         if self.heartbeat is not None:
             self.heartbeat.stage(self._where)
-        if self.interactive:  # a terminal: tqdm's bar, redrawn in place (early stopping may end it before the total)
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=self.epochs, desc=self.label.rstrip(": ") or "training", unit="epoch",
-                            file=self.stream, dynamic_ncols=True, leave=True)
+        if self.interactive:  # a terminal: a bar (early stopping may end it before the total)
+            self.bar = progress_bar(self.epochs, self.label.rstrip(": ") or "training", "epoch", self.stream)
 
     def on_train_end(self, logs=None):
         if self.heartbeat is not None:

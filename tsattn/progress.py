@@ -38,27 +38,27 @@ class Heartbeat:
         if total:
             self.count(total, unit)
 
+    @property
+    def terminal(self):
+        """The terminal a bar may be drawn on (the echo's ``terminal``: the CLI's stderr on a terminal, without
+        --quiet or --json), or None."""
+        return getattr(self._echo, "terminal", None)
+
     def count(self, total: int, unit: str = "run") -> None:
         """From now on ``total`` units are to be done (on a terminal: a bar of them)."""
-        terminal = getattr(self._echo, "terminal", None)
-        if self.bar is None and total and terminal is not None:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=self.what, unit=unit, file=terminal, dynamic_ncols=True, leave=True)
+        if self.bar is None and total and self.terminal is not None:
+            self.bar = progress_bar(total, self.what, unit, self.terminal)
 
     def __call__(self, line: str) -> None:
         """The heartbeat as an echo: :meth:`echo`."""
         self.echo(line)
 
-    def echo(self, line: str, advance: bool = False) -> None:
-        """Print ``line`` (the work's own progress) and restart the quiet clock; ``advance``: one unit is done."""
+    def echo(self, line: str) -> None:
+        """Print ``line`` (the work's own progress) and restart the quiet clock."""
         with self._lock:
             self._last = time.perf_counter()
             if self.bar is not None:
                 self.bar.write(line, file=self.bar.fp)  # above the bar, which is drawn again below it
-                if advance:
-                    self.bar.set_postfix_str("", refresh=False)  # the quiet stage said beside it is over
-                    self.bar.update(1)
             else:
                 self._echo(line)
 
@@ -66,6 +66,7 @@ class Heartbeat:
         """One unit is done (the bar moves; nothing is printed)."""
         if self.bar is not None:
             with self._lock:
+                self.bar.set_postfix_str("", refresh=False)  # the quiet stage said beside it is over
                 self.bar.update(1)
 
     def stage(self, text) -> None:
@@ -108,6 +109,14 @@ class Heartbeat:
             self._thread.join(timeout=2)
         if self.bar is not None:
             self.bar.close()
+
+
+def progress_bar(total: int, what: str, unit: str, stream):
+    """A tqdm bar of ``total`` units on ``stream`` (a terminal), redrawn in place and kept when done: the one bar
+    of every long work (a fit's epochs, compare's runs, tune's trials, backtest's refits)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=what, unit=unit, file=stream, dynamic_ncols=True, leave=True)
 
 
 class _TouchingStream:

@@ -609,7 +609,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     if storage is not None:  # the study database too: checked and opened before --out is made
         storage = storage_url(storage, jobs=max(int(jobs or 1), int(workers or 1)))
         _storage(storage)
-    scratch = None
+    scratch, own_folder = None, False  # own_folder: the study is the result folder's own study.db
     if out is not None:
         from .io import check_output_directory
 
@@ -635,7 +635,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
 
         scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
-    name = study_name or default_study_name(model, panel, storage, own_folder=out is not None and own_folder)
+    name = study_name or default_study_name(model, panel, storage, own_folder=own_folder)
     try:
         study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
                                     load_if_exists=True, direction="minimize")
@@ -669,8 +669,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 beat.stage(lambda: f"{len(ended)} of {to_run} trial(s) done, the next running")
 
                 def trial_line(line, counted=True):  # counted: a completed or pruned trial (a failed one is rerun)
-                    ended.extend([line] if counted else [])
-                    beat.echo(line, advance=counted)
+                    beat.echo(line)
+                    if counted:
+                        ended.append(line)
+                        beat.advance()
 
                 # trials in this process share the study's own storage object (an in-memory SQLite URL opened
                 # again would be another, empty database); other processes open the URL
