@@ -97,6 +97,25 @@ def test_report_text_has_no_e_notation_and_no_raw_json(report):
     assert "baselines = theta, ets" in text and "level = 80, 95" in text
 
 
+def first_verdict_line(page) -> list:
+    """[top in px, text] of the verdict's first line."""
+    return page.evaluate("""() => { const item = document.querySelector('.verdict li');
+        return [item.getBoundingClientRect().top, item.textContent]; }""")
+
+
+def figure_text_px(page) -> list[float]:
+    """Each figure's smallest text in px as shown on the page (its render's smallest text, scaled to its width)."""
+    return page.evaluate("""() => [...document.querySelectorAll('figure.fig img')].map(img =>
+        parseFloat(img.dataset.phoneTextPx) * img.clientWidth / img.naturalWidth)""")
+
+
+def smallest_text_px(page) -> float:
+    """The smallest font size of any element holding text on the page."""
+    return page.evaluate("""() => Math.min(...[...document.querySelectorAll('body *')]
+        .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+        .map(e => parseFloat(getComputedStyle(e).fontSize)))""")
+
+
 @pytest.fixture(scope="module")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is a test dependency (tsattn[test])")
@@ -119,13 +138,11 @@ def test_report_reads_well_in_chromium(browser, report, device, tmp_path):
     # the page itself never scrolls sideways
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     # the verdict comes first: its first line is in the first screen (900 px) at both widths (issue 38)
-    verdict = page.evaluate("""() => { const item = document.querySelector('.verdict li');
-        return [item.getBoundingClientRect().top, item.textContent]; }""")
+    verdict = first_verdict_line(page)
     assert 0 < verdict[0] < 900 - 40 and verdict[1].startswith("Best model on"), verdict
     # every figure's smallest text is at least 10 px as shown at a phone's width (a phone-sized render there)
     if device == "phone":
-        shown = page.evaluate("""() => [...document.querySelectorAll('figure.fig img')].map(img =>
-            parseFloat(img.dataset.phoneTextPx) * img.clientWidth / img.naturalWidth)""")
+        shown = figure_text_px(page)
         assert shown and min(shown) >= 10, shown
     # wide tables scroll inside their own box, which shows that it does (shadows at the edges), numbers never wrap,
     # model names are left-aligned and stay in view
@@ -143,10 +160,7 @@ def test_report_reads_well_in_chromium(browser, report, device, tmp_path):
     assert all(c["align"] == "left" for c in cells if c["text"]) and any(c["text"] for c in cells)
     assert all(c["align"] == "right" for c in cells if not c["text"])
     # no text below 11 px anywhere
-    smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('body *')]
-        .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
-        .map(e => parseFloat(getComputedStyle(e).fontSize)))""")
-    assert smallest >= 11
+    assert smallest_text_px(page) >= 11
     # figures fit the page, and a click opens one at full size (scrolling inside its box), a second click fits it
     figure = page.locator("figure.fig img").first
     fitted = figure.evaluate("img => [img.clientWidth, img.naturalWidth]")
@@ -180,16 +194,11 @@ def test_tune_report_reads_well_in_chromium(browser, tune_report, device, tmp_pa
     page.screenshot(path=str(Path(os.environ.get("TSATTN_SCREENSHOTS", tmp_path)) / f"tune-{device}.png"),
                     full_page=False)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    verdict = page.evaluate("""() => { const item = document.querySelector('.verdict li');
-        return [item.getBoundingClientRect().top, item.textContent]; }""")
+    verdict = first_verdict_line(page)
     assert 0 < verdict[0] < 900 - 40 and verdict[1].startswith("The tuned settings "), verdict
     assert "than the defaults" in verdict[1] or "same on test as the defaults" in verdict[1]
     if device == "phone":
-        shown = page.evaluate("""() => [...document.querySelectorAll('figure.fig img')].map(img =>
-            parseFloat(img.dataset.phoneTextPx) * img.clientWidth / img.naturalWidth)""")
+        shown = figure_text_px(page)
         assert shown and min(shown) >= 10, shown
-    smallest = page.evaluate("""() => Math.min(...[...document.querySelectorAll('body *')]
-        .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
-        .map(e => parseFloat(getComputedStyle(e).fontSize)))""")
-    assert smallest >= 11
+    assert smallest_text_px(page) >= 11
     page.close()

@@ -211,6 +211,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         rows.attrs["metrics_by_series"] = summary["by_series"]
     return rows
 
+
 def _stamp(label) -> str:
     """A time label as a user writes it back: a date without a midnight clock."""
     if isinstance(label, pd.Timestamp) and label == label.normalize() and label.tz is None:
