@@ -456,7 +456,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         "model": result.config.model, "out": str(files["directory"]), "parameters": result.parameter_count,
         "choice": None if result.state.choice is None else result.state.choice.to_dict(orient="records"),
         "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
-        "fit_seconds": round(result.fit_seconds, 3), "series": result.panel.n_series, "verdict": verdict,
+        "fit_seconds": round(result.fit_seconds, 3), "series": result.panel.n_series, "note": result.state.note,
+        "verdict": verdict,
         "metrics": {part: values for part, values in result.metrics.items()
                     if part in ("train", "validation", "test")},
         "files": [name for name in files if name != "directory"]})
@@ -465,8 +466,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.selection import describe_choice
 
         output.say(describe_choice(result.state.choice) + " (every candidate: choice.csv)")
-    output.say(f"{result.config.model}: {result.parameter_count} parameters, {result.epochs_run} epochs{stopped}, "
-               f"fit {result.fit_seconds:.1f}s")
+    trained = "a baseline" if result.config.is_baseline else \
+        f"{result.parameter_count} parameters, {result.epochs_run} epochs{stopped}"
+    output.say(f"{result.config.model}: {trained}, fit {result.fit_seconds:.1f}s")
     output.say(metrics_table(result))
     if result.config.level:
         output.say(interval_table(result))

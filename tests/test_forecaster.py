@@ -383,3 +383,34 @@ def test_in_sample_forecasts_are_the_fitted_model_at_every_window_of_its_data(tm
     assert np.allclose(loaded.predict_insample(df=series)["simple-rnn"], every["simple-rnn"], rtol=1e-5)
     with pytest.raises(ConfigError, match="step_size"):
         model.predict_insample(step_size=0)
+
+
+def test_tsattn_fit_forecasts_one_short_series_as_the_api_does(tmp_path):
+    """The CLI's fit (with its test part) falls back to the same baseline as Forecaster.fit, says so, writes no
+    loss chart for a model that trains no epochs; a series too short even for that names the length it needs."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+    from tsattn.selection import SHORT_FALLBACK, statistical_candidates
+
+    baseline = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    path = tmp_path / "short.csv"
+    pd.DataFrame({"ds": pd.date_range("2020-01-01", periods=7, freq="MS"), "y": np.arange(1.0, 8)}).to_csv(
+        path, index=False)
+    args = ["fit", "--model", "nbeats", "--csv", str(path), "--column", "y", "--date-column", "ds", "--horizon", "3"]
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["model"] == baseline and f"instead of nbeats, on 4 values before the test" in document["note"]
+    assert "Warning: the series has 7 values, too short for nbeats to train, validate and test" in result.stderr
+    assert not (tmp_path / "run" / "plots" / "loss.png").exists() and "history.csv" not in document["files"]
+    forecasts = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    assert forecasts.query("part == 'test'")["predicted"].notna().sum() == 3
+    pd.DataFrame({"ds": pd.date_range("2020-01-01", periods=6, freq="MS"), "y": np.arange(1.0, 7)}).to_csv(
+        path, index=False)
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "six")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"for the {baseline} baseline that forecasts series too short for a network" in result.output
+    assert "needs at least 7 values" in result.output and not (tmp_path / "six").exists()

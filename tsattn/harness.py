@@ -691,6 +691,21 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 
+def windowed_or_fallback(config: RunConfig, panel: Panel, with_test: bool, stacklevel: int = 3):
+    """The config, its windows (:func:`tsattn.config.window_config`) and None; or, for one series too short for
+    ``config``, the best baseline's config and windows for it and the line that says so, also warned
+    (:func:`tsattn.selection.short_series_fallback`). Every fit (``Forecaster.fit``, ``tsattn fit``, each refit)
+    goes through here, so a short series is forecast the same way on every path."""
+    import warnings
+
+    try:
+        return config, window_config(panel, config, with_test=with_test), None  # validates window / horizon / length
+    except TooShortError as error:
+        config, windowed, note = short_series_fallback(config, panel, error, window_config, with_test=with_test)
+        warnings.warn(note, UserWarning, stacklevel=stacklevel)
+        return config, windowed, note
+
+
 def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
             progress: keras.callbacks.Callback | None = None, engine=None, params: dict | None = None,
             announce=None) -> FittedState:
@@ -698,16 +713,9 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
     split's validation part stays at the end of each series): ``Forecaster.fit`` and every refit of a backtest or
     cross-validation. ``announce``: called with one line saying what was chosen (preset, window, horizon, epochs)
     before training, as `tsattn fit` says it."""
-    import warnings
-
     automatic = (config.preset if isinstance(config, RunConfig) else None) == "auto"
     config, panel = resolve(config, data, static, columns)
-    note = None
-    try:
-        windowed = window_config(panel, config, with_test=False)  # validates window / horizon / length
-    except TooShortError as error:  # one short series is still forecast, by the best baseline for it
-        config, windowed, note = short_series_fallback(config, panel, error, window_config)
-        warnings.warn(note, UserWarning, stacklevel=3)
+    config, windowed, note = windowed_or_fallback(config, panel, with_test=False, stacklevel=4)
     if announce is not None:
         chosen = f", settings {config.preset}" + (" (chosen for this data)" if automatic else "") \
             if config.preset else ""
@@ -756,8 +764,9 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     """Fit a resolved config on its panel (:func:`tsattn.config.resolve`) through :func:`fit_state` and score it on
     every part beside the baselines (:func:`tsattn.evaluation.score_windows`): what :func:`fit` does once the data
     is read (``tsattn fit`` resolves first, to print what it chose before training)."""
-    data = window_config(panel, config)
+    config, data, note = windowed_or_fallback(config, panel, with_test=True)
     state = fit_state(config, data, progress, engine)
+    state.note = note
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
                                calibration=state.calibration, mase_scale=state.mase_scale, selection=state.selection)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,

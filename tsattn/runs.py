@@ -139,7 +139,8 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
                      "under 'median'); per-series values in metrics_by_series.csv",
             **result.metrics,
         })
-        result.history.to_csv(staging / "history.csv")
+        if len(result.history):  # a baseline (or auto choosing one) trains no epochs: no loss to show
+            result.history.to_csv(staging / "history.csv")
         if result.state.choice is not None:  # model auto: every candidate's validation score, the chosen one marked
             result.state.choice.to_csv(staging / "choice.csv", index=False)
         predictions_frame(result).to_csv(staging / "predictions.csv", index=False)
@@ -224,8 +225,9 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         written.append(plots.plot_distribution(distributions, directory / "smape_distribution.png",
                                                f"{title}: per-series {part} sMAPE ({panel.n_series} series)",
                                                "sMAPE (%)"))
-    written.append(plots.plot_loss(result.history, directory / "loss.png", f"{title}: training and validation loss",
-                                   result.config.loss))
+    if len(result.history):
+        written.append(plots.plot_loss(result.history, directory / "loss.png",
+                                       f"{title}: training and validation loss", result.config.loss))
     written += write_attention_plots(result.model, result.data, directory, title)
     return [path for path in written if path is not None]  # a figure that could not be drawn was warned about
 

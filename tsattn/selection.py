@@ -150,13 +150,14 @@ SHORT_FALLBACK = ("theta", "naive")  # a single series too short for a network: 
 # strongest cheap method on M3's short yearly series, README), else the naive forecast
 
 
-def short_series_fallback(config, panel, error: TooShortError, window_config):
+def short_series_fallback(config, panel, error: TooShortError, window_config, with_test: bool = False):
     """The config that still forecasts one series too short for ``config`` (``error`` said why), and the line
     that says so; ``error`` again where a fallback would hide a choice the user made (a window or lookback given).
 
     A network (or ``auto``) becomes the best baseline for such data (:data:`SHORT_FALLBACK`), a baseline stays
     itself; each is tried with the validation part kept (padded windows, so intervals can be calibrated), then
-    fitted on every value (no intervals). ``window_config`` is :func:`tsattn.config.window_config`."""
+    fitted on every value before the test part if any (no intervals). ``window_config`` is
+    :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error
     name = config.model
@@ -166,20 +167,30 @@ def short_series_fallback(config, panel, error: TooShortError, window_config):
              if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
     n = int(panel.lengths[0])
     for keep_validation in (True, False):
-        split = {} if keep_validation else {"split": "chronological", "validation_fraction": 0.0}
+        split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
         candidate = dataclasses.replace(candidate, preset=None, final_fit=False)
         try:
-            windowed = window_config(panel, candidate, with_test=False)
-        except TooShortError:
+            windowed = window_config(panel, candidate, with_test=with_test)
+        except TooShortError as short:
+            last = short
             continue
         if name == config.model:
             what = f"{name} is fitted with padded windows"
         else:
             what = f"forecast with the {name} baseline instead of {config.model}"
         validates = not (config.split == "chronological" and config.validation_fraction == 0)
-        note = (f"the series has {n} values, too short for {config.model} to "
-                f"{'train and validate' if validates else 'train'} on (horizon {config.horizon}); {what}"
-                + ("" if keep_validation else f", on all {n} values (none left to calibrate intervals)"))
+        uses = ["train", "validate"] if validates else ["train"]
+        uses += ["test"] if with_test else []
+        before_test = n - config.horizon if with_test else n
+        uses = ", ".join(uses[:-1]) + " and " + uses[-1] if len(uses) > 1 else uses[0]
+        note = (f"the series has {n} values, too short for {config.model} to {uses} on (horizon {config.horizon}); "
+                f"{what}"
+                + ("" if keep_validation else
+                   f", on {'all ' if not with_test else ''}{before_test} values"
+                   f"{' before the test part' if with_test else ''} (none left to calibrate intervals)"))
         return candidate, windowed, note
-    raise error
+    if name == config.model:
+        raise error
+    raise TooShortError(f"too short for {config.model} and for the {name} baseline that forecasts series too short "
+                        f"for a network: {last}") from error
