@@ -117,6 +117,8 @@ class RunConfig:
     lookback: int | None = None      # the window in horizons (window = lookback * horizon), as N-BEATS gives it
     pad: bool = False                # windows may start before their series (at least one real value), padded with
                                      # its first value: short series train and are forecast (N-BEATS pads)
+    masked_targets: bool = False     # also train on windows whose targets run past the end of the training part (at
+                                     # least one inside), the missing targets masked out of the loss (N-BEATS' sampler)
     history: int | None = None       # train only on windows whose targets lie in the last `history` horizons of
                                      # each series' training part (N-BEATS' L_H); None: every training window
     horizon: int = 1
@@ -436,7 +438,7 @@ def check_config(config: RunConfig) -> RunConfig:
         C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts", "pad", "final_fit", "clip_intervals"):
+    for name in ("early_stopping", "within_parts", "pad", "masked_targets", "final_fit", "clip_intervals"):
         C.boolean(name, getattr(config, name))
     if config.jit_compile != "auto":
         if not isinstance(config.jit_compile, bool):
@@ -717,7 +719,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     windowed = window_panel(panel, window, config.horizon, config.stride, split,
                             config.scaling, config.scaler_fit, require_test=with_test,
                             train_history=None if config.history is None else config.history * config.horizon,
-                            pad=config.pad, covariates=covariates)
+                            pad=config.pad, covariates=covariates, masked_targets=config.masked_targets)
     if config.clip_intervals:
         windowed.interval_floor = windowed.nonnegative_floor()
     return windowed

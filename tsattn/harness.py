@@ -40,7 +40,7 @@ from .panel import Panel
 from .progress import EVERY_SECONDS, progress_bar
 from .selection import AUTO, fit_auto, short_series_fallback
 from .state import FittedState, kept_values, seen_until, tails_of
-from .windows import WindowedPanel, gather_batch
+from .windows import WindowedPanel, gather_batch, target_mask
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ GATHER_ONCE_BYTES = 64 * 2**20
 def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: int, batch_size: int,
                  shuffle_seed: int | None = None, extras: np.ndarray | None = None,
                  sampled: bool = False, first: np.ndarray | None = None,
-                 series: np.ndarray | None = None) -> tf.data.Dataset:
+                 series: np.ndarray | None = None, limits: np.ndarray | None = None) -> tf.data.Dataset:
     """Batches of (X, y) gathered from the flat scaled panel inside the tf.data graph.
 
     Only the flat array of all series and the window starts are held in memory; each batch gathers its
@@ -107,28 +107,35 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     offset, scale and MASE scale there). ``sampled`` gives an endless stream of batches of windows drawn with
     replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch). ``first`` (each
     window's series start) pads a window that starts before its series with the series' first value. ``series``
-    (each window's series number; sampled only) draws a series uniformly, then one of its windows.
+    (each window's series number; sampled only) draws a series uniformly, then one of its windows. ``limits``
+    (each window's end of known targets, :meth:`WindowedPanel.training_windows`) appends a (horizon,) mask after
+    the target and its extras, 0 where a target runs past its part's end (read by :class:`MaskedTargets`).
     """
     if first is None:
         first = starts  # no window reaches before its series: clipping at its own start changes nothing
+    if limits is not None:  # the mask travels with the target, after the extras
+        mask = target_mask(starts, window, horizon, limits)
+        extras = mask if extras is None else np.concatenate([np.asarray(extras, dtype=np.float32), mask], axis=1)
     if sampled:
         return _sampled_dataset(scaled, starts, window, horizon, batch_size, shuffle_seed or 0, extras, first,
-                                series=series)
+                                series=series, limits=limits)
     columns = np.asarray(scaled, dtype=np.float32).reshape(len(scaled), -1)  # (N, 1 + covariates): y in column 0
     starts = starts.astype(np.int64)
     first = np.asarray(first, dtype=np.int64)
+    limits = starts + window + horizon if limits is None else np.asarray(limits, dtype=np.int64)
     if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
         # a shuffle buffer holds ~190 bytes per window; above SHUFFLE_BUFFER windows a seeded permutation
         # first mixes every series, then the bounded buffer reshuffles each epoch (memory stays bounded)
         order = np.random.default_rng(shuffle_seed).permutation(len(starts))
-        starts, first = starts[order], first[order]
+        starts, first, limits = starts[order], first[order], limits[order]
     gather_once = len(starts) * (window + horizon) * columns.shape[1] * 4 <= GATHER_ONCE_BYTES
     if extras is not None:
         extras = np.asarray(extras, dtype=np.float32)
         if shuffle_seed is not None and len(starts) > SHUFFLE_BUFFER:
             extras = extras[np.random.default_rng(shuffle_seed).permutation(len(extras))]  # as the starts above
     if gather_once:  # the one gather of windows (tsattn.windows.gather_batch), done up front
-        batch = gather_batch(columns if columns.shape[1] > 1 else columns[:, 0], starts, window, horizon, first=first)
+        batch = gather_batch(columns if columns.shape[1] > 1 else columns[:, 0], starts, window, horizon, first=first,
+                             limits=limits)
         target = batch.target.astype(np.float32)
         if extras is not None:
             target = np.concatenate([target, extras], axis=1)
@@ -137,15 +144,17 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
         flat = tf.constant(columns)
         offsets = tf.range(window + horizon, dtype=tf.int64)
 
-        def gather(batch_starts, batch_first, batch_extras=None):
+        def gather(batch_starts, batch_first, batch_limits, batch_extras=None):
             positions = tf.maximum(batch_starts[:, None] + offsets[None, :], batch_first[:, None])  # padded inputs
+            positions = tf.minimum(positions, batch_limits[:, None] - 1)  # masked targets read the last known value
             windows = tf.gather(flat, positions)  # (batch, window + horizon, columns)
             target = windows[:, window:, 0]
             if batch_extras is not None:
                 target = tf.concat([target, batch_extras], axis=1)
             return windows[:, :window, :], target
 
-        dataset = tf.data.Dataset.from_tensor_slices((starts, first) if extras is None else (starts, first, extras))
+        dataset = tf.data.Dataset.from_tensor_slices((starts, first, limits) if extras is None else
+                                                     (starts, first, limits, extras))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(min(len(starts), SHUFFLE_BUFFER), seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.batch(batch_size)
@@ -155,11 +164,11 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
 
 
 def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None, first=None,
-                     series=None):
+                     series=None, limits=None):
     """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass.
     With ``series`` (each window's series number) a series is drawn uniformly first, then one of its windows (the
     N-BEATS authors' sampler: a long series is not drawn more often than a short one)."""
-    batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon, first=first)
+    batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon, first=first, limits=limits)
     inputs = tf.constant(batch.network_input())
     target = batch.target.astype(np.float32)
     if extras is not None:
@@ -528,19 +537,25 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     """Compile and fit ``model`` (one network, or stacked members with one loss each in ``losses``); returns
     (history frame, epochs, best epoch)."""
     sampled = training.sampled_steps is not None
-    batch_size = training.batch_size if sampled else min(training.batch_size, data.count("train"))
-    steps_per_epoch = training.sampled_steps if sampled else math.ceil(data.count("train") / batch_size)
+    starts, limits = data.training_windows()
+    masked = data.overhang is not None  # targets past the training part's end: a mask travels with the target
+    batch_size = training.batch_size if sampled else min(training.batch_size, len(starts))
+    steps_per_epoch = training.sampled_steps if sampled else math.ceil(len(starts) / batch_size)
     if sampled and training.max_passes is not None:  # few training windows: draw each at most max_passes times
         steps_per_epoch = max(1, min(steps_per_epoch, math.ceil(
-            training.max_passes * data.count("train") / (training.epochs * batch_size))))
+            training.max_passes * len(starts) / (training.epochs * batch_size))))
     specs = [get_loss(name) for name in losses]
     keras_losses = [spec.keras_loss(loss.quantiles) for spec in specs]
+    if masked:
+        from .layers import MaskedTargets
+
+        keras_losses = [MaskedTargets(each, data.horizon, spec.needs_scale) for each, spec in zip(keras_losses, specs)]
     if len(losses) == 1:
         keras_loss = keras_losses[0]
     else:
         from .layers import MemberLosses
 
-        keras_loss = MemberLosses(keras_losses, [spec.needs_scale for spec in specs], data.horizon)
+        keras_loss = MemberLosses(keras_losses, [masked or spec.needs_scale for spec in specs], data.horizon)
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
@@ -550,15 +565,17 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
                   training.steps_per_execution)
     # (n_series, 3) or None: each window's series units, when a loss is computed in them
     extras = _series_units(data, loss) if any(spec.needs_scale for spec in specs) else None
-    train = make_dataset(data.scaled, data.starts["train"], data.window, data.horizon, batch_size,
-                         shuffle_seed=training.seed,
-                         extras=None if extras is None else extras[data.series_numbers("train")], sampled=sampled,
-                         first=data.first_positions("train"),
-                         series=data.series_numbers("train") if sampled and training.sample_by == "series" else None)
+    series = data.panel.series_of(starts + data.window)
+    train = make_dataset(data.scaled, starts, data.window, data.horizon, batch_size, shuffle_seed=training.seed,
+                         extras=None if extras is None else extras[series], sampled=sampled,
+                         first=data.panel.offsets[series],
+                         series=series if sampled and training.sample_by == "series" else None,
+                         limits=limits if masked else None)
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,
                                extras=None if extras is None else extras[data.series_numbers("validation")],
-                               first=data.first_positions("validation"))
+                               first=data.first_positions("validation"),
+                               limits=data.starts["validation"] + data.window + data.horizon if masked else None)
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard, _StopOnRequest()]

@@ -486,9 +486,12 @@ class PinballLoss(keras.losses.Loss):
         self.quantiles = [float(q) for q in quantiles]
 
     def call(self, y_true, y_pred):
-        q = ops.convert_to_tensor(self.quantiles, dtype=y_pred.dtype)  # (quantiles,)
-        error = ops.expand_dims(ops.cast(y_true, y_pred.dtype), -1) - y_pred  # (batch, horizon, quantiles)
-        return ops.mean(ops.maximum(q * error, (q - 1.0) * error), axis=(-2, -1))  # (batch,)
+        return self.of_errors(ops.expand_dims(ops.cast(y_true, y_pred.dtype), -1) - y_pred)
+
+    def of_errors(self, error):
+        """The loss of errors y - f (batch, horizon, quantiles): (batch,)."""
+        q = ops.convert_to_tensor(self.quantiles, dtype=error.dtype)  # (quantiles,)
+        return ops.mean(ops.maximum(q * error, (q - 1.0) * error), axis=(-2, -1))
 
     def get_config(self):
         return {**super().get_config(), "quantiles": self.quantiles}
@@ -528,6 +531,31 @@ class SeriesUnitsLoss(keras.losses.Loss):
 
     def get_config(self):
         return {**super().get_config(), "kind": self.kind}
+
+
+class MaskedTargets(keras.losses.Loss):
+    """A training loss with some targets masked out (``masked_targets``: windows whose targets run past the end of
+    the training part). y_true (batch, horizon [+ 3] + horizon) carries a mask after the target and its series
+    units, 1 for a known target and 0 for a masked one; a masked step contributes zero loss and zero gradient (its
+    target is the forecast itself, or a pinball error of 0), and the mean still runs over every step, as the
+    N-BEATS authors' masked losses. Used only while training, so not serialisable."""
+
+    def __init__(self, loss, horizon: int, needs_scale: bool, name: str = "masked", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.loss = keras.losses.get(loss) if isinstance(loss, str) else loss
+        self.horizon, self.needs_scale = horizon, needs_scale
+
+    def call(self, y_true, y_pred):
+        y_true = ops.cast(y_true, y_pred.dtype)
+        h = self.horizon
+        target, mask = y_true[:, :h], y_true[:, -h:]
+        if isinstance(self.loss, PinballLoss):  # y_pred (batch, horizon, quantiles)
+            error = ops.expand_dims(target, -1) - y_pred
+            return self.loss.of_errors(ops.where(ops.expand_dims(mask, -1) > 0, error, ops.zeros_like(error)))
+        target = ops.where(mask > 0, target, ops.stop_gradient(y_pred))
+        if self.needs_scale:  # the series units after the target
+            target = ops.concatenate([target, y_true[:, h:-h]], axis=1)
+        return self.loss.call(target, y_pred) if isinstance(self.loss, keras.losses.Loss) else self.loss(target, y_pred)
 
 
 class MemberLosses(keras.losses.Loss):

@@ -190,23 +190,36 @@ class Batch:
         return np.concatenate([p for p in parts if p.shape[-1]] or [self.insample_y], axis=-1).astype(np.float32)
 
 
-def window_positions(starts: np.ndarray, span: int, first=None) -> np.ndarray:
+def window_positions(starts: np.ndarray, span: int, first=None, limits=None) -> np.ndarray:
     """(len(starts), span) flat positions of windows starting at ``starts``; with ``first`` (each window's series
-    start) a position before it reads the series' first value instead (a padded window, ``pad=True``). The one
-    place windows are laid out: training batches, forecasts and the baselines all read through it."""
+    start) a position before it reads the series' first value instead (a padded window, ``pad=True``); with
+    ``limits`` (each window's end of known targets) a position at or after it reads the last known value (a target
+    masked out of the loss, ``masked_targets``). The one place windows are laid out: training batches, forecasts
+    and the baselines all read through it."""
     positions = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(span)
     if first is not None:
         positions = np.maximum(positions, np.asarray(first, dtype=np.int64)[:, None])
+    if limits is not None:
+        positions = np.minimum(positions, np.asarray(limits, dtype=np.int64)[:, None] - 1)
     return positions
 
 
+def target_mask(starts: np.ndarray, window: int, horizon: int, limits: np.ndarray) -> np.ndarray:
+    """(len(starts), horizon) float32: 1 where a window's target is known (before its limit), 0 where it runs past
+    the end of its part and is masked out of the loss."""
+    targets = np.asarray(starts, dtype=np.int64)[:, None] + window + np.arange(horizon)
+    return (targets < np.asarray(limits, dtype=np.int64)[:, None]).astype(np.float32)
+
+
 def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: int = 0, series=None,
-                 scaler: "Scaler | None" = None, with_target: bool = True, first=None, layout=None) -> Batch:
+                 scaler: "Scaler | None" = None, with_target: bool = True, first=None, layout=None,
+                 limits=None) -> Batch:
     """The windows starting at ``starts`` (flat positions of each window's first input) of a panel's flat
     array ``source``: already scaled (a WindowedPanel's ``scaled``), or series units scaled here with
     ``scaler`` and ``series`` (the series number of each window). ``horizon`` values after each window are
     its target (``with_target=False``, or horizon 0: none, for forecasting). With ``first`` (each window's series
-    start) inputs before it are the series' first value: a padded window (``pad=True``).
+    start) inputs before it are the series' first value: a padded window (``pad=True``); with ``limits`` targets
+    at or after each window's limit repeat the last known value (masked in training: :func:`target_mask`).
 
     A 2-D ``source`` (N, 1 + columns) carries covariates after the target (:meth:`tsattn.covariates.Covariates.source`:
     standardised, future-known ones shifted); ``layout`` (past, future-known, static columns) sorts them into the
@@ -215,7 +228,7 @@ def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: i
     count = len(starts)
     series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
     span = window + (horizon if with_target else 0)
-    values = np.asarray(source)[window_positions(starts, span, first)]  # (batch, window [+ horizon][, columns])
+    values = np.asarray(source)[window_positions(starts, span, first, limits)]  # (batch, window [+ horizon][, columns])
     covariates = values[:, :window, 1:] if values.ndim == 3 else np.zeros((count, window, 0))
     if values.ndim == 3:
         values = values[:, :, 0]
@@ -316,6 +329,8 @@ class WindowedPanel:
     covariates: "Covariates | None" = None
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
     interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
+    overhang: np.ndarray | None = None  # masked_targets: starts of the extra training windows whose targets run
+    # past the end of the training part (trained on with those targets masked; see training_windows)
     # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
 
     def __post_init__(self):
@@ -336,7 +351,8 @@ class WindowedPanel:
         return dataclasses.replace(
             window_panel(self.panel, window, self.horizon, self.stride, self.split, self.scaler.kind,
                          self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
-                         scaler=self.scaler, covariates=self.covariates, fitted_covariates=True),
+                         scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
+                         masked_targets=self.overhang is not None),
             interval_floor=self.interval_floor)
 
     def with_validation_trained(self) -> "WindowedPanel":
@@ -360,7 +376,8 @@ class WindowedPanel:
             split = dataclasses.replace(self.split, train=self.split.train + self.split.validation, validation=0.0)
         merged = window_panel(self.panel, self.window, self.horizon, self.stride, split, self.scaler.kind,
                               self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
-                              scaler=self.scaler, covariates=self.covariates, fitted_covariates=True)
+                              scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
+                              masked_targets=self.overhang is not None)
         if self.part_bounds is not None and merged.part_bounds is not None:  # the test part exactly as before
             merged.part_bounds[:, 1] = self.part_bounds[:, 1]
         merged.starts["test"] = self.starts["test"]
@@ -370,6 +387,19 @@ class WindowedPanel:
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
         return len(self.starts[part])
+
+    def training_windows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, limits) of every window a network trains on: the training part's windows and, with
+        ``masked_targets``, the ones whose targets run past the part's end; ``limits`` is each window's flat end of
+        known targets (a target at or after it is masked out of the loss)."""
+        starts = self.starts["train"]
+        limits = starts + self.window + self.horizon
+        if self.overhang is None or not len(self.overhang):
+            return starts, limits
+        series = self.panel.series_of(self.overhang + self.window)
+        ends = self.panel.offsets[series] + (self.part_bounds[series, 0] if self.part_bounds is not None
+                                             else self.panel.lengths[series])
+        return np.concatenate([starts, self.overhang]), np.concatenate([limits, ends])
 
     def series_numbers(self, part: str) -> np.ndarray:
         """The series number of each window of a part (read at its first target: a padded window's first input
@@ -513,6 +543,7 @@ def window_panel(
     scaler: "Scaler | None" = None,
     covariates: "Covariates | None" = None,
     fitted_covariates: bool = False,
+    masked_targets: bool = False,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -535,6 +566,11 @@ def window_panel(
             :meth:`WindowedPanel.rewindowed`).
         covariates: the :class:`tsattn.covariates.Covariates` the windows carry beside the target: standardised on
             the same training values as the scaler (unless ``fitted_covariates``: fitted already).
+        masked_targets: also keep, for training only (``WindowedPanel.overhang``), the windows whose targets run
+            past the end of each series' training part with at least one target inside, as the N-BEATS authors'
+            sampler does (cut points up to the last value); the targets past the end are masked out of the loss.
+            They do not fit the scaler or the linear start. Chronological and hold-out splits without
+            ``within_parts`` only.
 
     Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
 
@@ -558,6 +594,9 @@ def window_panel(
         )
     panel = as_panel(data)
     span = window + horizon
+    if masked_targets and (split.method == "shuffled" or split.within_parts):
+        raise ConfigError("masked_targets works with the chronological and hold-out splits without within_parts; "
+                          "drop masked_targets or change the split")
     if pad and (split.method == "shuffled" or split.within_parts):
         raise ConfigError("pad works with the chronological and hold-out splits without within_parts; drop pad or "
                           "change the split")
@@ -604,12 +643,20 @@ def window_panel(
                 begin = np.maximum(part_low - window, low - reach)
                 begin = low + -(-(begin - low) // stride) * stride
                 starts[part] = _grid(begin, part_high, span, stride)
+    overhang = None
+    if masked_targets:  # the cut point (first target) runs on to the training part's last value
+        train_low, train_high = bounds["train"]
+        begin = np.maximum(train_low - window, low - reach)
+        begin = low + -(-(begin - low) // stride) * stride
+        every = _grid(begin, train_high + horizon - 1, span, stride)
+        overhang = every[every + span > train_high[panel.series_of(every + window)]]
     if train_history is not None:
         positive_int("train_history", train_history)
-        train = starts["train"]
-        numbers = panel.series_of(train + window)
         train_end = low + (part_bounds[:, 0] if part_bounds is not None else lengths)  # flat, per series
-        starts["train"] = train[train + window >= train_end[numbers] - train_history]  # every target inside
+        train = starts["train"]
+        starts["train"] = train[train + window >= train_end[panel.series_of(train + window)] - train_history]
+        if overhang is not None:  # their first target lies inside, so they are the most recent
+            overhang = overhang[overhang + window >= train_end[panel.series_of(overhang + window)] - train_history]
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
@@ -670,7 +717,7 @@ def window_panel(
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
                          dropped=dropped, train_history=train_history, pad=bool(pad), covariates=covariates,
-                         source=source)
+                         source=source, overhang=overhang)
 
 
 window_series = window_panel  # one function for one series and for many
