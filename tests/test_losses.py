@@ -79,3 +79,57 @@ def test_a_series_units_model_saves_and_loads(tmp_path):
     f = Forecaster("simple-rnn", window=8, loss="mase", epochs=2, units=4).fit(make_series(100))
     g = Forecaster.load(f.save(tmp_path / "mase.tsattn"))
     np.testing.assert_allclose(g.predict(3), f.predict(3))
+
+
+@pytest.mark.parametrize("name", ["mse", "mae", "huber", "smape", "mase", "quantile"])
+def test_masked_targets_add_no_loss_and_no_gradient_at_masked_steps(name):
+    """MaskedTargets: with every target known it is the loss itself; a masked step contributes 0 to the loss and
+    nothing to the gradient, whatever its target holds."""
+    import keras
+    import tensorflow as tf
+
+    from tsattn.layers import MaskedTargets
+
+    spec = get_loss(name)
+    quantiles = loss_quantiles(name, None, ())
+    inner = spec.keras_loss(quantiles)
+    rng = np.random.default_rng(1)
+    target = rng.uniform(0.5, 1.5, size=(5, 4)).astype("float32")
+    units = np.tile([[10.0, 100.0, 3.0]], (5, 1)).astype("float32") if spec.needs_scale else np.zeros((5, 0), "float32")
+    width = (5, 4, len(quantiles)) if quantiles else (5, 4)
+    prediction = tf.Variable(rng.uniform(0.5, 1.5, size=width).astype("float32"))
+    mask = np.ones((5, 4), "float32")
+    masked = MaskedTargets(inner, 4, spec.needs_scale)
+    function = keras.losses.get(inner) if isinstance(inner, str) else inner
+
+    def plain(y_true, y_pred):  # the loss itself, mean over the batch
+        return float(np.mean(np.asarray(function(y_true, y_pred))))
+
+    full = np.concatenate([target, units, mask], axis=1)
+    assert float(masked(full, prediction)) == pytest.approx(plain(np.concatenate([target, units], 1), prediction),
+                                                            rel=1e-6)
+    mask[:, 2:] = 0.0
+    garbage = target.copy()
+    garbage[:, 2:] = 1e6  # what a masked step's target holds does not matter
+    with tf.GradientTape() as tape:
+        value = masked(np.concatenate([garbage, units, mask], axis=1), prediction)
+    gradient = tape.gradient(value, prediction).numpy()
+    assert np.all(gradient[:, 2:] == 0) and np.any(gradient[:, :2] != 0)
+    known = np.concatenate([target[:, :2], units], axis=1) if spec.needs_scale else target[:, :2]
+    if not quantiles:  # the known steps' loss over all 4 steps (the authors' mean over the whole horizon)
+        assert float(value) == pytest.approx(plain(known, prediction[:, :2]) * 2 / 4, rel=1e-5)
+
+
+def test_a_stacked_ensemble_trains_with_masked_targets():
+    """masked_targets through Forecaster: a stacked ensemble (one loss per member, MemberLosses over MaskedTargets)
+    trains, refits on everything, and forecasts every series, the shortest included."""
+    import pandas as pd
+
+    from tsattn import Forecaster
+
+    frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=n, freq="QS"),
+                                     "y": np.sin(np.arange(n) / 3) * 10 + 50 + i}) for i, n in enumerate([12, 30])])
+    f = Forecaster("nbeats", horizon=4, preset="nbeats-recipe", pad=True, masked_targets=True, sampled_steps=2,
+                   epochs=1, ensemble_losses=["smape", "mse"], units=8).fit(frame, verbose=0)
+    forecast = f.predict()
+    assert len(forecast) == 8 and np.isfinite(forecast["nbeats"]).all()

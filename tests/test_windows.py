@@ -235,3 +235,43 @@ def test_validation_windows_roll_one_step_apart_before_the_test_part():
     np.testing.assert_array_equal(one.starts["test"], three.starts["test"])
     assert (three.part_bounds[:, 1] - three.part_bounds[:, 0] == 3 * h).all()
     assert three.with_validation_trained().count("train") == one.with_validation_trained().count("train")
+
+
+def test_masked_targets_keep_windows_running_past_the_training_part_and_never_read_beyond_it(monkeypatch):
+    """masked_targets (the N-BEATS authors' sampler): the extra training windows have their first target inside the
+    training part and at least one after its end; a batch of them repeats the last training value there (never a
+    validation value) and its mask is 0 exactly at those steps, on both gather paths and the sampled one."""
+    import tsattn.harness as H
+    from tsattn.panel import as_panel
+
+    panel = as_panel({"a": pd.Series(np.arange(1.0, 31.0)), "b": pd.Series(np.arange(101.0, 121.0))})
+    split = SplitSpec("holdout", holdout=3)  # validation 3 and test 3 values at the end of each series
+    plain = window_series(panel, 4, 3, split=split, scaling="none")
+    masked = window_series(panel, 4, 3, split=split, scaling="none", masked_targets=True)
+    for part in ("train", "validation", "test"):
+        np.testing.assert_array_equal(masked.starts[part], plain.starts[part])  # the parts themselves unchanged
+    starts, limits = masked.training_windows()
+    extra, ends = starts[len(plain.starts["train"]):], limits[len(plain.starts["train"]):]
+    assert len(extra) == 2 * 2  # horizon - 1 more cut points per series
+    assert ((extra + 4 < ends) & (extra + 4 + 3 > ends)).all()  # first target inside, the last one past the end
+    train_end = {0: 24, 1: 30 + 14}  # flat positions where each series' validation part starts
+    assert sorted(ends.tolist()) == [24, 24, 44, 44] and set(ends.tolist()) <= set(train_end.values())
+    values = panel.values.astype(np.float32)
+    for gather_once in (True, False):
+        if not gather_once:
+            monkeypatch.setattr(H, "GATHER_ONCE_BYTES", 0)
+        X, y = next(iter(H.make_dataset(values, starts, 4, 3, batch_size=len(starts), limits=limits)))
+        X, y = np.asarray(X)[:, :, 0], np.asarray(y)
+        target, mask = y[:, :3], y[:, 3:]
+        last_known = values[limits - 1]
+        expected = np.minimum(starts[:, None] + 4 + np.arange(3), limits[:, None] - 1)
+        np.testing.assert_array_equal(target, values[expected])
+        np.testing.assert_array_equal(mask, (starts[:, None] + 4 + np.arange(3) < limits[:, None]).astype(float))
+        assert (target[mask == 0] == np.repeat(last_known, 3).reshape(-1, 3)[mask == 0]).all()
+    X, y = next(iter(H.make_dataset(values, starts, 4, 3, batch_size=64, sampled=True, limits=limits)))
+    assert np.asarray(y).shape == (64, 6) and set(np.unique(np.asarray(y)[:, 3:])) <= {0.0, 1.0}
+    final = masked.with_validation_trained()  # the final fit: masked past the test part's start, never into it
+    assert sorted(set(final.training_windows()[1][len(final.starts["train"]):].tolist())) == [27, 47]
+    assert masked.rewindowed(2).overhang is not None
+    with pytest.raises(ConfigError, match="masked_targets works with the chronological and hold-out splits"):
+        window_series(panel, 4, 3, split=SplitSpec("shuffled"), masked_targets=True)
