@@ -19,7 +19,8 @@ from tsattn.engine import LocalEngine, Outcome, get_engine
 from tsattn.errors import ConfigError
 
 TIMING = ("fit_seconds", "predict_seconds")
-pytestmark = pytest.mark.xdist_group("ray")  # under pytest-xdist, one worker runs every Ray test: one cluster at a time
+# A test that starts a Ray cluster (the `cluster` fixture) is marked `ray` by conftest.py: `python3 dev.py test` runs
+# those one after another after the rest; the local-process and refusal tests here run with the rest, in parallel.
 
 
 def options(small_csv, **changes):
