@@ -228,7 +228,7 @@ def gather_batch(source: np.ndarray, starts: np.ndarray, window: int, horizon: i
     count = len(starts)
     series = np.zeros(count, dtype=np.int64) if series is None else np.asarray(series)
     span = window + (horizon if with_target else 0)
-    values = np.asarray(source)[window_positions(starts, span, first, limits)]  # (batch, window [+ horizon][, columns])
+    values = np.asarray(source)[window_positions(starts, span, first, limits)]  # (batch, span[, columns])
     covariates = values[:, :window, 1:] if values.ndim == 3 else np.zeros((count, window, 0))
     if values.ndim == 3:
         values = values[:, :, 0]
@@ -329,9 +329,9 @@ class WindowedPanel:
     covariates: "Covariates | None" = None
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
     interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
+    # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
     overhang: np.ndarray | None = None  # masked_targets: starts of the extra training windows whose targets run
     # past the end of the training part (trained on with those targets masked; see training_windows)
-    # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
 
     def __post_init__(self):
         if self.source is None:
