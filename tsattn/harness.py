@@ -555,6 +555,7 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     else:
         from .layers import MemberLosses
 
+        # a masked loss takes y_true whole (it reads the mask), a series-units loss its series units too
         keras_loss = MemberLosses(keras_losses, [masked or spec.needs_scale for spec in specs], data.horizon)
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every

@@ -560,19 +560,20 @@ class MaskedTargets(keras.losses.Loss):
 
 class MemberLosses(keras.losses.Loss):
     """The sum of each stacked ensemble member's own loss: y_pred (batch, members, ...) holds every member's output,
-    y_true (batch, horizon [+ 3]) the targets (with the series units a series-units loss reads; a loss without them
-    gets the targets alone). The members share no weights, so each gets exactly the gradient of its own loss. Used
-    only while training (the trained ensemble is saved with its members and their median), so not serialisable."""
+    y_true (batch, horizon [+ 3] [+ horizon]) the targets, then the series units a series-units loss reads and the
+    mask a :class:`MaskedTargets` loss reads; ``whole`` says, per loss, whether it takes y_true whole or the targets
+    alone. The members share no weights, so each gets exactly the gradient of its own loss. Used only while
+    training (the trained ensemble is saved with its members and their median), so not serialisable."""
 
-    def __init__(self, losses: list, needs_scale: list, horizon: int, name: str = "member_losses", **kwargs):
+    def __init__(self, losses: list, whole: list, horizon: int, name: str = "member_losses", **kwargs):
         super().__init__(name=name, **kwargs)
         self.losses = [keras.losses.get(loss) if isinstance(loss, str) else loss for loss in losses]
-        self.needs_scale, self.horizon = list(needs_scale), horizon
+        self.whole, self.horizon = list(whole), horizon
 
     def call(self, y_true, y_pred):
         total = 0.0
-        for i, (loss, scaled) in enumerate(zip(self.losses, self.needs_scale)):
-            target = y_true if scaled else y_true[:, :self.horizon]
+        for i, (loss, whole) in enumerate(zip(self.losses, self.whole)):
+            target = y_true if whole else y_true[:, :self.horizon]
             member = y_pred[:, i]
             value = loss.call(target, member) if isinstance(loss, keras.losses.Loss) else loss(target, member)
             total = total + value

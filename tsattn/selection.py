@@ -180,15 +180,11 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         else:
             what = f"forecast with the {name} baseline instead of {config.model}"
         validates = not (config.split == "chronological" and config.validation_fraction == 0)
-        uses = ["train", "validate"] if validates else ["train"]
-        uses += ["test"] if with_test else []
-        before_test = n - config.horizon if with_test else n
-        uses = ", ".join(uses[:-1]) + " and " + uses[-1] if len(uses) > 1 else uses[0]
+        uses = {(True, True): "train, validate and test", (True, False): "train and validate",
+                (False, True): "train and test", (False, False): "train"}[validates, with_test]
+        values = f"{n - config.horizon} values before the test part" if with_test else f"all {n} values"
         note = (f"the series has {n} values, too short for {config.model} to {uses} on (horizon {config.horizon}); "
-                f"{what}"
-                + ("" if keep_validation else
-                   f", on {'all ' if not with_test else ''}{before_test} values"
-                   f"{' before the test part' if with_test else ''} (none left to calibrate intervals)"))
+                f"{what}" + ("" if keep_validation else f", on {values} (none left to calibrate intervals)"))
         return candidate, windowed, note
     if name == config.model:
         raise error

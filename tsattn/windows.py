@@ -619,7 +619,7 @@ def window_panel(
         panel = panel.subset(np.flatnonzero(~short))
         lengths = panel.lengths
     low, high = panel.offsets[:-1], panel.offsets[1:]
-    part_bounds = None
+    part_bounds = overhang = None
     if split.method == "shuffled":
         every = _grid(low, high, span, stride)
         order = np.random.RandomState(seed=split.shuffle_seed).permutation(len(every))
@@ -643,20 +643,19 @@ def window_panel(
                 begin = np.maximum(part_low - window, low - reach)
                 begin = low + -(-(begin - low) // stride) * stride
                 starts[part] = _grid(begin, part_high, span, stride)
-    overhang = None
-    if masked_targets:  # the cut point (first target) runs on to the training part's last value
-        train_low, train_high = bounds["train"]
-        begin = np.maximum(train_low - window, low - reach)
-        begin = low + -(-(begin - low) // stride) * stride
-        every = _grid(begin, train_high + horizon - 1, span, stride)
-        overhang = every[every + span > train_high[panel.series_of(every + window)]]
+                if part == "train" and masked_targets:  # cut points (first targets) on to the part's last value
+                    every = _grid(begin, part_high + horizon - 1, span, stride)
+                    overhang = every[every + span > part_high[panel.series_of(every + window)]]
     if train_history is not None:
         positive_int("train_history", train_history)
         train_end = low + (part_bounds[:, 0] if part_bounds is not None else lengths)  # flat, per series
-        train = starts["train"]
-        starts["train"] = train[train + window >= train_end[panel.series_of(train + window)] - train_history]
-        if overhang is not None:  # their first target lies inside, so they are the most recent
-            overhang = overhang[overhang + window >= train_end[panel.series_of(overhang + window)] - train_history]
+
+        def recent(found):  # the windows whose first target lies in the last train_history values
+            return found[found + window >= train_end[panel.series_of(found + window)] - train_history]
+
+        starts["train"] = recent(starts["train"])  # every target inside
+        if overhang is not None:
+            overhang = recent(overhang)
     needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
