@@ -364,11 +364,18 @@ def _model_names() -> list[str]:
     return list_models()
 
 
+def _baseline_names() -> list[str]:
+    from tsattn.baselines import BASELINES
+
+    return list(BASELINES)
+
+
 @main.command("fit", short_help="Train one model, score it beside baselines, save the run.",
               epilog="\b\nExample:\n  tsattn fit --model attention-rnn --dataset sunspots --level 80 --out runs/sun")
-@click.option("--model", "model_name", type=click.Choice([*_model_names(), "auto"]),
-              help="the network to train (default attention-rnn; see `tsattn models`); auto: the networks and "
-                   "baselines compared on the validation part, the best kept.")
+@click.option("--model", "model_name", type=click.Choice([*_model_names(), *_baseline_names(), "auto"]),
+              help="the network to train (default attention-rnn; see `tsattn models`), a baseline (naive, "
+                   "seasonal-naive, linear; theta, dynamic-theta, ets, arima with statsforecast) scored the same "
+                   "way, or auto: the networks and baselines compared on the validation part, the best kept.")
 @data_options
 @click.option("--window", type=int, help="input window length (default 24, shorter when the shortest series "
                                          "needs it so that every series is forecast).")

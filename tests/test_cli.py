@@ -48,6 +48,24 @@ def test_every_subcommand_has_a_whole_summary_and_an_example_that_parses(runner)
         command.make_context(name, example.group(2).split())  # every option in it exists and parses
 
 
+def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(runner, small_csv, tmp_path):
+    """`tsattn fit --model linear` is the linear baseline through the run's path: as Forecaster("linear") is one
+    interface for networks and baselines, the CLI takes both; its model row equals the baseline row it is scored
+    beside (the same windows and targets), and a deterministic model gets no advice to try other seeds."""
+    out = tmp_path / "run"
+    result = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--column", "demand",
+                             "--date-column", "date", "--window", "8", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    test = document["metrics"]["test"]
+    assert test["model"]["rmse"] == pytest.approx(test["linear"]["rmse"])
+    assert document["epochs_run"] is None and "seed" not in document["verdict"]
+    assert {"predictions.csv", "metrics.json"} <= set(document["files"]) and "history.csv" not in document["files"]
+    shown = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--column", "demand", "--date-column",
+                            "date", "--window", "8", "--out", str(out), "--force"]).stdout
+    assert len(re.findall(r"^linear\s+[\d.]+", shown, re.M)) == 1, shown  # one row, not the model and its twin
+
+
 def test_fit_csv_writes_run(runner, small_csv, tmp_path):
     out = tmp_path / "run"
     result = invoke(runner, ["fit", "--model", "attention-rnn", "--csv", str(small_csv), "--column", "demand",

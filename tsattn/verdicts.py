@@ -29,14 +29,18 @@ def p_text(p_value: float) -> str:
 def run_verdict(result) -> str | None:
     """The closing line of `tsattn fit` for a run (:class:`tsattn.harness.RunResult`), or None without a test part."""
     test = result.metrics.get("test")
+    seeded = not result.config.is_baseline  # a baseline gives the same forecasts under every seed
     if headline_metric(result.panel.n_series) == "smape" and test:
-        return panel_verdict(result)
+        return panel_verdict(result, seeded)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        return single_verdict(test, result.data.window)
+        return single_verdict(test, result.data.window, seeded)
     return None
 
 
-def single_verdict(test: dict, window: int) -> str:
+ONE_SEED = " One seed: compare several before concluding (tsattn compare)."
+
+
+def single_verdict(test: dict, window: int, seeded: bool = True) -> str:
     """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
     model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
     linear = test["linear"]["rmse"]
@@ -48,11 +52,10 @@ def single_verdict(test: dict, window: int) -> str:
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
         head = f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, {change:+.1f}%)"
-    return (f"{head}; linear AR({window}) {linear_text}. One seed: compare several before concluding "
-            "(tsattn compare).")
+    return f"{head}; linear AR({window}) {linear_text}." + (ONE_SEED if seeded else "")
 
 
-def panel_verdict(result) -> str:
+def panel_verdict(result, seeded: bool = True) -> str:
     """One line for a panel run: mean test sMAPE beside the baselines, and the share of series won."""
     frame = result.metrics_frame
     smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
@@ -60,11 +63,11 @@ def panel_verdict(result) -> str:
     test = result.metrics["test"]
     parts = [f"Test sMAPE (mean over {len(smape)} series) {number_text(test['model']['smape'])}"]
     labels = baseline_labels()
-    for key in (model.key for model in result.baselines):
+    for key in (model.key for model in result.baselines if labels[model.key] != result.config.model):
         wins = int((smape["model"] < smape[key]).sum())
         parts.append(f"{labels[key]} {number_text(test[key]['smape'])} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")
-    return "; ".join(parts) + ". One seed: compare several before concluding (tsattn compare)."
+    return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
 
 
 def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str | None:
