@@ -280,3 +280,24 @@ def test_a_loss_curve_within_one_decade_reads_as_plain_numbers():
     FigureCanvasAgg(figure).draw()
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels(minor=True) if t.get_text()]
     assert labels and all(text.replace(".", "").isdigit() for text in labels), labels  # 12, 13, ... not 1.2x10^1
+
+
+def test_a_test_part_of_one_window_is_drawn_as_its_whole_path(tmp_path):
+    """A single-series run whose test part is one horizon (BJsales: the last 12 values from one origin) drew one point
+    and no line, titled "one-step forecasts"; it is drawn as the forecast's every step."""
+    from tsattn import plots
+    from tsattn.evaluation import PartForecast
+
+    series = pd.Series(np.arange(20.0), index=pd.RangeIndex(20))
+    path = np.array([[16.5, 17.5, 18.5, 19.5]])
+    one = PartForecast(pd.Index([16]), path, path, path, path, {"naive": np.full((1, 4), 15.0)}, np.zeros(1, int))
+    index, values = plots._drawn(series, one, one.predicted)
+    assert list(index) == [16, 17, 18, 19] and values.tolist() == [16.5, 17.5, 18.5, 19.5]
+    assert plots.forecast_kind({"test": one}) == "the 4-step forecast"
+    many = PartForecast(pd.Index([14, 15, 16]), np.ones((3, 2)), np.ones((3, 2)) * 2, np.ones((3, 2)),
+                        np.ones((3, 2)), {}, np.zeros(3, int))
+    index, values = plots._drawn(series, many, many.predicted)
+    assert list(index) == [14, 15, 16] and values.tolist() == [2, 2, 2]  # several windows: their first steps
+    assert plots.forecast_kind({"test": many}) == "one-step forecasts"
+    plots.plot_forecast(series, {"test": one}, tmp_path / "forecast.png", "t", test_start=16)
+    assert (tmp_path / "forecast.png").stat().st_size > 0

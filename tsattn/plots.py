@@ -182,12 +182,37 @@ def fan(ax, x, bands: dict, colour: str = "tab:red", label: str = "model") -> No
                         alpha=0.12 + 0.13 * i, linewidth=0, label=f"{label} {level:g}% interval")
 
 
+def whole_paths(forecast) -> bool:
+    """Whether a part's forecasts are drawn as each window's whole path (every step) rather than as first steps: a
+    part of a single window (a test part of one horizon, e.g. BJsales' last 12 values forecast from one origin)
+    would otherwise be one point, which draws no line."""
+    return len(forecast.index) == 1 and forecast.predicted.shape[1] > 1
+
+
+def _drawn(series: pd.Series, forecast, values: np.ndarray) -> tuple:
+    """(the timestamps, the values) a part's ``values`` (windows x steps) are drawn at: the first steps at each
+    window's first target, or a single window's every step at the targets that follow it."""
+    if not whole_paths(forecast):
+        return forecast.index, np.asarray(values)[:, 0]
+    first = series.index.get_loc(forecast.index[0])
+    steps = min(values.shape[1], len(series) - first)
+    return series.index[first:first + steps], np.asarray(values)[0, :steps]
+
+
+def forecast_kind(forecasts: dict, part: str = "test") -> str:
+    """What plot_forecast draws for ``part``, in words for a title: "one-step forecasts" or "the 12-step forecast"."""
+    forecast = forecasts.get(part)
+    if forecast is not None and whole_paths(forecast):
+        return f"the {forecast.predicted.shape[1]}-step forecast"
+    return "one-step forecasts"
+
+
 @kept
 def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, units: str = "value",
                   test_start=None, validation_start=None, levels=()) -> Path:
     """Actual series and one-step (first-step) forecasts of every part, with lines where the validation and
     test parts start; below, a zoomed view of the test part (actual against the test forecasts, with the
-    model's intervals of ``levels`` as a fan)."""
+    model's intervals of ``levels`` as a fan). A part of one window is drawn as its whole path (every step)."""
     zoom = test_start is not None and "test" in forecasts
     fig, axes = _subplots(2 if zoom else 1, 1, figsize=(11, 8.2 if zoom else 4.5), squeeze=False,
                              gridspec_kw={"height_ratios": [1, 1]} if zoom else None)
@@ -195,9 +220,10 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     x, xlabel = _x_axis(series.index)
     ax.plot(x, series.to_numpy(), color="black", linewidth=0.9, label="actual")
     for part, forecast in forecasts.items():
-        px, _ = _x_axis(forecast.index)
-        ax.plot(px, forecast.predicted[:, 0], color=PART_COLOURS.get(part, "tab:green"), linewidth=0.9,
-                alpha=0.85, label=f"predicted ({part})")
+        index, values = _drawn(series, forecast, forecast.predicted)
+        px, _ = _x_axis(index)
+        ax.plot(px, values, color=PART_COLOURS.get(part, "tab:green"), linewidth=0.9, alpha=0.85,
+                marker="." if len(index) < 30 else None, markersize=4, label=f"predicted ({part})")
     for start, style, label in ((validation_start, ":", "validation part starts"),
                                 (test_start, "--", "test part starts")):
         if start is not None:
@@ -209,26 +235,31 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     ax.grid(alpha=0.3)
     if zoom:  # the last ZOOM test targets, where single forecasts can be told apart
         test = forecasts["test"]
-        shown = min(len(test.index), ZOOM)
+        index, predicted = _drawn(series, test, test.predicted)
+        shown = min(len(index), ZOOM)
         zoomed = axes[1, 0]
-        tx, _ = _x_axis(test.index[-shown:])
-        actual = series.loc[series.index >= test.index[-shown]]
+        tx, _ = _x_axis(index[-shown:])
+        actual = series.loc[series.index >= index[-shown]]
         zx, _ = _x_axis(actual.index)
         zoomed.plot(zx, actual.to_numpy(), color="black", linewidth=1.2, marker=".", markersize=4, label="actual")
         naive = getattr(test, "baselines", {}).get("naive")
         if naive is not None:
-            zoomed.plot(tx, np.asarray(naive)[-shown:, 0], color="tab:green", linewidth=1.0, linestyle=":",
-                        label="naive (last value)")
+            zoomed.plot(tx, _drawn(series, test, naive)[1][-shown:], color="tab:green", linewidth=1.0,
+                        linestyle=":", label="naive (last value)")
         intervals = getattr(test, "intervals", {}).get("model")
         if intervals:
             from .intervals import bands
 
-            fan(zoomed, tx, {level: (lo[-shown:, 0], hi[-shown:, 0])
+            fan(zoomed, tx, {level: (_drawn(series, test, lo)[1][-shown:], _drawn(series, test, hi)[1][-shown:])
                              for level, (lo, hi) in bands(intervals, levels).items()}, PART_COLOURS["test"])
-        zoomed.plot(tx, test.predicted[-shown:, 0], color=PART_COLOURS["test"], linewidth=1.4,
-                    label="predicted (test)")
-        what = f"the last {shown} of {len(test.index)}" if shown < len(test.index) else f"all {shown}"
-        zoomed.set_title(f"Test part zoomed: {what} one-step forecasts", fontsize=10)
+        zoomed.plot(tx, predicted[-shown:], color=PART_COLOURS["test"], linewidth=1.4, marker="." if shown < 30 else None,
+                    markersize=4, label="predicted (test)")
+        if whole_paths(test):
+            what = f"{forecast_kind(forecasts)} from one origin"
+        else:
+            what = (f"the last {shown} of {len(index)}" if shown < len(index) else f"all {shown}") + \
+                " one-step forecasts"
+        zoomed.set_title(f"Test part zoomed: {what}", fontsize=10)
         zoomed.set_xlabel(xlabel)
         zoomed.set_ylabel(units)
         zoomed.legend(loc="upper left", fontsize=8, ncol=3)

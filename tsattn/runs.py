@@ -202,7 +202,8 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         naive = result.metrics.get("test", {}).get("naive", {}).get("rmse")
         subtitle = f" — test RMSE {number_text(rmse)} (naive {number_text(naive)})" if rmse is not None and naive is not None else ""
         written.append(plots.plot_forecast(series, result.forecasts, directory / "forecast.png",
-                                           f"{title}: actual vs one-step forecasts{subtitle}", units, test_start,
+                                           f"{title}: actual vs {plots.forecast_kind(result.forecasts)}{subtitle}",
+                                           units, test_start,
                                            validation_start, result.config.level))
     else:
         part = "test" if "test" in result.forecasts else "validation"
