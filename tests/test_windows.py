@@ -275,3 +275,18 @@ def test_masked_targets_keep_windows_running_past_the_training_part_and_never_re
     assert masked.rewindowed(2).overhang is not None
     with pytest.raises(ConfigError, match="masked_targets works with the chronological and hold-out splits"):
         window_series(panel, 4, 3, split=SplitSpec("shuffled"), masked_targets=True)
+
+
+def test_the_nonnegative_floor_reads_only_the_values_before_each_test_part():
+    """Intervals are floored at 0 when nothing a fit sees is negative: a negative value in one series' test part
+    (unseen) keeps the floor, one before it removes it."""
+    values = np.arange(70.0) + 1
+    frame = pd.DataFrame({"unique_id": ["a"] * 40 + ["b"] * 30, "ds": list(range(40)) + list(range(30)), "y": values})
+    split = SplitSpec("holdout", holdout=4)
+    assert window_panel(frame, 5, 2, split=split).nonnegative_floor() == 0.0
+    unseen = frame.assign(y=np.where(np.arange(70) == 68, -5.0, values))  # in b's last 4 values: its test part
+    assert window_panel(unseen, 5, 2, split=split).nonnegative_floor() == 0.0
+    seen = frame.assign(y=np.where(np.arange(70) == 65, -5.0, values))  # b's 26th value, before its test part
+    assert window_panel(seen, 5, 2, split=split).nonnegative_floor() is None
+    first = frame.assign(y=np.where(np.arange(70) == 37, -5.0, values))  # a's test part only
+    assert window_panel(first, 5, 2, split=split).nonnegative_floor() == 0.0

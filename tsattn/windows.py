@@ -459,11 +459,9 @@ class WindowedPanel:
     def nonnegative_floor(self) -> float | None:
         """0.0 when every value before the test part (what a fit sees) is >= 0, else None: the floor of
         intervals on data that cannot go below zero (counts, sales, sunspots)."""
-        ends = self.panel.offsets[:-1] + self.insample_end()
-        seen = np.zeros(len(self.panel.values), dtype=bool)
-        for low, end in zip(self.panel.offsets[:-1], ends):
-            seen[low:end] = True
-        values = self.panel.values[seen]
+        lengths = self.panel.lengths
+        local = np.arange(len(self.panel.values)) - np.repeat(self.panel.offsets[:-1], lengths)
+        values = self.panel.values[local < np.repeat(self.insample_end(), lengths)]
         values = values[np.isfinite(values)]
         return 0.0 if len(values) and (values >= 0).all() else None
 
