@@ -606,9 +606,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
-    if storage is not None:  # the study database too: checked and opened before --out is made
+    opened = None  # the study database too: checked and opened (once) before --out is made
+    if storage is not None:
         storage = storage_url(storage, jobs=max(int(jobs or 1), int(workers or 1)))
-        _storage(storage)
+        opened = _storage(storage)
     scratch, own_folder = None, False  # own_folder: the study is the result folder's own study.db
     if out is not None:
         from .io import check_output_directory
@@ -637,7 +638,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
     name = study_name or default_study_name(model, panel, storage, own_folder=own_folder)
     try:
-        study = optuna.create_study(study_name=name, storage=_storage(storage) if storage else None,
+        if opened is None and storage:
+            opened = _storage(storage)
+        study = optuna.create_study(study_name=name, storage=opened,
                                     load_if_exists=True, direction="minimize")
         protocol = {"metric": metric, "windows": windows, "step": (step or base.horizon) if windows else None,
                     "settings": json.loads(json.dumps(settings or {}, sort_keys=True, default=str)),
