@@ -306,10 +306,7 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
             "dropout": Param(0.1, "a number in [0, 1)", fraction, "dropout in the gated residual networks, the gates "
                                                                   "and on the attention weights"),
             **_COMMON,
-            # the relative skip (the last value plus a linear autoregression, at its least-squares start) beside the
-            # fusion network: mean validation sMAPE over PromoData, Seatbelts, BJsales and the synthetic panel with
-            # their covariates 14.05 against 15.40 without it (seeds 0-1, benchmarks/results/covariates_tft.md;
-            # better on PromoData and BJsales, worse on Seatbelts and the panel)
+            "skip": dataclasses.replace(_COMMON["skip"], default="none"),
             "center": dataclasses.replace(_COMMON["center"], default="none"),
             "normalise": dataclasses.replace(_COMMON["normalise"], default="instance"),
         },
