@@ -189,7 +189,7 @@ def test_every_network_takes_covariates(frame):
 
 
 def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
-    """With covariates the default head is linear (the least-squares start then regresses each forecast step on the
+    """With covariates the default head is linear, tft's relative (the least-squares start then regresses each forecast step on the
     window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md); a head the user sets
     is kept, and without covariates each model keeps its own."""
     assert RunConfig(model="nbeats").resolved_model_params()["skip"] == "naive"
@@ -198,6 +198,11 @@ def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
         assert RunConfig(model=model, futr_exog=["promo"]).resolved_model_params()["skip"] == "linear"
         assert RunConfig(model=model, stat_exog=["kind"], model_params={"skip": "naive"}).resolved_model_params()[
             "skip"] == "naive"  # the user's head is kept
+    # tft's own head with covariates (covariates_tft.md), its own without them
+    assert RunConfig(model="tft", hist_exog=["noise"]).resolved_model_params()["skip"] == "relative"
+    assert RunConfig(model="tft").resolved_model_params()["skip"] == "none"
+    assert RunConfig(model="tft", futr_exog=["promo"], model_params={"skip": "linear"}).resolved_model_params()[
+        "skip"] == "linear"
     train = frame.groupby("unique_id").head(57)
     small = {"units": 8, "layers": 1, "blocks": 2}
     with_covariates = Forecaster("nbeats", horizon=H, window=6, epochs=1, futr_exog=["promo"], **small).fit(train)
