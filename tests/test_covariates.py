@@ -189,9 +189,9 @@ def test_every_network_takes_covariates(frame):
 
 
 def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
-    """With covariates the default head is linear, tft's relative (the least-squares start then regresses each forecast step on the
-    window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md); a head the user sets
-    is kept, and without covariates each model keeps its own."""
+    """With covariates the default head is linear, tft's relative (the least-squares start then regresses each forecast
+    step on the window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md,
+    covariates_tft.md); a head the user sets is kept, and without covariates each model keeps its own."""
     assert RunConfig(model="nbeats").resolved_model_params()["skip"] == "naive"
     assert RunConfig(model="attention-rnn").resolved_model_params()["skip"] == "relative"
     for model in ("simple-rnn", "attention-rnn", "transformer", "nbeats"):

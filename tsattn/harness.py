@@ -83,6 +83,12 @@ class RunResult:
     def panel(self) -> Panel:
         return self.data.panel
 
+    @property
+    def beside(self) -> tuple:
+        """The keys of the baselines shown beside the model (tables, verdict): every one scored but the model itself
+        (`tsattn fit --model linear` is scored beside the linear baseline too, the same numbers: one row, not two)."""
+        return tuple(model.key for model in self.baselines if model.label != self.config.model)
+
 
 # ----------------------------------------------------------------------------------------------------
 # Data loading

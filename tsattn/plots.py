@@ -252,8 +252,8 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
 
             fan(zoomed, tx, {level: (_drawn(series, test, lo)[1][-shown:], _drawn(series, test, hi)[1][-shown:])
                              for level, (lo, hi) in bands(intervals, levels).items()}, PART_COLOURS["test"])
-        zoomed.plot(tx, predicted[-shown:], color=PART_COLOURS["test"], linewidth=1.4, marker="." if shown < 30 else None,
-                    markersize=4, label="predicted (test)")
+        zoomed.plot(tx, predicted[-shown:], color=PART_COLOURS["test"], linewidth=1.4,
+                    marker="." if shown < 30 else None, markersize=4, label="predicted (test)")
         if whole_paths(test):
             what = f"{forecast_kind(forecasts)} from one origin"
         else:

@@ -25,13 +25,6 @@ def baseline_keys(result: RunResult) -> tuple:
     return tuple(model.key for model in result.baselines)
 
 
-def beside_keys(result: RunResult) -> tuple:
-    """The baselines a run's tables show beside its model: all of them but the model itself (`tsattn fit --model
-    linear` is scored beside the linear baseline too, the same numbers: one row, not two)."""
-    labels = baseline_labels()
-    return tuple(key for key in baseline_keys(result) if labels.get(key, key) != result.config.model)
-
-
 def predictions_frame(result: RunResult) -> pd.DataFrame:
     """Long form: unique_id, ds (and step when horizon > 1), actual, predicted, part, the baselines and, with
     levels, the model's ``lo-80`` / ``hi-80`` ... (validation and test parts; empty on the train part), for every
@@ -75,7 +68,7 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     shown = [part for part in parts if part in result.metrics]
     header = [""] + [f"{part} {m.upper().replace('SMAPE', 'sMAPE')}" for part in shown for m in keys]
     labels = baseline_labels()
-    names = ("model",) + beside_keys(result)
+    names = ("model",) + result.beside
     rows = [[result.config.model if name == "model" else labels.get(name, name)] for name in names]
     for part in shown:
         for key in keys:  # statistical baselines: test part only ("n/a" elsewhere)
@@ -94,7 +87,7 @@ def interval_table(result: RunResult, part: str = "test") -> str:
                      key=lambda name: (M.INTERVAL_KINDS + ("scaled_crps",)).index(name.split("-")[0]))
     source = interval_source(result.config.loss)
     labels = baseline_labels()
-    keys = ("model", "model_native") + beside_keys(result) + tuple(f"{k}_native" for k in beside_keys(result))
+    keys = ("model", "model_native") + result.beside + tuple(f"{k}_native" for k in result.beside)
     rows, cells = [], []
     for key in keys:
         values = test.get(key)

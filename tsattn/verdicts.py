@@ -63,7 +63,7 @@ def panel_verdict(result, seeded: bool = True) -> str:
     test = result.metrics["test"]
     parts = [f"Test sMAPE (mean over {len(smape)} series) {number_text(test['model']['smape'])}"]
     labels = baseline_labels()
-    for key in (model.key for model in result.baselines if labels[model.key] != result.config.model):
+    for key in result.beside:
         wins = int((smape["model"] < smape[key]).sum())
         parts.append(f"{labels[key]} {number_text(test[key]['smape'])} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")
