@@ -18,7 +18,12 @@ steps is compared with the true one (also shown: all steps promoted at once, a c
         --lift-models attention-rnn,tft --out benchmarks/results/covariates_attention.md
 
 tft's variable importance is read from each of its fits on the synthetic panel with the promotion (future-known)
-and the pure-noise column (past-observed): the selection weight of each at the past steps, per seed.
+and the pure-noise column (past-observed): the selection weight of each at the past steps, per seed. Every network's
+permutation importance (tsattn.Forecaster.covariate_importance) is read from the same fits on the hold-out windows:
+how much the test sMAPE rises when the promotion, or the noise, is shuffled.
+
+    python benchmarks/covariates.py --importance-only --models simple-rnn,attention-rnn,nbeats,patch-transformer,tft \
+        --out benchmarks/results/covariates_importance.md
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
 ATTENTION_PAIRS = (("tft", "nbeats"), ("tft", "simple-rnn"), ("patch-transformer", "nbeats"),
                    ("patch-transformer", "simple-rnn"), ("attention-rnn", "simple-rnn"))
 IMPORTANCE = {}  # (model, seed) -> tft's variable importance frame on the synthetic panel with promo and noise
+PERMUTATION = {}  # (model, seed) -> tsattn.Forecaster.covariate_importance on that panel's hold-out windows
+REPEATS = 10  # shuffles per covariate
 REAL = {"promodata": {"futr_exog": ["promo1", "promo2"]},
         "seatbelts": {"futr_exog": ["kms", "petrol_price", "law"]},
         "bjsales": {"futr_exog": ["lead"]}}
@@ -70,10 +77,43 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
         data = result.data
         IMPORTANCE[(model, seed)] = variable_importance(read_variable_selection(result.model, data.X("test")),
                                                         selection_names(data.layout, data.covariates))
+    if dataset == "promo-panel" and covariates.get("hist_exog"):  # every network: shuffle each covariate
+        import tsattn
+
+        holdout = frame.groupby("unique_id").tail(result.state.lookback + int(frame.attrs["horizon"]))
+        PERMUTATION[(model, seed)] = tsattn.Forecaster.from_state(result.state).covariate_importance(
+            holdout, repeats=REPEATS, seed=0)
     tidy = result.metrics_frame
     per_series = tidy[(tidy["part"] == "test") & (tidy["model"] == "model") & (tidy["metric"] == "smape")]
     return (test["model"]["mae"], test["model"]["smape"], per_series.set_index("series")["value"], seconds,
             (test["arima"]["mae"], test["arima"]["smape"]))
+
+
+def importance_lines() -> list[str]:
+    """The tables of tft's selection weights (IMPORTANCE) and every network's permutation importance (PERMUTATION)."""
+    lines = []
+    if IMPORTANCE:
+        lines += ["### tft's variable importance on the synthetic panel (promo + noise: selection weight at the past "
+                  "steps, test windows)", ""]
+        rows = []
+        for (model, seed), frame in sorted(IMPORTANCE.items()):
+            past = frame[frame["part"] == "past"].set_index("variable")["importance"]
+            rows.append([seed, f"{past['promo']:.3f}", f"{past['noise']:.3f}", f"{past['y']:.3f}",
+                         "yes" if past["promo"] > past["noise"] else "no"])
+        lines += C.table(["seed", "promo", "noise", "y", "driver above noise"], rows) + [""]
+    if PERMUTATION:
+        lines += ["### Permutation importance on the synthetic panel (promo + noise; every network)", "",
+                  "`tsattn.Forecaster.covariate_importance` on the hold-out (each series' last window and its 13 "
+                  f"targets): the rise of the test sMAPE when the covariate is shuffled over each series' steps, as a "
+                  f"share of the sMAPE with it intact, mean of {REPEATS} shuffles.", ""]
+        rows = []
+        for (model, seed), frame in PERMUTATION.items():
+            rise = frame.set_index("variable")["importance"]
+            rows.append([model, seed, f"{frame.attrs['baseline']:.2f}", f"{rise['promo']:+.3f}",
+                         f"{rise['noise']:+.3f}", "yes" if rise["promo"] > rise["noise"] else "no"])
+        lines += C.table(["model", "seed", "test sMAPE intact", "promo shuffled", "noise shuffled",
+                          "driver above noise"], rows) + [""]
+    return lines
 
 
 def lift_recovery(seed: int, quick: bool, name: str = "attention-rnn") -> tuple[float, float, float]:
@@ -132,6 +172,8 @@ def main() -> None:
 
     parser = C.parser(__doc__.splitlines()[0], "covariates.md")
     parser.add_argument("--lift-only", action="store_true", help="only the synthetic panel's promotion lift")
+    parser.add_argument("--importance-only", action="store_true",
+                        help="only the synthetic panel with promo and noise: which covariate each network used")
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated networks")
     parser.add_argument("--lift-models", default="attention-rnn", help="comma-separated networks whose promotion "
                                                                       "lift is read")
@@ -144,6 +186,17 @@ def main() -> None:
         C.write(args.out, lines + [line for name in lift_models for line in lift_lines(seeds, args.quick, name)])
         return
     models = tuple(args.models.split(","))[:1] if args.quick else tuple(args.models.split(","))
+    if args.importance_only:
+        lines = C.header("Covariates: which covariate each network used, on the synthetic panel", C.command_line(),
+                         args.quick)
+        lines += ["Each network fitted as `tsattn fit --dataset promo-panel --futr-exog promo --hist-exog noise` "
+                  "(defaults; the last 13 weeks are the test part). The promotion drives the series (lift 30%); the "
+                  "noise column is pure noise.", ""]
+        for model in models:
+            for seed in seeds:
+                network_run("promo-panel", model, seed, SYNTHETIC["promo + noise (futr + hist)"], args.quick)
+        C.write(args.out, lines + importance_lines())
+        return
     best_with = {}  # dataset -> {model: mean test MAE with the covariates}
     lines = C.header("Covariates: does a covariate help?", C.command_line(), args.quick)
     lines += ["Test part = the published hold-out (PromoData 13 weeks, Seatbelts 12 months, BJsales 12 values; the "
@@ -223,15 +276,7 @@ def main() -> None:
                 rows.append([dataset, f"{first} vs {second}", better, difference, "-" if np.isnan(p) else f"{p:.2g}"])
         lines += C.table(["dataset", "comparison", "series where the first is better", "mean sMAPE difference",
                           "Wilcoxon p"], rows) + [""]
-    if IMPORTANCE:
-        lines += ["### tft's variable importance on the synthetic panel (promo + noise: selection weight at the past "
-                  "steps, test windows)", ""]
-        rows = []
-        for (model, seed), frame in sorted(IMPORTANCE.items()):
-            past = frame[frame["part"] == "past"].set_index("variable")["importance"]
-            rows.append([seed, f"{past['promo']:.3f}", f"{past['noise']:.3f}", f"{past['y']:.3f}",
-                         "yes" if past["promo"] > past["noise"] else "no"])
-        lines += C.table(["seed", "promo", "noise", "y", "driver above noise"], rows) + [""]
+    lines += importance_lines()
     for name in lift_models:
         lines += lift_lines(seeds, args.quick, name)
     C.write(args.out, lines)

@@ -34,6 +34,7 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("recipe.py", ["M3 monthly", "### Every model: defaults and the recipe", "skip=naive", "members' test sMAPE",
                    "Theta (statsforecast)", "QUICK MODE"]),
     ("covariates.py", ["## promodata", "AutoARIMA + regressors (statsforecast", "## Summary", "lift on promoted steps (real calendar)",
+                       "### Permutation importance",
                        "Wilcoxon p", "QUICK MODE"]),
     ("covariates_defaults.py", ["Mean validation sMAPE", "Chosen (skip_init=auto with covariates)", "QUICK MODE"]),
     ("tuning.py", ["| attention-rnn | tuned |", "linear AR (the defaults' window)", "## Settings found", "QUICK MODE"]),

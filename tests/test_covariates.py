@@ -366,12 +366,43 @@ def test_tft_ranks_the_driver_above_noise_and_shows_its_attention(tmp_path):
     assert values[:, 6:][later].max() < 1e-6
     assert len(f.attention_weights()) == 3  # per lag: the last window of each series whose future is known
     assert f.plot(kind="importance").axes and f.plot(kind="attention").axes
+    shuffled = f.covariate_importance(frame, repeats=3).set_index("variable")  # the same reading, by permutation
+    assert shuffled.loc["promo", "importance"] > max(shuffled.loc["noise", "importance"], 0.05)
+    plain = Forecaster("simple-rnn", window=6, horizon=H, units=2, epochs=1).fit(frame)
     with pytest.raises(ConfigError, match="variable importance is tft's"):
-        Forecaster("simple-rnn", window=6, horizon=H, units=2, epochs=1).fit(frame).variable_importance()
+        plain.variable_importance()
+    with pytest.raises(ConfigError, match="fitted without covariates"):
+        plain.covariate_importance(frame)
     future = frame.groupby("unique_id").tail(H)[["unique_id", "ds", "promo", "noise"]].assign(
         ds=lambda d: d["ds"] + pd.Timedelta(weeks=H))
     loaded = Forecaster.load(f.save(tmp_path / "tft.tsattn"))
     assert loaded.predict(futr_df=future).equals(f.predict(futr_df=future))
+    with pytest.raises(ConfigError, match="needs df"):
+        loaded.covariate_importance()
+
+
+def test_covariate_importance_reads_any_network_and_shuffles_each_kind():
+    """Permutation importance is the model's own reading, for every network: shuffling the promotion (future-known)
+    hurts a simple-rnn that learnt it far more than shuffling pure noise (past-observed); a static feature is
+    shuffled across series (NaN for one series, where it cannot be); the same seed gives the same frame."""
+    frame = promo_noise_frame()
+    frame["size"] = frame["unique_id"].map({"s0": 0.0, "s1": 1.0, "s2": 2.0})
+    static = frame.groupby("unique_id", as_index=False)["size"].first()
+    f = Forecaster("simple-rnn", window=6, horizon=H, units=8, epochs=10, futr_exog=["promo"], hist_exog=["noise"],
+                   stat_exog=["size"]).fit(frame.drop(columns="size"), static_df=static, seed=0)
+    reading = f.covariate_importance(repeats=2, metric="mae")  # default: the data given to fit
+    assert list(reading.columns) == ["variable", "kind", "importance", "std"]
+    assert dict(zip(reading["variable"], reading["kind"])) == {"promo": "futr_exog", "noise": "hist_exog",
+                                                               "size": "stat_exog"}
+    rise = reading.set_index("variable")["importance"]
+    assert rise["promo"] > 0.2 and rise["promo"] > 3 * abs(rise["noise"])
+    assert reading.attrs["metric"] == "mae" and reading.attrs["baseline"] > 0
+    assert reading.equals(f.covariate_importance(repeats=2, metric="mae"))
+    one = frame[frame["unique_id"] == "s1"].drop(columns="size")
+    single = f.covariate_importance(one, repeats=1).set_index("variable")
+    assert np.isnan(single.loc["size", "importance"]) and single.attrs["metric"] == "rmse"
+    with pytest.raises(ConfigError, match="metric must be"):
+        f.covariate_importance(metric="r2")
 
 
 def test_tft_fit_writes_its_attention_and_importance_figures(tmp_path):
