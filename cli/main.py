@@ -431,7 +431,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
     from tsattn.config import preset_config
     from tsattn.harness import EpochProgress, run
-    from tsattn.runs import interval_table, metrics_table, write_run
+    from tsattn.runs import importance_line, interval_table, metrics_table, write_run
     from tsattn.verdicts import interval_verdict, run_verdict
 
     config = preset_config(preset, **overrides)
@@ -482,6 +482,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         line = interval_verdict(result)
         if line:
             output.say(line)
+    shuffled = importance_line(files["directory"] / "covariate_importance.csv")
+    if shuffled:
+        output.say(shuffled)
     if verdict:
         output.say(verdict)
     output.say(f"Wrote {files['directory']}: " + ", ".join(k for k in files if k != "directory"))

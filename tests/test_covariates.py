@@ -247,6 +247,15 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     assert done.returncode == 0, done.stderr
     run = json.loads((out / "config.json").read_text())["config"]
     assert run["futr_exog"] == ["promo1", "promo2"] and run["calendar"] == ["weekofyear"]
+    # which covariate the run's test forecasts used: each shuffled, scored on the test part as metrics.json scores it
+    shuffled = pd.read_csv(out / "covariate_importance.csv")
+    assert set(shuffled["variable"]) == {"promo1", "promo2"} and set(shuffled["kind"]) == {"futr_exog"}
+    test = json.loads((out / "metrics.json").read_text())["test"]["model"]
+    assert shuffled["metric"].iloc[0] == "rmse" and shuffled["intact"].iloc[0] == pytest.approx(test["rmse"])
+    assert (out / "plots" / "covariate_importance.png").is_file()
+    from tsattn.runs import importance_line
+
+    assert importance_line(out / "covariate_importance.csv").startswith("Covariates shuffled one at a time, test rmse")
     frame = panel.to_frame()
     future = frame.tail(13)[["ds", "promo1", "promo2"]].assign(ds=lambda f: f["ds"] + pd.Timedelta(weeks=13))
     future.to_csv(tmp_path / "future.csv", index=False)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tsattn
@@ -74,6 +75,8 @@ def test_every_public_entry_fits_with_the_covariates(frame, tmp_path):
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert network_inputs(Forecaster.load(tmp_path / "run").state_) == expected
+    assert set(pd.read_csv(tmp_path / "run" / "covariate_importance.csv")["kind"]) == {"futr_exog", "hist_exog",
+                                                                                       "stat_exog"}
 
     from tsattn.compare import compare
 

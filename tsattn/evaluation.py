@@ -279,3 +279,70 @@ def summarise(panel, scores: OriginScores, horizon: int) -> dict:
         result["series"] = int(panel.n_series)
         result["by_series"] = scores.frame.drop(columns="part")
     return result
+
+
+def has_covariates(state) -> bool:
+    """Whether a fitted state reads covariates a user gave (hist, futr or stat; calendar features are generated)."""
+    covariates = state.covariates
+    return covariates is not None and bool(covariates.hist or covariates.futr or covariates.stat)
+
+
+IMPORTANCE_METRICS = ("mae", "rmse", "smape", "mase")
+
+
+def permutation_importance(state, panel, origins: np.ndarray, metric: str, repeats: int = 5,
+                           seed: int = 0) -> pd.DataFrame:
+    """Which covariate the forecasts of ``state`` at ``origins`` of ``panel`` depend on: each covariate shuffled in
+    turn (a dynamic one over the steps of each series, a static one across series), ``repeats`` times, and the rise
+    of ``metric`` (mean over series) as a share of its value with every covariate intact. Columns ``variable``,
+    ``kind``, ``importance`` (mean rise), ``std`` (over repeats), most important first; ``attrs``: ``metric``,
+    ``baseline``. A static covariate of a single series cannot be shuffled: NaN. Forecasts go through the path
+    :func:`score_origins` scores (:meth:`tsattn.state.FittedState.forecast`)."""
+    import dataclasses
+
+    if metric not in IMPORTANCE_METRICS:
+        raise ConfigError(f"metric must be {', '.join(IMPORTANCE_METRICS)}; got {metric!r}")
+    covariates = state.covariates
+    horizon = state.horizon
+    series = panel.series_of(origins)
+    first = panel.offsets[series]
+    scaler = state.scaler_for(panel)
+    actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
+    scale = state.mase_scale_for(panel)
+
+    def score(shuffled) -> float:
+        predicted = state.forecast(state.windows(state.source_of(shuffled), origins, first), horizon, scaler, series)
+        frame = M.tidy_metrics(actual, {"model": predicted}, series, panel.ids, "evaluation", scale)
+        return float(M.nested_metrics(M.aggregate(frame))["evaluation"]["model"][metric])
+
+    baseline = score(panel)
+    if not np.isfinite(baseline) or baseline <= 0:
+        raise DataError(f"the forecasts' {metric} on this data is {baseline:.4g}: no error to compare shuffled "
+                        "covariates with; pass more data or another metric")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for kind, names in (("hist_exog", covariates.hist), ("futr_exog", covariates.futr), ("stat_exog", covariates.stat)):
+        for name in names:
+            if kind == "stat_exog" and panel.n_series < 2:
+                rows.append({"variable": name, "kind": kind, "importance": np.nan, "std": np.nan})
+                continue
+            rises = []
+            for _ in range(repeats):
+                if kind == "stat_exog":
+                    static = panel.static.copy()
+                    static[name] = static[name].to_numpy()[rng.permutation(len(static))]
+                    shuffled = dataclasses.replace(panel, static=static)
+                else:
+                    column = list(panel.exog_names).index(name)
+                    exog = panel.exog.copy()
+                    for i in range(panel.n_series):
+                        low, high = panel.offsets[i], panel.offsets[i + 1]
+                        exog[low:high, column] = exog[low:high, column][rng.permutation(high - low)]
+                    shuffled = dataclasses.replace(panel, exog=exog)
+                rises.append(score(shuffled) / baseline - 1.0)
+            rows.append({"variable": name, "kind": kind, "importance": float(np.mean(rises)),
+                         "std": float(np.std(rises))})
+    frame = pd.DataFrame(rows, columns=["variable", "kind", "importance", "std"])
+    frame = frame.sort_values("importance", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+    frame.attrs.update(metric=metric, baseline=baseline)
+    return frame

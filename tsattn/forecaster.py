@@ -553,14 +553,11 @@ class Forecaster(BaseEstimator):
             and ``std``, most important first; ``attrs``: ``metric`` and ``baseline`` (its value unshuffled). A
             static covariate of a single series cannot be shuffled: NaN.
         """
-        import dataclasses
-
-        from . import metrics as M
-        from .evaluation import origins_in
+        from .evaluation import has_covariates, origins_in, permutation_importance
+        from .metrics import headline_metric
 
         state = self._state()
-        covariates = state.covariates
-        if covariates is None or not (covariates.hist or covariates.futr or covariates.stat):
+        if not has_covariates(state):
             raise ConfigError(f"model {self.model!r} was fitted without covariates; covariate importance needs "
                               "hist_exog, futr_exog or stat_exog (calendar features are generated, not shuffled)")
         repeats = positive_int("repeats", repeats, 1, 1000)
@@ -570,56 +567,9 @@ class Forecaster(BaseEstimator):
             df, fitted_static = self.__dict__["fitted_data_"]
             static_df = fitted_static if static_df is None else static_df
         panel = state.panel_of(df, static=static_df)
-        metric = M.headline_metric(panel.n_series) if metric is None else metric
-        if metric not in ("mae", "rmse", "smape", "mase"):
-            raise ConfigError(f"metric must be mae, rmse, smape or mase; got {metric!r}")
-        horizon = state.horizon
-        origins = origins_in(panel, state.lookback, horizon)
-        series = panel.series_of(origins)
-        first = panel.offsets[series]
-        scaler = state.scaler_for(panel)
-        actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
-        scale = state.mase_scale_for(panel)
-
-        def score(shuffled) -> float:
-            predicted = state.forecast(state.windows(state.source_of(shuffled), origins, first), horizon, scaler,
-                                       series)
-            frame = M.tidy_metrics(actual, {"model": predicted}, series, panel.ids, "evaluation", scale)
-            return float(M.nested_metrics(M.aggregate(frame))["evaluation"]["model"][metric])
-
-        baseline = score(panel)
-        if not np.isfinite(baseline) or baseline <= 0:
-            raise DataError(f"the forecasts' {metric} on this data is {baseline:.4g}: no error to compare shuffled "
-                            "covariates with; pass more data or another metric")
-        rng = np.random.default_rng(seed)
-        rows = []
-        for kind, names in (("hist_exog", covariates.hist), ("futr_exog", covariates.futr),
-                            ("stat_exog", covariates.stat)):
-            for name in names:
-                if kind == "stat_exog" and panel.n_series < 2:
-                    rows.append({"variable": name, "kind": kind, "importance": np.nan, "std": np.nan})
-                    continue
-                rises = []
-                for _ in range(repeats):
-                    if kind == "stat_exog":
-                        static = panel.static.copy()
-                        static[name] = static[name].to_numpy()[rng.permutation(len(static))]
-                        shuffled = dataclasses.replace(panel, static=static)
-                    else:
-                        column = list(panel.exog_names).index(name)
-                        exog = panel.exog.copy()
-                        for i in range(panel.n_series):
-                            low, high = panel.offsets[i], panel.offsets[i + 1]
-                            exog[low:high, column] = exog[low:high, column][rng.permutation(high - low)]
-                        shuffled = dataclasses.replace(panel, exog=exog)
-                    rises.append(score(shuffled) / baseline - 1.0)
-                rows.append({"variable": name, "kind": kind, "importance": float(np.mean(rises)),
-                             "std": float(np.std(rises))})
-        frame = pd.DataFrame(rows, columns=["variable", "kind", "importance", "std"])
-        frame = frame.sort_values("importance", ascending=False, na_position="last", kind="stable") \
-            .reset_index(drop=True)
-        frame.attrs.update(metric=metric, baseline=baseline)
-        return frame
+        metric = headline_metric(panel.n_series) if metric is None else metric
+        origins = origins_in(panel, state.lookback, state.horizon)
+        return permutation_importance(state, panel, origins, metric, repeats, seed)
 
     def plot(self, path=None, kind: str = "forecast", steps: int | None = None, series=None, level=None,
              ids=None, actuals=None, max_insample_length: int | None = None, max_ids: int = 4, futr_df=None):

@@ -68,7 +68,8 @@ def _check_parent_writable(target: Path) -> Path:
 # Each kind of output directory: the file that identifies it and every file tsattn writes there.
 LAYOUTS = {
     "run": ("tsattn.json", ("metrics.json", "config.json", "model.keras", "tsattn.json", "history.csv",
-                            "predictions.csv", "metrics_by_series.csv", "choice.csv", "plots/*.png")),
+                            "predictions.csv", "metrics_by_series.csv", "choice.csv", "covariate_importance.csv",
+                            "plots/*.png")),
     "backtest": ("backtest.csv", ("backtest.csv", "metrics.json", "backtest.png")),
     "forecast": ("forecast.json", ("forecast.json", "forecast.csv", "forecast.png")),
     "compare": ("comparison.json", ("comparison.json", "results.csv", "summary.csv", "report.md", "report.html",

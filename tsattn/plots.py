@@ -469,6 +469,27 @@ def plot_variable_importance(importance: pd.DataFrame, path: Path, title: str) -
     return save_figure(importance_figure(importance, title), path)
 
 
+def permutation_figure(importance: pd.DataFrame, title: str) -> Figure:
+    """Permutation importance (:func:`tsattn.evaluation.permutation_importance`): the rise of the metric when each
+    covariate is shuffled, as a percentage, with the spread over shuffles."""
+    rows = importance.dropna(subset=["importance"]).iloc[::-1]  # most important on top
+    fig, ax = _subplots(figsize=(6.4, max(2.6, 0.4 * len(rows) + 1.6)))
+    labels = [f"{v} ({k.split('_')[0]})" for v, k in zip(rows["variable"], rows["kind"])]
+    ax.barh(labels, 100 * rows["importance"], xerr=100 * rows["std"], color="tab:purple")
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel(f"rise of {importance.attrs.get('metric', 'the error')} when shuffled (%)")
+    ax.tick_params(axis="y", labelsize=9)
+    ax.set_title(f"{title}\nwhich covariate the forecasts use: each shuffled in turn (bars: mean, lines: spread "
+                 "over shuffles)", fontsize=10)
+    return fig
+
+
+@kept
+def plot_permutation_importance(importance: pd.DataFrame, path: Path, title: str) -> Path:
+    """covariate_importance.png: :func:`permutation_figure`."""
+    return save_figure(permutation_figure(importance, title), path)
+
+
 @kept
 def plot_positional_encoding(matrix: np.ndarray, path: Path, title: str) -> Path:
     """The (window, d_model) positional-encoding matrix added to the projected inputs."""

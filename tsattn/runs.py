@@ -10,6 +10,7 @@ import pandas as pd
 from . import artefacts, plots
 from .baselines import baseline_labels
 from . import metrics as M
+from .errors import DataError
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, column_texts, number_text, text_table, write_json
@@ -146,6 +147,15 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
         predictions_frame(result).to_csv(staging / "predictions.csv", index=False)
         if panel.n_series > 1:
             by_series(result).to_csv(staging / "metrics_by_series.csv", index=False)
+        importance = covariate_importance(result)
+        if importance is not None:
+            importance.assign(metric=importance.attrs["metric"], part=importance.attrs["part"],
+                              intact=importance.attrs["baseline"]).to_csv(staging / "covariate_importance.csv",
+                                                                          index=False)
+            plots.plot_permutation_importance(
+                importance, staging / "plots" / "covariate_importance.png",
+                f"{result.config.model}: covariate importance ({importance.attrs['part']} part, "
+                f"{importance.attrs['metric']} {importance.attrs['baseline']:.4g} intact)")
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
     out = out.resolve()
@@ -153,6 +163,40 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
         if path.is_file():
             files[str(path.relative_to(out))] = path
     return files
+
+
+def covariate_importance(result: RunResult, repeats: int = 5):
+    """covariate_importance.csv of a run with covariates: :func:`tsattn.evaluation.permutation_importance` on its test
+    part (else validation), on the headline metric; None without covariates, scored parts or an error to compare."""
+    from .evaluation import has_covariates, origins_of, permutation_importance
+    from .metrics import headline_metric
+
+    if not has_covariates(result.state):
+        return None
+    data = result.data
+    part = next((p for p in ("test", "validation") if data.count(p)), None)
+    if part is None:
+        return None
+    try:
+        frame = permutation_importance(result.state, data.panel, origins_of(data, part)[0],
+                                       headline_metric(data.panel.n_series), repeats, result.config.seed)
+    except DataError:  # a perfect forecast: nothing to compare shuffles with
+        return None
+    frame.attrs["part"] = part
+    return frame
+
+
+def importance_line(path: Path) -> str | None:
+    """One line of a run's covariate_importance.csv: each covariate's effect when shuffled."""
+    if not Path(path).is_file():
+        return None
+    frame = pd.read_csv(path)
+    if frame.empty:
+        return None
+    shares = ", ".join(f"{row.variable} " + ("n/a" if pd.isna(row.importance) else f"{100 * row.importance:+.1f}%")
+                       for row in frame.itertuples())
+    return (f"Covariates shuffled one at a time, {frame['part'].iloc[0]} {frame['metric'].iloc[0]}: {shares} "
+            "(covariate_importance.csv)")
 
 
 def by_series(result: RunResult) -> pd.DataFrame:
