@@ -64,6 +64,10 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
     shown = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--column", "demand", "--date-column",
                             "date", "--window", "8", "--out", str(out), "--force"]).stdout
     assert len(re.findall(r"^linear\s+[\d.]+", shown, re.M)) == 1, shown  # one row, not the model and its twin
+    naive = invoke(runner, ["fit", "--model", "naive", "--csv", str(small_csv), "--column", "demand",
+                            "--date-column", "date", "--window", "8", "--out", str(tmp_path / "naive"), "--json"])
+    verdict = json.loads(naive.stdout)["verdict"]  # the yardstick is not measured against itself
+    assert "naive last-value forecast itself" in verdict and "NOT beat" not in verdict, verdict
 
 
 def test_fit_csv_writes_run(runner, small_csv, tmp_path):

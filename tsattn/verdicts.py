@@ -33,19 +33,23 @@ def run_verdict(result) -> str | None:
     if headline_metric(result.panel.n_series) == "smape" and test:
         return panel_verdict(result, seeded)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        return single_verdict(test, result.data.window, seeded)
+        return single_verdict(test, result.data.window, seeded, naive_model=result.config.model == "naive")
     return None
 
 
 ONE_SEED = " One seed: compare several before concluding (tsattn compare)."
 
 
-def single_verdict(test: dict, window: int, seeded: bool = True) -> str:
-    """One line for one series: test RMSE against the naive forecast (and the linear AR)."""
+def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bool = False) -> str:
+    """One line for one series: test RMSE against the naive forecast (and the linear AR); ``naive_model``: the model
+    is the naive forecast itself, the yardstick, not something measured against it."""
     model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
     linear = test["linear"]["rmse"]
     linear_text = f"{number_text(linear)}" if linear is not None else "n/a"
-    if naive_rmse == 0:
+    if naive_model:
+        head = (f"Test RMSE {number_text(model_rmse)}: the naive last-value forecast itself, the yardstick every "
+                "other model's verdict is measured against")
+    elif naive_rmse == 0:
         head = (f"Test RMSE {number_text(model_rmse)}; the naive last-value forecast is exact on the test part (RMSE 0: "
                 "the series does not change there), so no model can beat it")
     else:
