@@ -153,3 +153,20 @@ def test_tsattn_compare_is_callable_whatever_was_imported_first():
     code = "import tsattn, tsattn.tuning; import tsattn.compare as m; print(callable(tsattn.compare), m.compare.__name__)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["True", "compare"], done.stderr
+
+
+def test_a_one_window_test_part_is_overlaid_as_its_whole_path(tmp_path, small_csv):
+    """A single series whose test part is one horizon (a hold-out of 4: one origin) kept one point per model in the
+    report's overlay (each record held first steps only): the records hold the whole 4-step path, as forecast.png
+    draws it, and the report names it."""
+    out = tmp_path / "report"
+    run(out, csv=small_csv, models=["simple-rnn"], seeds=[0], epochs=1,
+        settings={"units": 4, "batch_size": 32, "horizon": 4, "split": "holdout", "holdout": 4, "level": [80]})
+    record = json.loads(next((out / "runs").glob("*.json")).read_text())
+    test = record["test"]
+    assert test["kind"] == "the 4-step forecast" and len(test["index"]) == 4
+    assert len(test["predicted"]) == len(test["actual"]) == len(test["baselines"]["naive"]) == 4
+    assert [len(bound) for bound in test["intervals"]["80"]] == [4, 4]
+    frame = pd.read_csv(small_csv)
+    assert test["actual"] == pytest.approx(frame["demand"].tail(4).tolist())
+    assert "the 4-step forecast of every model" in (out / "report.html").read_text()

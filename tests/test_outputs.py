@@ -291,12 +291,12 @@ def test_a_test_part_of_one_window_is_drawn_as_its_whole_path(tmp_path):
     series = pd.Series(np.arange(20.0), index=pd.RangeIndex(20))
     path = np.array([[16.5, 17.5, 18.5, 19.5]])
     one = PartForecast(pd.Index([16]), path, path, path, path, {"naive": np.full((1, 4), 15.0)}, np.zeros(1, int))
-    index, values = plots._drawn(series, one, one.predicted)
+    index, values = plots.drawn(series, one, one.predicted)
     assert list(index) == [16, 17, 18, 19] and values.tolist() == [16.5, 17.5, 18.5, 19.5]
     assert plots.forecast_kind({"test": one}) == "the 4-step forecast"
     many = PartForecast(pd.Index([14, 15, 16]), np.ones((3, 2)), np.ones((3, 2)) * 2, np.ones((3, 2)),
                         np.ones((3, 2)), {}, np.zeros(3, int))
-    index, values = plots._drawn(series, many, many.predicted)
+    index, values = plots.drawn(series, many, many.predicted)
     assert list(index) == [14, 15, 16] and values.tolist() == [2, 2, 2]  # several windows: their first steps
     assert plots.forecast_kind({"test": many}) == "one-step forecasts"
     plots.plot_forecast(series, {"test": one}, tmp_path / "forecast.png", "t", test_start=16)

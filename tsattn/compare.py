@@ -260,9 +260,17 @@ def _record(result, key, max_windows: int = 600) -> dict:
     from .intervals import bands, level_name
     from .models import attention_per_lag, patches_layer, read_attention
 
+    from . import plots
+
     dataset, model, seed = key
     test = result.forecasts.get("test")
     single = result.panel.n_series == 1
+    if single and test is not None:  # as forecast.png draws it: first steps, or a one-window part's whole path
+        actual_series = pd.Series(result.panel.values, index=result.panel.index)
+        drawn_index = plots.drawn(actual_series, test, test.predicted)[0]
+
+        def drawn(values):
+            return np.asarray(plots.drawn(actual_series, test, values)[1]).tolist()
     record = {
         "dataset": dataset, "model": model, "seed": seed,
         "config": result.config.to_dict(),
@@ -273,10 +281,10 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "series": result.panel.n_series,
         "by_series": None if single else _by_series(result),
         "test": None if not single else {
-            "index": [str(x) for x in test.index], "actual": test.actual[:, 0].tolist(),
-            "predicted": test.predicted[:, 0].tolist(),
-            "baselines": {name: values[:, 0].tolist() for name, values in test.baselines.items()},
-            "intervals": {level_name(level): [low[:, 0].tolist(), high[:, 0].tolist()] for level, (low, high)
+            "index": [str(x) for x in drawn_index], "actual": drawn(test.actual), "predicted": drawn(test.predicted),
+            "kind": plots.forecast_kind({"test": test}),
+            "baselines": {name: drawn(values) for name, values in test.baselines.items()},
+            "intervals": {level_name(level): [drawn(low), drawn(high)] for level, (low, high)
                           in bands(test.intervals.get("model") or {}, result.config.level).items()}},
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,

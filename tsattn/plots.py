@@ -189,7 +189,7 @@ def whole_paths(forecast) -> bool:
     return len(forecast.index) == 1 and forecast.predicted.shape[1] > 1
 
 
-def _drawn(series: pd.Series, forecast, values: np.ndarray) -> tuple:
+def drawn(series: pd.Series, forecast, values: np.ndarray) -> tuple:
     """(the timestamps, the values) a part's ``values`` (windows x steps) are drawn at: the first steps at each
     window's first target, or a single window's every step at the targets that follow it."""
     if not whole_paths(forecast):
@@ -220,7 +220,7 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     x, xlabel = _x_axis(series.index)
     ax.plot(x, series.to_numpy(), color="black", linewidth=0.9, label="actual")
     for part, forecast in forecasts.items():
-        index, values = _drawn(series, forecast, forecast.predicted)
+        index, values = drawn(series, forecast, forecast.predicted)
         px, _ = _x_axis(index)
         ax.plot(px, values, color=PART_COLOURS.get(part, "tab:green"), linewidth=0.9, alpha=0.85,
                 marker="." if len(index) < 30 else None, markersize=4, label=f"predicted ({part})")
@@ -235,7 +235,7 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
     ax.grid(alpha=0.3)
     if zoom:  # the last ZOOM test targets, where single forecasts can be told apart
         test = forecasts["test"]
-        index, predicted = _drawn(series, test, test.predicted)
+        index, predicted = drawn(series, test, test.predicted)
         shown = min(len(index), ZOOM)
         zoomed = axes[1, 0]
         tx, _ = _x_axis(index[-shown:])
@@ -244,13 +244,13 @@ def plot_forecast(series: pd.Series, forecasts: dict, path: Path, title: str, un
         zoomed.plot(zx, actual.to_numpy(), color="black", linewidth=1.2, marker=".", markersize=4, label="actual")
         naive = getattr(test, "baselines", {}).get("naive")
         if naive is not None:
-            zoomed.plot(tx, _drawn(series, test, naive)[1][-shown:], color="tab:green", linewidth=1.0,
+            zoomed.plot(tx, drawn(series, test, naive)[1][-shown:], color="tab:green", linewidth=1.0,
                         linestyle=":", label="naive (last value)")
         intervals = getattr(test, "intervals", {}).get("model")
         if intervals:
             from .intervals import bands
 
-            fan(zoomed, tx, {level: (_drawn(series, test, lo)[1][-shown:], _drawn(series, test, hi)[1][-shown:])
+            fan(zoomed, tx, {level: (drawn(series, test, lo)[1][-shown:], drawn(series, test, hi)[1][-shown:])
                              for level, (lo, hi) in bands(intervals, levels).items()}, PART_COLOURS["test"])
         zoomed.plot(tx, predicted[-shown:], color=PART_COLOURS["test"], linewidth=1.4,
                     marker="." if shown < 30 else None, markersize=4, label="predicted (test)")

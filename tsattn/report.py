@@ -142,7 +142,8 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                    if r["seed"] == first_seed}
         overlay["naive"] = pd.Series(mine[0]["test"]["baselines"]["naive"], index=index)[shown]
         what = f"last {len(actual)} of {len(index)}" if len(actual) < len(index) else f"all {len(index)}"
-        figures.append((f"Test-part one-step forecasts of every model, {what} targets (seed {first_seed})",
+        kind = mine[0]["test"].get("kind", "one-step forecasts")  # or "the 12-step forecast" of a one-window part
+        figures.append((f"Test-part {kind} of every model, {what} targets (seed {first_seed})",
                         plots.plot_overlay(actual, overlay, figures_dir / f"{safe}_forecasts.png",
                                            f"{label}: the {what} test targets and every model's forecast "
                                            f"(seed {first_seed})", units)))
@@ -175,8 +176,9 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                             plots.plot_series_forecasts([actual], [pd.Series(np.asarray(record['test']['predicted'])
                                                                              [shown], index=index[shown])],
                                                         figures_dir / f"{safe}_{record['model']}_fan.png",
-                                                        f"{label}, {record['model']}: one-step test forecasts and "
-                                                        "intervals", [fans], history_label="actual")))
+                                                        f"{label}, {record['model']}: "
+                                                        f"{record['test'].get('kind', 'one-step forecasts')} (test) "
+                                                        "and intervals", [fans], history_label="actual")))
     histories = {r["model"]: pd.DataFrame(r["history"], index=pd.RangeIndex(1, len(r["history"]["loss"]) + 1))
                  for r in mine if r["seed"] == first_seed}
     figures.append((f"Loss curves (seed {first_seed})", plots.plot_loss_curves(
