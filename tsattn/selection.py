@@ -46,6 +46,19 @@ def candidate_config(config, name: str):
 COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
 
 
+def combination_members(ranked: list, network: dict) -> list:
+    """The members of the combination candidate: the best :data:`COMBINED` of ``ranked`` (candidates, best first)
+    with at most one network (``network``: candidate -> whether it is one; an artefact holds one Keras model)."""
+    best = []
+    for name in ranked:
+        if network[name] and any(network[b] for b in best):
+            continue
+        best.append(name)
+        if len(best) == COMBINED:
+            break
+    return best
+
+
 def _validation_score(actual, predicted, series, ids, scale, metric: str) -> float:
     from . import metrics as M
 
@@ -94,13 +107,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                     members[label] = (final[key], selected, part.baselines[key])
     first = states[AUTO_NETWORKS[0]]
     choice = pd.DataFrame(rows).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
-    best = []
-    for name in choice["candidate"]:
-        if isinstance(members[name][0], NetworkModel) and any(isinstance(members[b][0], NetworkModel) for b in best):
-            continue
-        best.append(name)
-        if len(best) == COMBINED:
-            break
+    best = combination_members(list(choice["candidate"]),
+                               {name: isinstance(members[name][0], NetworkModel) for name in members})
     combined = np.median(np.stack([members[name][2] for name in best]), axis=0)
     label = f"median of {', '.join(best)}"
     combined_score = _validation_score(part.actual, combined, part.series, data.panel.ids, first.mase_scale, metric)
