@@ -120,17 +120,15 @@ def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_p
 
     series = make_series(120)
     base = dict(horizon=2, window=None, epochs=2)
-    ensemble = fit(config(**base, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mase"], ensemble=2),
-                   series=series)
+    # alone: the same window and split, but a member's scaler is the ensemble's (fitted on the longest windows);
+    # with scaling=none they agree by construction, so compare there
+    ensemble = fit(config(**base, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mase"], ensemble=2,
+                          scaling="none"), series=series)
     assert ensemble.data.window == 8  # the longest lookback; each member reads its own last steps
     members = ensemble.history.attrs["members"]
     assert [(m["window"], m["loss"], m["seed"]) for m in members] == [
         (8, "mae", 0), (8, "mae", 1), (8, "mase", 0), (8, "mase", 1),
         (6, "mae", 0), (6, "mae", 1), (6, "mase", 0), (6, "mase", 1)]
-    # alone: the same window and split, but a member's scaler is the ensemble's (fitted on the longest windows);
-    # with scaling=none they agree by construction, so compare there
-    ensemble = fit(config(**base, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mase"], ensemble=2,
-                          scaling="none"), series=series)
     alone = []
     for m in ensemble.history.attrs["members"]:
         single = fit(config(**base, lookback=m["window"] // 2, loss=m["loss"], seed=m["seed"], scaling="none"),
