@@ -89,12 +89,13 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
             (test["arima"]["mae"], test["arima"]["smape"]))
 
 
-def importance_lines() -> list[str]:
-    """The tables of tft's selection weights (IMPORTANCE) and every network's permutation importance (PERMUTATION)."""
+def importance_lines(heading: str = "###") -> list[str]:
+    """The tables of tft's selection weights (IMPORTANCE) and every network's permutation importance (PERMUTATION),
+    each under a ``heading``-level title."""
     lines = []
     if IMPORTANCE:
-        lines += ["### tft's variable importance on the synthetic panel (promo + noise: selection weight at the past "
-                  "steps, test windows)", ""]
+        lines += [f"{heading} tft's variable importance on the synthetic panel (promo + noise: selection weight at "
+                  "the past steps, test windows)", ""]
         rows = []
         for (model, seed), frame in sorted(IMPORTANCE.items()):
             past = frame[frame["part"] == "past"].set_index("variable")["importance"]
@@ -102,7 +103,7 @@ def importance_lines() -> list[str]:
                          "yes" if past["promo"] > past["noise"] else "no"])
         lines += C.table(["seed", "promo", "noise", "y", "driver above noise"], rows) + [""]
     if PERMUTATION:
-        lines += ["### Permutation importance on the synthetic panel (promo + noise; every network)", "",
+        lines += [f"{heading} Permutation importance on the synthetic panel (promo + noise; every network)", "",
                   "`tsattn.Forecaster.covariate_importance` on the hold-out (each series' last window and its 13 "
                   f"targets): the rise of the test sMAPE when the covariate is shuffled over each series' steps, as a "
                   f"share of the sMAPE with it intact, mean of {REPEATS} shuffles.", ""]
@@ -195,7 +196,7 @@ def main() -> None:
         for model in models:
             for seed in seeds:
                 network_run("promo-panel", model, seed, SYNTHETIC["promo + noise (futr + hist)"], args.quick)
-        C.write(args.out, lines + importance_lines())
+        C.write(args.out, lines + importance_lines("##"))
         return
     best_with = {}  # dataset -> {model: mean test MAE with the covariates}
     lines = C.header("Covariates: does a covariate help?", C.command_line(), args.quick)
