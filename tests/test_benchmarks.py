@@ -21,6 +21,8 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("m3.py", ["M3 monthly", "Theta (statsforecast)", "AutoETS (statsforecast)", "Does attention help?",
                "All frequencies", "## Targets", "ensemble of 2 (median)", "QUICK MODE"]),
     ("m3_defaults.py", ["selection part", "skip relative", "QUICK MODE"]),
+    ("auto_candidates.py", ["## M3 yearly (24 series)", "| DynamicOptimizedTheta, AutoETS | best three, at most one",
+                            "## Summary: every frequency, weighted by series", "Lowest: ", "QUICK MODE"]),
     ("auto_defaults.py", ["M3 yearly, 10 series (selection part, h = 6)", "| simple-rnn | recipe |", "| nbeats | classic |",
                           "QUICK MODE"]),
     ("short_series.py", ["## Nile flow, 1871-1970 (100 values)", "| attention-rnn | classic |", "| naive |",
