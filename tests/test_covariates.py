@@ -255,7 +255,7 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     assert (out / "plots" / "covariate_importance.png").is_file()
     from tsattn.runs import importance_line
 
-    assert importance_line(out / "covariate_importance.csv").startswith("Covariates shuffled one at a time, test rmse")
+    assert importance_line(out / "covariate_importance.csv").startswith("Covariates shuffled one at a time, test RMSE")
     frame = panel.to_frame()
     future = frame.tail(13)[["ds", "promo1", "promo2"]].assign(ds=lambda f: f["ds"] + pd.Timedelta(weeks=13))
     future.to_csv(tmp_path / "future.csv", index=False)

@@ -469,18 +469,22 @@ def plot_variable_importance(importance: pd.DataFrame, path: Path, title: str) -
     return save_figure(importance_figure(importance, title), path)
 
 
+METRIC_NAMES = {"smape": "sMAPE", "rmse": "RMSE", "mae": "MAE", "mase": "MASE"}  # as titles and axes write them
+
+
 def permutation_figure(importance: pd.DataFrame, title: str) -> Figure:
     """Permutation importance (:func:`tsattn.evaluation.permutation_importance`): the rise of the metric when each
     covariate is shuffled, as a percentage, with the spread over shuffles."""
     rows = importance.dropna(subset=["importance"]).iloc[::-1]  # most important on top
-    fig, ax = _subplots(figsize=(6.4, max(2.6, 0.4 * len(rows) + 1.6)))
+    metric = METRIC_NAMES.get(importance.attrs.get("metric"), "the error")
+    fig, ax = _subplots(figsize=(7.2, max(3.0, 0.4 * len(rows) + 2.0)))
     labels = [f"{v} ({k.split('_')[0]})" for v, k in zip(rows["variable"], rows["kind"])]
     ax.barh(labels, 100 * rows["importance"], xerr=100 * rows["std"], color="tab:purple")
     ax.axvline(0, color="grey", linewidth=0.8)
-    ax.set_xlabel(f"rise of {importance.attrs.get('metric', 'the error')} when shuffled (%)")
+    ax.set_xlabel(f"rise of {metric} when shuffled (%)")
     ax.tick_params(axis="y", labelsize=9)
-    ax.set_title(f"{title}\nwhich covariate the forecasts use: each shuffled in turn (bars: mean, lines: spread "
-                 "over shuffles)", fontsize=10)
+    ax.set_title(f"{title}\nwhich covariate the forecasts use: each shuffled in turn\n(bars: the mean rise, lines: "
+                 "its spread over shuffles)", fontsize=10)
     return fig
 
 

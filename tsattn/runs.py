@@ -155,7 +155,8 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             plots.plot_permutation_importance(
                 importance, staging / "plots" / "covariate_importance.png",
                 f"{result.config.model}: covariate importance ({importance.attrs['part']} part, "
-                f"{importance.attrs['metric']} {importance.attrs['baseline']:.4g} intact)")
+                f"{plots.METRIC_NAMES.get(importance.attrs['metric'], importance.attrs['metric'])} "
+                f"{importance.attrs['baseline']:.4g} intact)")
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
     out = out.resolve()
@@ -195,7 +196,8 @@ def importance_line(path: Path) -> str | None:
         return None
     shares = ", ".join(f"{row.variable} " + ("n/a" if pd.isna(row.importance) else f"{100 * row.importance:+.1f}%")
                        for row in frame.itertuples())
-    return (f"Covariates shuffled one at a time, {frame['part'].iloc[0]} {frame['metric'].iloc[0]}: {shares} "
+    metric = plots.METRIC_NAMES.get(frame["metric"].iloc[0], frame["metric"].iloc[0])
+    return (f"Covariates shuffled one at a time, {frame['part'].iloc[0]} {metric}: {shares} "
             "(covariate_importance.csv)")
 
 
