@@ -256,21 +256,30 @@ def _by_series(result) -> dict:
                                     for model in table[metric].columns} for metric in BY_SERIES_METRICS}}
 
 
-def _record(result, key, max_windows: int = 600) -> dict:
-    from .intervals import bands, level_name
-    from .models import attention_per_lag, patches_layer, read_attention
-
+def _test_record(result, test) -> dict:
+    """A single series' test part as forecast.png draws it (:func:`tsattn.plots.drawn`: each window's first step, or
+    a one-window part's whole path): timestamps, actual, forecasts, baselines and interval bounds."""
     from . import plots
+    from .intervals import bands, level_name
+
+    series = pd.Series(result.panel.values, index=result.panel.index)
+
+    def drawn(values):
+        return np.asarray(plots.drawn(series, test, values)[1]).tolist()
+
+    return {"index": [str(x) for x in plots.drawn(series, test, test.predicted)[0]], "actual": drawn(test.actual),
+            "predicted": drawn(test.predicted), "kind": plots.forecast_kind({"test": test}),
+            "baselines": {name: drawn(values) for name, values in test.baselines.items()},
+            "intervals": {level_name(level): [drawn(low), drawn(high)] for level, (low, high)
+                          in bands(test.intervals.get("model") or {}, result.config.level).items()}}
+
+
+def _record(result, key, max_windows: int = 600) -> dict:
+    from .models import attention_per_lag, patches_layer, read_attention
 
     dataset, model, seed = key
     test = result.forecasts.get("test")
     single = result.panel.n_series == 1
-    if single and test is not None:  # as forecast.png draws it: first steps, or a one-window part's whole path
-        actual_series = pd.Series(result.panel.values, index=result.panel.index)
-        drawn_index = plots.drawn(actual_series, test, test.predicted)[0]
-
-        def drawn(values):
-            return np.asarray(plots.drawn(actual_series, test, values)[1]).tolist()
     record = {
         "dataset": dataset, "model": model, "seed": seed,
         "config": result.config.to_dict(),
@@ -280,12 +289,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "history": {column: result.history[column].tolist() for column in result.history.columns},
         "series": result.panel.n_series,
         "by_series": None if single else _by_series(result),
-        "test": None if not single else {
-            "index": [str(x) for x in drawn_index], "actual": drawn(test.actual), "predicted": drawn(test.predicted),
-            "kind": plots.forecast_kind({"test": test}),
-            "baselines": {name: drawn(values) for name, values in test.baselines.items()},
-            "intervals": {level_name(level): [drawn(low), drawn(high)] for level, (low, high)
-                          in bands(test.intervals.get("model") or {}, result.config.level).items()}},
+        "test": _test_record(result, test) if single else None,
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,
     }

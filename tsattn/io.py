@@ -352,6 +352,11 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def metric_label(name: str) -> str:
+    """A metric's name as tables, titles and lines write it: RMSE, MAE, MASE, sMAPE."""
+    return name.upper().replace("SMAPE", "sMAPE")
+
+
 def number_text(value, digits: int = 4) -> str:
     """A figure as people read it in a table: ``digits`` significant digits, thousands separated, no e-notation
     from 0.0001 up (10,020 not 1.002e+04; 0.0001234; 13.46; below 0.0001: 8e-09); "" for a missing value."""

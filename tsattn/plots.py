@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .io import number_text
+from .io import metric_label, number_text
 
 PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
 ZOOM = 120  # test targets shown in forecast.png's zoomed view
@@ -469,14 +469,11 @@ def plot_variable_importance(importance: pd.DataFrame, path: Path, title: str) -
     return save_figure(importance_figure(importance, title), path)
 
 
-METRIC_NAMES = {"smape": "sMAPE", "rmse": "RMSE", "mae": "MAE", "mase": "MASE"}  # as titles and axes write them
-
-
 def permutation_figure(importance: pd.DataFrame, title: str) -> Figure:
     """Permutation importance (:func:`tsattn.evaluation.permutation_importance`): the rise of the metric when each
     covariate is shuffled, as a percentage, with the spread over shuffles."""
     rows = importance.dropna(subset=["importance"]).iloc[::-1]  # most important on top
-    metric = METRIC_NAMES.get(importance.attrs.get("metric"), "the error")
+    metric = metric_label(importance.attrs["metric"]) if "metric" in importance.attrs else "the error"
     fig, ax = _subplots(figsize=(7.2, max(3.0, 0.4 * len(rows) + 2.0)))
     labels = [f"{v} ({k.split('_')[0]})" for v, k in zip(rows["variable"], rows["kind"])]
     ax.barh(labels, 100 * rows["importance"], xerr=100 * rows["std"], color="tab:purple")

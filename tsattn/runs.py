@@ -13,7 +13,7 @@ from . import metrics as M
 from .errors import DataError
 from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
-from .io import atomic_directory, column_texts, number_text, text_table, write_json
+from .io import atomic_directory, column_texts, metric_label, number_text, text_table, write_json
 from .models import (attention_per_lag, first_member, fusion_layer, patches_layer, read_attention,
                      read_variable_selection, selection_names, variable_importance)
 from .panel import ID_COLUMN, TIME_COLUMN
@@ -67,7 +67,7 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     with one number of decimals."""
     keys = ("rmse", "mae", "mase") if M.headline_metric(result.panel.n_series) == "rmse" else ("smape", "mase", "rmse")
     shown = [part for part in parts if part in result.metrics]
-    header = [""] + [f"{part} {m.upper().replace('SMAPE', 'sMAPE')}" for part in shown for m in keys]
+    header = [""] + [f"{part} {metric_label(m)}" for part in shown for m in keys]
     labels = baseline_labels()
     names = ("model",) + result.beside
     rows = [[result.config.model if name == "model" else labels.get(name, name)] for name in names]
@@ -155,7 +155,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             plots.plot_permutation_importance(
                 importance, staging / "plots" / "covariate_importance.png",
                 f"{result.config.model}: covariate importance ({importance.attrs['part']} part, "
-                f"{plots.METRIC_NAMES.get(importance.attrs['metric'], importance.attrs['metric'])} "
+                f"{metric_label(importance.attrs['metric'])} "
                 f"{importance.attrs['baseline']:.4g} intact)")
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
@@ -196,7 +196,7 @@ def importance_line(path: Path) -> str | None:
         return None
     shares = ", ".join(f"{row.variable} " + ("n/a" if pd.isna(row.importance) else f"{100 * row.importance:+.1f}%")
                        for row in frame.itertuples())
-    metric = plots.METRIC_NAMES.get(frame["metric"].iloc[0], frame["metric"].iloc[0])
+    metric = metric_label(frame["metric"].iloc[0])
     return (f"Covariates shuffled one at a time, {frame['part'].iloc[0]} {metric}: {shares} "
             "(covariate_importance.csv)")
 
