@@ -263,9 +263,18 @@ def test_killed_compare_resumes_with_nothing_lost(tmp_path, small_csv, kill):
     lines = []
     from tsattn.compare import compare
 
-    compare(models=["simple-rnn"], csv=[{"path": str(small_csv), "column": "demand", "date_column": "date"}],
-            seeds=[0, 1, 2], window=8, epochs=300, settings={"units": 4, "patience": 300}, out=out, echo=lines.append)
+    class Resumed(Exception):
+        pass
+
+    def echo(line):  # the first line says what resumes; the two runs left need not train again here
+        lines.append(line)
+        raise Resumed
+
+    with pytest.raises(Resumed):
+        compare(models=["simple-rnn"], csv=[{"path": str(small_csv), "column": "demand", "date_column": "date"}],
+                seeds=[0, 1, 2], window=8, epochs=300, settings={"units": 4, "patience": 300}, out=out, echo=echo)
     assert lines[0].startswith("resuming: 1 of 3 runs already done")
+    assert len(list((out / "runs").iterdir())) == 1 and no_staging(tmp_path)
 
 
 def test_a_loss_curve_within_one_decade_reads_as_plain_numbers():
