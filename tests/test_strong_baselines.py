@@ -114,8 +114,9 @@ def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):
 
 @pytest.mark.slow  # trains 8 members twice: about 30 s
 def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_path):
-    """ensemble_lookbacks x ensemble_losses x ensemble seeds: each member trained alone on its own window, loss
-    and seed gives the same forecasts as inside the ensemble, whose forecast is their median; it saves exactly."""
+    """ensemble_lookbacks x ensemble_losses x ensemble seeds: the ensemble's forecast is its members' median, and a
+    member trained alone on its own window, loss and seed gives the same forecasts as inside the ensemble (checked
+    for one member of each other value of the three); it saves exactly."""
     from tsattn.forecaster import Forecaster
 
     series = make_series(120)
@@ -129,18 +130,17 @@ def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_p
     assert [(m["window"], m["loss"], m["seed"]) for m in members] == [
         (8, "mae", 0), (8, "mae", 1), (8, "mase", 0), (8, "mase", 1),
         (6, "mae", 0), (6, "mae", 1), (6, "mase", 0), (6, "mase", 1)]
-    alone = []
-    for m in ensemble.history.attrs["members"]:
-        single = fit(config(**base, lookback=m["window"] // 2, loss=m["loss"], seed=m["seed"], scaling="none"),
-                     series=series)
-        X = ensemble.data.X("test")[:, -m["window"]:]
-        alone.append(single.model.predict(X, verbose=0))
-    np.testing.assert_allclose(ensemble.model.predict(ensemble.data.X("test"), verbose=0), np.median(alone, axis=0),
-                               rtol=1e-4, atol=1e-4)
     from tsattn.models import ensemble_members
 
-    inside = [member.predict(ensemble.data.X("test"), verbose=0) for member in ensemble_members(ensemble.model)]
-    np.testing.assert_allclose(np.stack(inside), np.stack(alone), rtol=1e-4, atol=1e-4)  # each member, scored alone
+    X = ensemble.data.X("test")
+    inside = np.stack([member.predict(X, verbose=0) for member in ensemble_members(ensemble.model)])
+    np.testing.assert_allclose(ensemble.model.predict(X, verbose=0), np.median(inside, axis=0), rtol=1e-4, atol=1e-4)
+    for k in (2, 5, 7):  # trained alone: the second loss; the shorter window, second seed; all three at once
+        m = members[k]
+        single = fit(config(**base, lookback=m["window"] // 2, loss=m["loss"], seed=m["seed"], scaling="none"),
+                     series=series)
+        alone = single.model.predict(X[:, -m["window"]:], verbose=0)
+        np.testing.assert_allclose(inside[k], alone, rtol=1e-4, atol=1e-4)
     f = Forecaster("simple-rnn", horizon=2, units=3, ensemble_lookbacks=[3, 4], ensemble_losses=["mae", "mse"])
     f.fit(series, epochs=1)
     g = Forecaster.load(f.save(tmp_path / "e.tsattn"))
