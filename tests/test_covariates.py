@@ -380,8 +380,9 @@ def test_tft_ranks_the_driver_above_noise_and_shows_its_attention(tmp_path):
     plain = Forecaster("simple-rnn", window=6, horizon=H, units=2, epochs=1).fit(frame)
     with pytest.raises(ConfigError, match="variable importance is tft's"):
         plain.variable_importance()
-    with pytest.raises(ConfigError, match="fitted without covariates"):
-        plain.covariate_importance(frame)
+    for read in (lambda: plain.covariate_importance(frame), lambda: plain.plot(kind="importance")):
+        with pytest.raises(ConfigError, match="fitted without covariates"):
+            read()
     future = frame.groupby("unique_id").tail(H)[["unique_id", "ds", "promo", "noise"]].assign(
         ds=lambda d: d["ds"] + pd.Timedelta(weeks=H))
     loaded = Forecaster.load(f.save(tmp_path / "tft.tsattn"))
@@ -407,6 +408,8 @@ def test_covariate_importance_reads_any_network_and_shuffles_each_kind():
     assert rise["promo"] > 0.2 and rise["promo"] > 3 * abs(rise["noise"])
     assert reading.attrs["metric"] == "mae" and reading.attrs["baseline"] > 0
     assert reading.equals(f.covariate_importance(repeats=2, metric="mae"))
+    bars = [label.get_text() for label in f.plot(kind="importance").axes[0].get_yticklabels()]  # any model: shuffles
+    assert set(bars) == {"promo (futr)", "noise (hist)", "size (stat)"}
     one = frame[frame["unique_id"] == "s1"].drop(columns="size")
     single = f.covariate_importance(one, repeats=1).set_index("variable")
     assert np.isnan(single.loc["size", "importance"]) and single.attrs["metric"] == "rmse"

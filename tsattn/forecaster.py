@@ -578,8 +578,10 @@ class Forecaster(BaseEstimator):
         Args:
             path: also save the figure there (PNG).
             kind: "forecast" (history, the forecast and, with ``level``, its intervals as a fan, one panel per
-                series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``), "importance" (tft's
-                variable importance: :meth:`variable_importance`) or "loss" (training history).
+                series: :func:`tsattn.plot_series`), "attention" (heatmap over ``series``), "importance" (tft: its
+                variable selection weights, :meth:`variable_importance`; any other model fitted with covariates:
+                :meth:`covariate_importance` of ``series``, default the data given to fit) or "loss" (training
+                history).
             steps, series, level, futr_df: as in :meth:`predict`.
             ids: the series to draw (default: the first ``max_ids``).
             actuals: the actual values (a long frame, or one series), drawn behind the forecast: what came after
@@ -617,13 +619,23 @@ class Forecaster(BaseEstimator):
                 [f"{sid} {plots.time_label(label)}" for sid, label in zip(weights[ID_COLUMN], weights.index)]
             figure = plots.attention_figure(values, labels, f"{self.model}: attention over the window")
         elif kind == "importance":
-            figure = plots.importance_figure(self.variable_importance(series), f"{self.model}: variable importance")
+            from .models import fusion_layer
+
+            if fusion_layer(state.keras_model) is not None:  # tft: what its variable selection networks weighed
+                figure = plots.importance_figure(self.variable_importance(series), f"{self.model}: variable importance")
+            else:  # any other model with covariates: each shuffled in turn (the figure `tsattn fit` writes)
+                from .io import metric_label
+
+                importance = self.covariate_importance(series)
+                figure = plots.permutation_figure(importance, f"{self.model}: covariate importance "
+                                                  f"({metric_label(importance.attrs['metric'])} "
+                                                  f"{importance.attrs['baseline']:.4g} intact)")
         elif kind == "loss":
             if not state.estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")
             figure = plots.loss_figure(self.history_, loss=state.config.loss)
         else:
-            raise ConfigError(f"plot kind must be forecast, attention, importance (tft) or loss; got {kind!r}")
+            raise ConfigError(f"plot kind must be forecast, attention, importance or loss; got {kind!r}")
         if path is not None:
             plots.save_figure(figure, Path(path))
         return figure
