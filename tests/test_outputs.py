@@ -277,6 +277,22 @@ def test_killed_compare_resumes_with_nothing_lost(tmp_path, small_csv, kill):
     assert len(list((out / "runs").iterdir())) == 1 and no_staging(tmp_path)
 
 
+def test_a_date_axis_of_a_few_days_labels_each_tick_briefly():
+    """Twenty daily values: ticks read "03", "05", ... under one "2022-Mar" offset, not a full date each (they ran
+    together on narrow figures)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from tsattn import plots
+
+    figure = Figure(figsize=(4, 3))
+    ax = figure.subplots()
+    ax.plot(pd.date_range("2022-03-01", periods=20, freq="D"), np.arange(20.0))
+    FigureCanvasAgg(plots.concise_dates(figure)).draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and max(map(len, labels)) <= 5 and ax.xaxis.get_offset_text().get_text() == "2022-Mar", labels
+
+
 def test_a_loss_curve_within_one_decade_reads_as_plain_numbers():
     """Issue 38: the loss chart's axis read "1.55x10^1 ... 1.2x10^1"."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

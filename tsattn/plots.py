@@ -47,6 +47,18 @@ def literal_text(fig: Figure) -> Figure:
     return fig
 
 
+def concise_dates(fig: Figure) -> Figure:
+    """Date axes of ``fig`` labelled concisely (matplotlib's ConciseDateFormatter: "03", "05", ... under a "2022-Mar"
+    offset instead of a full date per tick, which ran together on narrow figures and short daily or hourly spans)."""
+    import matplotlib.dates as mdates
+
+    for ax in fig.axes:
+        if isinstance(ax.xaxis.get_major_formatter(), mdates.AutoDateFormatter):  # what plotting dates sets
+            locator = ax.xaxis.get_major_locator()
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    return fig
+
+
 DPI = 110
 PHONE_MIN_POINTS = 8.5
 PHONE_WIDTH_INCHES, PHONE_DPI = 3.9, 100  # a phone render: about 390 px wide, shown at ~370 px on a 390 px screen
@@ -81,7 +93,7 @@ class phone_renders:
 def save_figure(fig, path: Path, tight: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    literal_text(fig)
+    literal_text(concise_dates(fig))
     if tight and fig.get_layout_engine() is None:
         fig.tight_layout()
     fig.savefig(path, dpi=DPI)
@@ -807,4 +819,4 @@ def plot_series(df=None, forecasts_df=None, ids=None, level=None, models=None, m
         fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=min(len(unique), 6), fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
-    return literal_text(fig)
+    return literal_text(concise_dates(fig))
