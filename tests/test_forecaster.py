@@ -322,6 +322,12 @@ def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_s
     assert ("on all" in forecaster.note_) == (n < 7)  # 7 values: padded windows keep 3 for validation
     direct = Forecaster(baseline, horizon=3).fit(series, validation=0 if n < 7 else "auto")
     np.testing.assert_allclose(np.asarray(forecaster.predict()), np.asarray(direct.predict()), rtol=1e-6)
+    if n < 7:  # nothing was left to calibrate intervals: asking for them says why, not "refit with validation > 0"
+        with pytest.raises(ConfigError, match=r"^no intervals for this model: the series has \d+ values, .*"
+                                              r"give the series more values, or predict without level$"):
+            forecaster.predict(level=[80])
+    else:
+        assert forecaster.predict(level=[80]).shape == (3, 3)
     forecaster.save(tmp_path / "short")
     assert Forecaster.load(tmp_path / "short").note_ == forecaster.note_
     # a window the user chose is not overridden: the error names a value that works

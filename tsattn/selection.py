@@ -171,6 +171,8 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error
+    from .state import UNCALIBRATED
+
     name = config.model
     if not config.is_baseline:
         name = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
@@ -195,7 +197,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
                 (False, True): "train and test", (False, False): "train"}[validates, with_test]
         values = f"{n - config.horizon} values before the test part" if with_test else f"all {n} values"
         note = (f"the series has {n} values, too short for {config.model} to {uses} on (horizon {config.horizon}); "
-                f"{what}" + ("" if keep_validation else f", on {values} (none left to calibrate intervals)"))
+                f"{what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))
         return candidate, windowed, note
     if name == config.model:
         raise error

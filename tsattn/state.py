@@ -25,6 +25,8 @@ from .errors import ConfigError, DataError
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
 from .windows import Scaler
 
+UNCALIBRATED = "none left to calibrate intervals"  # the end of a short series' fallback note that kept no validation
+
 
 @dataclass
 class FittedState:
@@ -296,6 +298,9 @@ class FittedState:
             if self.calibration is not None:  # else the raw quantiles: the model's own
                 quantiles = self.calibration.quantiles(point, quantiles, self.interval_scale_for(panel), levels)
         else:
+            if self.calibration is None and self.note and UNCALIBRATED in self.note:
+                raise ConfigError(f"no intervals for this model: {self.note}; give the series more values, or "
+                                  "predict without level")  # a short series' fallback kept no validation part
             if self.calibration is None:
                 raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "
                                   "validation part, or saved by a tsattn without intervals); refit with validation > 0 "
