@@ -36,6 +36,8 @@ def test_make_windows_errors():
         make_windows(np.arange(5.0), window=10)
     with pytest.raises(DataError, match="use a horizon of at most 3 or a longer series"):  # no window fits: the horizon
         make_windows(np.arange(5.0), window=2, horizon=4)
+    with pytest.raises(DataError, match="has 2; give a series of at least 5 values$"):  # no horizon fits either
+        make_windows(np.arange(2.0), window=2, horizon=3)
     for name in ("window", "horizon", "stride"):
         with pytest.raises(ConfigError, match=f"{name} must be an integer >= 1; got 0"):
             make_windows(np.arange(5.0), **{"window": 2, name: 0})

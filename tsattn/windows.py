@@ -524,7 +524,9 @@ def _shorter(length: int, horizon: int, reach: int = 0) -> str:
     if reach == 0 and longest >= 2:
         return f"use a window of at most {longest} (e.g. window={longest}) or a longer series"
     most = length - 1 if reach else length - 2
-    return f"use a horizon of at most {max(most, 0)} or a longer series"
+    if most < 1:  # no horizon fits: only more values help
+        return f"give a series of at least {horizon + (1 if reach else 2)} values"
+    return f"use a horizon of at most {most} or a longer series"
 
 
 def window_panel(
