@@ -66,6 +66,15 @@ def test_the_heartbeat_says_how_far_a_long_epoch_has_got():
         progress.on_train_batch_end(1199)
         time.sleep(0.45)
     assert lines and lines[0].startswith("fit nbeats: training, epoch 1/12, step 1200/3000, elapsed ")
+    lines.clear()
+    with Heartbeat(lines.append, "fit auto", every=0.3) as beat:  # the next candidate, a statistical one: no epochs
+        progress = EpochProgress(12, stream=io.StringIO(), heartbeat=beat)
+        progress.stage("auto, simple-rnn: ", 12)
+        progress.on_train_begin()
+        progress.on_train_end()
+        progress.stage("auto, ets: ")
+        time.sleep(0.45)
+    assert lines and lines[0].startswith("fit auto: auto, ets: fitting, elapsed "), lines
 
 
 def test_units_of_work_are_a_bar_on_a_terminal_with_the_lines_above_it():

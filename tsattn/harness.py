@@ -265,10 +265,14 @@ class EpochProgress(keras.callbacks.Callback):
         self.epoch, self.step = 0, 0  # where training is (the heartbeat reads it within a long epoch)
 
     def stage(self, label: str, epochs: int | None = None) -> None:
-        """Another training begins (``model="auto"``'s next candidate, a final fit): its lines start with ``label``."""
+        """Another fit begins (``model="auto"``'s next candidate, a final fit): its lines start with ``label``, and the
+        heartbeat says it until training starts (a statistical candidate never trains: without this the heartbeat
+        went on naming the last network, "auto, simple-rnn: training done", while ETS fitted)."""
         self.label = label
         self.epochs = self.epochs if epochs is None else epochs
         self.start, self.first_end = time.perf_counter(), None
+        if self.heartbeat is not None:
+            self.heartbeat.stage(f"{label}fitting")
 
     def final_fit(self, epochs: int) -> None:
         """The final fit begins (training + validation values, ``epochs`` epochs): its lines say so."""
