@@ -112,7 +112,7 @@ def test_seed_ensemble_is_the_median_of_its_members_and_survives_save(tmp_path):
         fit(config(ensemble=0), series=series)
 
 
-@pytest.mark.slow  # trains 8 members twice: about 30 s
+@pytest.mark.slow  # trains 8 stacked members and 3 alone: about 40 s
 def test_lookback_and_loss_ensemble_is_the_median_of_members_trained_alone(tmp_path):
     """ensemble_lookbacks x ensemble_losses x ensemble seeds: the ensemble's forecast is its members' median, and a
     member trained alone on its own window, loss and seed gives the same forecasts as inside the ensemble (checked

@@ -624,12 +624,7 @@ class Forecaster(BaseEstimator):
             if fusion_layer(state.keras_model) is not None:  # tft: what its variable selection networks weighed
                 figure = plots.importance_figure(self.variable_importance(series), f"{self.model}: variable importance")
             else:  # any other model with covariates: each shuffled in turn (the figure `tsattn fit` writes)
-                from .io import metric_label
-
-                importance = self.covariate_importance(series)
-                figure = plots.permutation_figure(importance, f"{self.model}: covariate importance "
-                                                  f"({metric_label(importance.attrs['metric'])} "
-                                                  f"{importance.attrs['baseline']:.4g} intact)")
+                figure = plots.permutation_figure(self.covariate_importance(series), self.model)
         elif kind == "loss":
             if not state.estimator.capabilities.trained:
                 raise ConfigError(f"model {self.model!r} has no training history to plot")

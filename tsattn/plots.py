@@ -481,11 +481,15 @@ def plot_variable_importance(importance: pd.DataFrame, path: Path, title: str) -
     return save_figure(importance_figure(importance, title), path)
 
 
-def permutation_figure(importance: pd.DataFrame, title: str) -> Figure:
-    """Permutation importance (:func:`tsattn.evaluation.permutation_importance`): the rise of the metric when each
-    covariate is shuffled, as a percentage, with the spread over shuffles."""
+def permutation_figure(importance: pd.DataFrame, model: str) -> Figure:
+    """Permutation importance (:func:`tsattn.evaluation.permutation_importance`) of ``model``: the rise of the metric
+    when each covariate is shuffled, as a percentage, with the spread over shuffles; the title names the metric's
+    value intact (``attrs``: ``metric``, ``baseline`` and, where a run scored a part, ``part``)."""
     rows = importance.dropna(subset=["importance"]).iloc[::-1]  # most important on top
     metric = metric_label(importance.attrs["metric"]) if "metric" in importance.attrs else "the error"
+    part = f"{importance.attrs['part']} part, " if "part" in importance.attrs else ""
+    intact = f" {importance.attrs['baseline']:.4g} intact" if "baseline" in importance.attrs else ""
+    title = f"{model}: covariate importance ({part}{metric}{intact})"
     fig, ax = _subplots(figsize=(7.2, max(3.0, 0.4 * len(rows) + 2.0)))
     labels = [f"{v} ({k.split('_')[0]})" for v, k in zip(rows["variable"], rows["kind"])]
     ax.barh(labels, 100 * rows["importance"], xerr=100 * rows["std"], color="tab:purple")
@@ -498,9 +502,9 @@ def permutation_figure(importance: pd.DataFrame, title: str) -> Figure:
 
 
 @kept
-def plot_permutation_importance(importance: pd.DataFrame, path: Path, title: str) -> Path:
+def plot_permutation_importance(importance: pd.DataFrame, path: Path, model: str) -> Path:
     """covariate_importance.png: :func:`permutation_figure`."""
-    return save_figure(permutation_figure(importance, title), path)
+    return save_figure(permutation_figure(importance, model), path)
 
 
 @kept

@@ -152,11 +152,8 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
             importance.assign(metric=importance.attrs["metric"], part=importance.attrs["part"],
                               intact=importance.attrs["baseline"]).to_csv(staging / "covariate_importance.csv",
                                                                           index=False)
-            plots.plot_permutation_importance(
-                importance, staging / "plots" / "covariate_importance.png",
-                f"{result.config.model}: covariate importance ({importance.attrs['part']} part, "
-                f"{metric_label(importance.attrs['metric'])} "
-                f"{importance.attrs['baseline']:.4g} intact)")
+            plots.plot_permutation_importance(importance, staging / "plots" / "covariate_importance.png",
+                                              result.config.model)
         write_plots(result, staging / "plots", units=units)
     files = {"directory": out}
     out = out.resolve()
