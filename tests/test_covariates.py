@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import tsattn
 from tsattn import Forecaster
 from tsattn.config import RunConfig, check_config, load_panel, window_config
 from tsattn.covariates import Covariates, calendar_features
@@ -253,6 +254,12 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     test = json.loads((out / "metrics.json").read_text())["test"]["model"]
     assert shuffled["metric"].iloc[0] == "rmse" and shuffled["intact"].iloc[0] == pytest.approx(test["rmse"])
     assert (out / "plots" / "covariate_importance.png").is_file()
+    fitted = Forecaster.load(out)  # the library on the hold-out and its window reads the same
+    holdout = tsattn.load_dataset("promodata").tail(fitted.lookback_ + 13)
+    reading = fitted.covariate_importance(holdout, repeats=5, seed=0)
+    assert reading.attrs["baseline"] == pytest.approx(test["rmse"])
+    np.testing.assert_allclose(reading.set_index("variable")["importance"],
+                               shuffled.set_index("variable").loc[reading["variable"], "importance"], rtol=1e-6)
     from tsattn.runs import importance_line
 
     assert importance_line(out / "covariate_importance.csv").startswith("Covariates shuffled one at a time, test RMSE")

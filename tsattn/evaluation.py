@@ -315,6 +315,17 @@ def permutation_importance(state, panel, origins: np.ndarray, metric: str, repea
         frame = M.tidy_metrics(actual, {"model": predicted}, series, panel.ids, "evaluation", scale)
         return float(M.nested_metrics(M.aggregate(frame))["evaluation"]["model"][metric])
 
+    # each series' covariate is shuffled over the steps its scored forecasts read (first window to last target), so
+    # scoring a part of a long series (tsattn fit's test part) and scoring that part given alone (the hold-out with
+    # the window before it) shuffle the same values and agree
+    spans = []
+    for i in range(panel.n_series):
+        mine = origins[series == i]
+        low, high = int(panel.offsets[i]), int(panel.offsets[i + 1])
+        if len(mine):
+            low = low if state.local else max(low, int(mine.min()) - state.lookback + 1)
+            high = min(high, int(mine.max()) + horizon + 1)
+        spans.append((low, high))
     baseline = score(panel)
     if not np.isfinite(baseline) or baseline <= 0:
         raise DataError(f"the forecasts' {metric} on this data is {baseline:.4g}: no error to compare shuffled "
@@ -335,8 +346,7 @@ def permutation_importance(state, panel, origins: np.ndarray, metric: str, repea
                 else:
                     column = list(panel.exog_names).index(name)
                     exog = panel.exog.copy()
-                    for i in range(panel.n_series):
-                        low, high = panel.offsets[i], panel.offsets[i + 1]
+                    for low, high in spans:
                         exog[low:high, column] = exog[low:high, column][rng.permutation(high - low)]
                     shuffled = dataclasses.replace(panel, exog=exog)
                 rises.append(score(shuffled) / baseline - 1.0)
