@@ -533,7 +533,7 @@ class Forecaster(BaseEstimator):
         """Which covariate the forecasts depend on, for any model fitted with covariates: permutation importance.
 
         Every forecast of ``df`` (each window followed by a full horizon of targets, as :meth:`evaluate` scores
-        them) is made again with one covariate shuffled (a dynamic one over the steps of each series, a static one
+        them) is made again with one covariate shuffled (a dynamic one over the steps they read, a static one
         across series), ``repeats`` times; the importance is how much ``metric`` rises, as a share of its value
         with the covariates intact (0.25: 25% worse without that covariate's information; about 0: the forecasts do
         not use it). A reading of the model, not of the world: on data the model was not trained on (pass a
