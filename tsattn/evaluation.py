@@ -296,8 +296,8 @@ def permutation_importance(state, panel, origins: np.ndarray, metric: str, repea
     turn (a dynamic one over the steps each series' scored forecasts read, a static one across series), ``repeats``
     times, and the rise of ``metric`` (mean over series) as a share of its value with every covariate intact.
     Columns ``variable``, ``kind``, ``importance`` (mean rise), ``std`` (over repeats), most important first;
-    ``attrs``: ``metric``, ``baseline``. A static covariate of a single series cannot be shuffled: NaN. Forecasts go through the path
-    :func:`score_origins` scores (:meth:`tsattn.state.FittedState.forecast`)."""
+    ``attrs``: ``metric``, ``baseline``. A static covariate of a single series cannot be shuffled: NaN. Forecasts go
+    through the path :func:`score_origins` scores (:meth:`tsattn.state.FittedState.forecast`)."""
     import dataclasses
 
     if metric not in IMPORTANCE_METRICS:
