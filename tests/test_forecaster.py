@@ -87,8 +87,12 @@ def test_predict_after_another_series(fitted):
         fitted.predict(2, series=make_series(freq="D"))
     with pytest.raises(DataError, match="range index but the model was fitted on a datetime index"):
         fitted.predict(2, series=make_series(freq=None))
-    with pytest.raises(DataError, match="has 5 values but forecasting needs the last 8"):
-        fitted.predict(2, series=other.iloc[:5])
+    with pytest.warns(UserWarning, match="the series has fewer than the 8 values the window reads, so its inputs are "
+                                         "padded with its first value, which this model never trained on"):
+        short = fitted.predict(2, series=other.iloc[:5])  # every series gets a forecast
+    padded = pd.concat([pd.Series(other.iloc[0], index=pd.date_range("2019-10-01", periods=3, freq="MS")),
+                        other.iloc[:5]])
+    np.testing.assert_allclose(short.to_numpy(), fitted.predict(2, series=padded).to_numpy(), rtol=1e-5)
     with pytest.raises(ConfigError, match="steps must be an integer in 1..100000; got 0"):
         fitted.predict(0)
 
@@ -309,7 +313,7 @@ def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("n", [4, 6, 7])
+@pytest.mark.parametrize("n", [2, 4, 7])
 def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_so(n, tmp_path):
     from tsattn.selection import SHORT_FALLBACK, statistical_candidates
 
@@ -319,10 +323,12 @@ def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_s
     baseline = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
     assert f"forecast with the {baseline} baseline instead of nbeats" in forecaster.note_
     assert forecaster.get_params()["model"] == "nbeats"  # the user's estimator, its forecast from the baseline
-    assert ("on all" in forecaster.note_) == (n < 7)  # 7 values: padded windows keep 3 for validation
-    direct = Forecaster(baseline, horizon=3).fit(series, validation=0 if n < 7 else "auto")
+    # from 4 values: the last 3 validate it (a baseline needs no training window, a padded one 1 value before them)
+    assert ("on all" in forecaster.note_) == (n < 4)
+    direct = Forecaster(baseline, horizon=3).fit(series, validation=0 if n < 4 else "auto")
     np.testing.assert_allclose(np.asarray(forecaster.predict()), np.asarray(direct.predict()), rtol=1e-6)
-    if n < 7:  # nothing was left to calibrate intervals: asking for them says why, not "refit with validation > 0"
+    assert np.isfinite(np.asarray(forecaster.predict())).all()
+    if n < 4:  # nothing was left to calibrate intervals: asking for them says why, not "refit with validation > 0"
         with pytest.raises(ConfigError, match=r"^no intervals for this model: the series has \d+ values, .*"
                                               r"give the series more values, or predict without level$"):
             forecaster.predict(level=[80])
@@ -331,10 +337,34 @@ def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_s
     forecaster.save(tmp_path / "short")
     assert Forecaster.load(tmp_path / "short").note_ == forecaster.note_
     # a window the user chose is not overridden: the error names a value that works
-    with pytest.raises(DataError, match=r"window 4.*; use "):
+    with pytest.raises(DataError, match=r"window 4.*; (use|give) "):
         Forecaster("nbeats", window=4, horizon=3).fit(series)
     # a panel of short series keeps its padded global model (no fallback): as before
     assert Forecaster("naive", horizon=3).fit(pd.Series(np.arange(1.0, 21))).note_ is None
+
+
+def test_a_series_of_one_value_and_a_panels_too_short_series_are_forecast():
+    """Every series gets a forecast: one value (naive needs no training window; a network falls back to a baseline),
+    and a panel's series too short for a training window (the global model reads its padded values)."""
+    one = pd.DataFrame({"unique_id": "a", "ds": pd.to_datetime(["2020-01-01"]), "y": [5.0]})
+    with pytest.raises(DataError, match=r"^the series has 1 timestamp\(s\), too few to infer their frequency; state "
+                                        r"it \(e.g. freq=\"MS\" for monthly dates\)$"):
+        Forecaster("naive", horizon=3).fit(one).predict()
+    naive = Forecaster("naive", horizon=3, freq="MS").fit(one).predict()
+    assert naive["naive"].tolist() == [5.0] * 3 and naive["ds"].iloc[0] == pd.Timestamp("2020-02-01")
+    with pytest.warns(UserWarning, match="the series has 1 values, too short for nbeats"):
+        network = Forecaster("nbeats", horizon=3, freq="MS").fit(one)
+    assert "instead of nbeats, on all 1 values" in network.note_ and network.predict()["nbeats"].tolist() == [5.0] * 3
+    rng = np.random.default_rng(0)
+    frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=n, freq="MS"),
+                                     "y": 10 + np.cumsum(rng.normal(size=n))}) for i, n in enumerate([30, 30, 2])])
+    with pytest.warns(UserWarning, match=r"1 of 3 series have fewer than the 4 values a window needs .*\(s2\)"):
+        model = Forecaster("simple-rnn", window=6, horizon=3, pad=True, units=2, epochs=1).fit(frame)
+    forecast = model.predict()
+    assert forecast.groupby("unique_id").size().to_dict() == {"s0": 3, "s1": 3, "s2": 3}
+    assert np.isfinite(forecast["simple-rnn"]).all()
+    alone = model.predict(series=frame.query("unique_id == 's2'"))  # the same model on its own padded values
+    np.testing.assert_allclose(alone["simple-rnn"], forecast.query("unique_id == 's2'")["simple-rnn"], rtol=1e-5)
 
 
 def test_the_peers_keywords_did_you_mean_and_sklearn_checks():
@@ -409,14 +439,15 @@ def test_tsattn_fit_forecasts_one_short_series_as_the_api_does(tmp_path):
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run"), "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert document["model"] == baseline and f"instead of nbeats, on 4 values before the test" in document["note"]
+    assert document["model"] == baseline and document["note"].endswith(f"forecast with the {baseline} baseline "
+                                                                        "instead of nbeats")
     assert "Warning: the series has 7 values, too short for nbeats to train, validate and test" in result.stderr
     assert not (tmp_path / "run" / "plots" / "loss.png").exists() and "history.csv" not in document["files"]
     forecasts = pd.read_csv(tmp_path / "run" / "predictions.csv")
     assert forecasts.query("part == 'test'")["predicted"].notna().sum() == 3
-    pd.DataFrame({"ds": pd.date_range("2020-01-01", periods=6, freq="MS"), "y": np.arange(1.0, 7)}).to_csv(
-        path, index=False)
-    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "six")])
+    pd.DataFrame({"ds": pd.date_range("2020-01-01", periods=3, freq="MS"), "y": np.arange(1.0, 4)}).to_csv(
+        path, index=False)  # 3 values: all of them the test part, none before it to forecast from
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "three")])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"for the {baseline} baseline that forecasts series too short for a network" in result.output
-    assert "needs at least 7 values" in result.output and not (tmp_path / "six").exists()
+    assert "needs at least 4 values" in result.output and not (tmp_path / "three").exists()

@@ -81,12 +81,15 @@ def test_per_series_validation_names_the_series():
         as_panel(text)
 
 
-def test_short_series_left_out_with_a_warning_and_none_left_is_an_error():
+def test_short_series_get_no_window_with_a_warning_and_none_long_enough_is_an_error():
     frame = long_frame(lengths=(30, 6, 30))
-    with pytest.warns(UserWarning, match="1 of 3 series are shorter than window 8 \\+ horizon 1 = 9 values and "
-                                         "were left out \\(b\\)"):
+    with pytest.warns(UserWarning, match="1 of 3 series have fewer than the 9 values a window needs \\(window 8, "
+                                         "horizon 1\\), so they are left out of training and scoring and only "
+                                         "forecast \\(b\\)"):
         data = window_panel(frame, 8, split=SplitSpec(train=0.6, validation=0.2))
-    assert data.panel.ids == ["a", "c"] and data.dropped == ["b"]
+    assert data.panel.ids == ["a", "b", "c"] and data.dropped == ["b"]  # kept, to be forecast
+    windowed = np.concatenate([data.starts[part] for part in ("train", "validation", "test")])
+    assert set(data.panel.series_of(windowed + 8)) == {0, 2}  # no window of b
     with pytest.raises(DataError, match="all 3 series are shorter than window 40 \\+ horizon 1"):
         window_panel(frame, 40)
 

@@ -248,7 +248,7 @@ def test_default_window_shrinks_so_every_short_series_is_forecast():
                  series=frame)
     assert result.panel.n_series == 6 and result.data.window == 14
     with pytest.warns(UserWarning, match="left out"):
-        assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20, preset="classic")).panel.n_series < 6
+        assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20, preset="classic")).dropped
 
 
 def test_loss_setting():

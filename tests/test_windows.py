@@ -154,9 +154,10 @@ def test_padded_windows_start_before_their_series_and_repeat_its_first_value():
     short = pd.Series(np.arange(1.0, 9.0), index=pd.date_range("2000-01-01", periods=8, freq="MS"))
     panel = as_panel({"long": long_, "short": short})
     split = SplitSpec("holdout", holdout=2)
-    with pytest.warns(UserWarning, match="shorter than window 10"):
+    with pytest.warns(UserWarning, match="fewer than the 12 values a window needs \\(window 10, horizon 2\\)"):
         plain = window_series(panel, 10, 2, split=split, scaling="none")
-    assert plain.panel.ids == ["long"]
+    assert plain.panel.ids == ["long", "short"] and plain.dropped == ["short"]  # kept to be forecast, no window
+    assert (plain.panel.series_of(np.concatenate(list(plain.starts.values())) + 10) == 0).all()
     padded = window_series(panel, 10, 2, split=split, scaling="none", pad=True)
     assert padded.panel.ids == ["long", "short"]
     numbers = padded.series_numbers("test")
@@ -175,7 +176,8 @@ def test_padded_windows_start_before_their_series_and_repeat_its_first_value():
 
 def test_a_padded_model_forecasts_short_series_through_every_path(tmp_path):
     """Forecaster(pad=True) on a panel with a series shorter than its window: fit, predict (with intervals),
-    save/load and the harness all forecast it; the same model without pad leaves it out with a warning."""
+    save/load and the harness all forecast it; the same model without pad trains and scores nothing on it, with a
+    warning, and forecasts it from its padded values with another."""
     from tsattn.config import RunConfig
     from tsattn.harness import fit
 
@@ -192,8 +194,13 @@ def test_a_padded_model_forecasts_short_series_through_every_path(tmp_path):
     config = RunConfig(model="simple-rnn", dataset=None, window=16, horizon=4, epochs=1).updated(units=4)
     result = fit(config.updated(pad=True), series=frame)
     assert result.panel.n_series == 4 and np.isfinite(result.metrics["test"]["model"]["smape"])
-    with pytest.warns(UserWarning, match="1 of 4 series are shorter"):
-        assert fit(config, series=frame).panel.n_series == 3
+    with pytest.warns(UserWarning, match="1 of 4 series have fewer than the 20 values a window needs"):
+        plain = fit(config, series=frame)  # s0 trains and scores nothing, but is forecast (padded, with a warning)
+    assert plain.data.dropped == ["s0"] and "s0" not in set(plain.metrics_frame["series"])
+    with pytest.warns(UserWarning, match="'s0'\\) have fewer than the 16 values the window reads, so its inputs are "
+                                         "padded with its first value, which this model never trained on"):
+        unpadded = tsattn.Forecaster("simple-rnn", window=16, horizon=4, epochs=1, units=4).fit(frame).predict(4)
+    assert np.isfinite(unpadded.query("unique_id == 's0'")["simple-rnn"]).sum() == 4
 
 
 @pytest.mark.parametrize("split", [SplitSpec("chronological", 0.7, 0.1), SplitSpec("holdout", 0.7, 0.1, holdout=6),

@@ -389,8 +389,6 @@ def load(path: Path):
         if params.get("window") not in (None, window) or params.get("horizon", horizon) != horizon:
             raise ValueError("the estimator's window and horizon differ from the model's")
         check_config(config)
-        if (tails.lengths < fitted.lookback).any() and not config.pad:  # a padded model forecasts short series
-            raise ValueError("a stored tail is shorter than the window")
         if len(mase_scale) != tails.n_series:
             raise ValueError("one MASE scale per series is needed")
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError, DataError,

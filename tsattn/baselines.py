@@ -54,6 +54,8 @@ class Capabilities:
         covariates: the covariate kinds it uses ("hist", "futr", "stat"); a model without them refuses them when
             they are asked of it (the baselines scored beside a model ignore them: they are the reference).
         trained: trained by gradient descent (a Keras model and a training history).
+        learns: fitted on training windows (a network, the linear autoregression); the others forecast from the
+            values before an origin alone, so they need no training window (a series of a few values).
         attention: exposes attention weights over its input window.
         scored_on: the parts the harness scores it on (a local method refitted per origin: the test part only).
     """
@@ -62,6 +64,7 @@ class Capabilities:
     intervals: str = "conformal"
     covariates: tuple = ()
     trained: bool = False
+    learns: bool = False
     attention: bool = False
     scored_on: tuple = ("train", "validation", "test")
 
@@ -202,6 +205,7 @@ class LinearAR(WindowModel):
     """
 
     key = label = "linear"
+    capabilities = Capabilities(learns=True)
 
     def __init__(self, window: int, horizon: int = 1, fit: str = "pooled"):
         self.window, self.horizon, self.mode = window, horizon, choice("linear_fit", fit, LINEAR_FITS)
@@ -212,6 +216,9 @@ class LinearAR(WindowModel):
 
     def fit(self, data) -> "LinearAR":
         starts = data.starts["train"]
+        if len(starts) == 0:  # nothing to fit it on (a series shorter than one training window): no forecast (NaN)
+            self.coefficients = self.per_series = None
+            return self
         # unscaled series of different sizes would share one intercept in series units (M1 under the N-BEATS
         # recipe: sMAPE 72.8 instead of 17.3): fitted on each window over its largest value instead
         self.window_scaled = data.scaler.kind == "none"
@@ -237,6 +244,8 @@ class LinearAR(WindowModel):
         return other
 
     def forecast(self, values, origins, first, series, scaler):
+        if self.coefficients is None:  # fitted on no window
+            return np.full((len(origins), self.horizon), np.nan)
         values = target_column(values)  # an autoregression of the target alone (a network's skip path reads more)
         outputs = []
         for low in range(0, len(origins), CHUNK):
@@ -464,7 +473,8 @@ class NetworkModel(WindowModel):
 
         spec = MODELS.get(name)
         self.capabilities = Capabilities(intervals="conformal" if quantiles is None else "quantiles", trained=True,
-                                         attention=bool(spec and spec.attention), covariates=("hist", "futr", "stat"))
+                                         learns=True, attention=bool(spec and spec.attention),
+                                         covariates=("hist", "futr", "stat"))
         self.lookback = window
         self.quantiles = None if quantiles is None else tuple(round(float(q), 6) for q in quantiles)
 
@@ -582,7 +592,8 @@ class Combination(WindowModel):
         local = any(m.capabilities.scope == "local" for m in members)
         scored = [p for p in ("train", "validation", "test") if all(p in m.capabilities.scored_on for m in members)]
         self.capabilities = Capabilities(scope="local" if local else "global", trained=any(
-            m.capabilities.trained for m in members), covariates=tuple(set.intersection(
+            m.capabilities.trained for m in members), learns=any(m.capabilities.learns for m in members),
+            covariates=tuple(set.intersection(
                 *(set(m.capabilities.covariates) for m in members))), scored_on=tuple(scored or ("test",)))
         network = [m for m in members if isinstance(m, NetworkModel)]
         if len(network) > 1:
@@ -619,7 +630,8 @@ def from_state(state: dict, network=None) -> WindowModel:
     if key == LinearAR.key:
         model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])
         model.window_scaled = bool(state.get("window_scaled", False))
-        model.coefficients = np.asarray(state["coefficients"], dtype=np.float64)
+        if state["coefficients"] is not None:  # None: fitted on no window
+            model.coefficients = np.asarray(state["coefficients"], dtype=np.float64)
         if state.get("per_series") is not None:
             model.per_series = np.asarray(state["per_series"], dtype=np.float64)
         return model

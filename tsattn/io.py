@@ -275,7 +275,8 @@ def describe_index(index: pd.Index) -> dict:
     """What is needed to continue an index after its last label."""
     if isinstance(index, pd.DatetimeIndex):
         return {"kind": "datetime", "freq": index.freqstr if index.freq is not None else None,
-                "last": index[-1].isoformat(), "tz": str(index.tz) if index.tz is not None else None}
+                "last": index[-1].isoformat(), "tz": str(index.tz) if index.tz is not None else None,
+                "length": len(index)}
     if isinstance(index, pd.PeriodIndex):
         return {"kind": "period", "freq": index.freqstr, "last": str(index[-1])}
     values = np.asarray(index)
@@ -287,6 +288,9 @@ def future_index(description: dict, steps: int) -> pd.Index:
     """The ``steps`` labels after the last one described by :func:`describe_index`."""
     kind = description["kind"]
     if kind == "datetime":
+        if description["freq"] is None and description.get("length", 3) < 3:  # pandas infers from 3 or more
+            raise DataError(f"the series has {description['length']} timestamp(s), too few to infer their frequency; "
+                            "state it (e.g. freq=\"MS\" for monthly dates)")
         if description["freq"] is None:
             raise DataError("the series' timestamps are irregular, so future timestamps cannot be inferred; "
                             "resample it to a regular frequency first (e.g. series.asfreq('D'))")

@@ -171,6 +171,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error
+    from .baselines import forecaster_baseline
     from .state import UNCALIBRATED
 
     name = config.model
@@ -195,6 +196,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         validates = not (config.split == "chronological" and config.validation_fraction == 0)
         uses = {(True, True): "train, validate and test", (True, False): "train and validate",
                 (False, True): "train and test", (False, False): "train"}[validates, with_test]
+        if config.is_baseline and not forecaster_baseline(name, 1, config.horizon, 1).capabilities.learns:
+            uses = uses.replace("train, ", "").replace("train and ", "")  # it trains on nothing
+            uses = "be fitted" if uses == "train" else uses
         values = f"{n - config.horizon} values before the test part" if with_test else f"all {n} values"
         note = (f"the series has {n} values, too short for {config.model} to {uses} on (horizon {config.horizon}); "
                 f"{what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))

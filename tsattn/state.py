@@ -151,6 +151,10 @@ class FittedState:
         covariates = self.covariates
         panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
                          exog=covariates.dynamic if covariates else (), static=static)
+        if panel.freq is None and self.tails.freq is not None and panel.index_kind == self.tails.index_kind:
+            # too few timestamps to infer one (a series of 1-2 values): the fitted frequency, checked
+            panel = as_panel(data, *columns, fill=self.config.fill, freq=self.tails.freq,
+                             exog=covariates.dynamic if covariates else (), static=static)
         if covariates is not None and covariates.stat and panel.static is None:
             panel = self._with_fitted_static(panel)
         if ids is not None:
@@ -226,27 +230,34 @@ class FittedState:
         of the series before an origin, not a window."""
         return self.estimator.capabilities.scope == "local"
 
-    def windows(self, values: np.ndarray, origins: np.ndarray, first: np.ndarray) -> np.ndarray:
+    def windows(self, values: np.ndarray, origins: np.ndarray, first: np.ndarray,
+                pad: bool | None = None) -> np.ndarray:
         """The inputs of forecasts at ``origins`` (flat positions; ``first``: each one's series start): the last
-        ``lookback`` values (padded with the series' first value for a padded model), or for a local model every
-        value since the series' start, NaN-padded in front to the longest history."""
+        ``lookback`` values (padded with the series' first value for a padded model, or when ``pad``), or for a
+        local model every value since the series' start, NaN-padded in front to the longest history."""
         origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
         if self.local:
             longest = int((origins - first).max()) + 1 if len(origins) else 1
             return gather_windows(values, origins, max(longest, self.lookback), first, missing="nan")
-        return gather_windows(values, origins, max(self.lookback, 1), first if self.padded else None)
+        pad = self.padded if pad is None else pad
+        return gather_windows(values, origins, max(self.lookback, 1), first if pad else None)
 
     def contexts(self, panel: Panel, future=None) -> np.ndarray:
         """(n_series, lookback) the last values of each series (see :meth:`windows`; with covariates
         (n_series, lookback, 1 + columns) of the source, ``future`` giving the future-known values after each
-        series); a series too short is named."""
+        series). A series shorter than the window is padded with its first value (every series gets a forecast,
+        as from a global padded model); for a model not trained on padded windows a warning names it."""
+        import warnings
+
         needed = max(self.lookback, 1)
         short = np.flatnonzero(panel.lengths < needed)
-        if len(short) and not self.padded:
-            what = "the series" if panel.n_series == 1 else f"series {panel.ids[short[0]]!r}"
-            raise DataError(f"{what} has {int(panel.lengths[short[0]])} values but forecasting needs the last "
-                            f"{needed} (window {self.window}); pass a longer series")
-        return self.windows(self.source_of(panel, future), panel.offsets[1:] - 1, panel.offsets[:-1])
+        if len(short) and not self.padded and not self.local:
+            named = ", ".join(repr(panel.ids[i]) for i in short[:3]) + (", ..." if len(short) > 3 else "")
+            what = "the series has" if panel.n_series == 1 else f"{len(short)} series ({named}) have"
+            warnings.warn(f"{what} fewer than the {needed} values the window reads, so its inputs are padded with its "
+                          "first value, which this model never trained on (fit with pad=True to train on padded "
+                          "windows, or pass a longer series)", UserWarning, stacklevel=3)
+        return self.windows(self.source_of(panel, future), panel.offsets[1:] - 1, panel.offsets[:-1], pad=True)
 
     def forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:
         """(k, steps) forecasts after each row of ``contexts`` (k, length); recursive beyond ``horizon``: each

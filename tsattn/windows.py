@@ -323,7 +323,7 @@ class WindowedPanel:
     starts: dict[str, np.ndarray]
     part_bounds: np.ndarray | None
     scaled: np.ndarray = field(repr=False)
-    dropped: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # series too short for any window, kept to be forecast
     train_history: int | None = None
     pad: bool = False
     covariates: "Covariates | None" = None
@@ -544,6 +544,7 @@ def window_panel(
     covariates: "Covariates | None" = None,
     fitted_covariates: bool = False,
     masked_targets: bool = False,
+    untrained: bool = False,
 ) -> WindowedPanel:
     """Window, split and scale a panel (or anything :func:`tsattn.panel.as_panel` takes).
 
@@ -571,8 +572,13 @@ def window_panel(
             sampler does (cut points up to the last value); the targets past the end are masked out of the loss.
             They do not fit the scaler or the linear start. Chronological and hold-out splits without
             ``within_parts`` only.
+        untrained: the model learns nothing from training windows (naive, seasonal naive, the statistical
+            methods): the training part may hold none, and a series needs only the values its forecast reads
+            (one with ``pad``, else one window), so a series of a few values is still forecast.
 
-    Series shorter than window + horizon are left out with a warning naming a few; none left is an error.
+    Series shorter than window + horizon (horizon + 1 with ``pad``) get no window, with a warning naming a few; they
+    stay in the panel, so a fitted model still forecasts them (``dropped`` names them). None long enough is an
+    error.
 
     Raises:
         DataError / ConfigError with a one-line explanation (series too short, bad fractions...).
@@ -602,8 +608,14 @@ def window_panel(
                           "change the split")
     reach = window - 1 if pad else 0  # how far before its series a window may start
     lengths = panel.lengths
-    short = lengths < span - reach
+    least = (1 if pad else window) if untrained else span - reach  # the values a series needs
+    short = lengths < least
     dropped = []
+    if short.all() and untrained:  # only without pad: a window of inputs is all it needs
+        raise TooShortError(f"window {window} needs {window} values but the "
+                            + (f"series has {int(lengths[0])}" if panel.n_series == 1 else
+                               f"longest of {panel.n_series} series has {int(lengths.max())}")
+                            + f"; use a window of at most {max(int(lengths.max()), 1)} or pad=True")
     if short.all():
         if panel.n_series == 1:
             raise TooShortError(f"window {window} + horizon {horizon} needs at least {span} values but the series has "
@@ -613,11 +625,12 @@ def window_panel(
                         f"{_shorter(int(lengths.max()), horizon, reach=reach)}")
     if short.any():
         dropped = [panel.ids[i] for i in np.flatnonzero(short)]
-        warnings.warn(f"{len(dropped)} of {panel.n_series} series are shorter than window {window} + horizon "
-                      f"{horizon} = {span} values and were left out ({', '.join(dropped[:5])}"
+        # kept without windows: no training or scoring on them, but a global model forecasts them from their last
+        # values (padded with their first value where fewer than its window)
+        warnings.warn(f"{len(dropped)} of {panel.n_series} series have fewer than the {least} values a window needs "
+                      f"(window {window}" + ("" if untrained else f", horizon {horizon}") + (", padded" if pad else "")
+                      + f"), so they are left out of training and scoring and only forecast ({', '.join(dropped[:5])}"
                       f"{', ...' if len(dropped) > 5 else ''})", UserWarning, stacklevel=2)
-        panel = panel.subset(np.flatnonzero(~short))
-        lengths = panel.lengths
     low, high = panel.offsets[:-1], panel.offsets[1:]
     part_bounds = overhang = None
     if split.method == "shuffled":
@@ -656,7 +669,8 @@ def window_panel(
         starts["train"] = recent(starts["train"])  # every target inside
         if overhang is not None:
             overhang = recent(overhang)
-    needed = ["train"] + (["validation"] if split.validation > 0 else []) + (["test"] if require_test else [])
+    needed = ([] if untrained else ["train"]) + (["validation"] if split.validation > 0 else []) + \
+        (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
             what = f"a series of {int(lengths[0])} values" if panel.n_series == 1 else \
@@ -665,10 +679,10 @@ def window_panel(
                           f"the last {split.validation_values} values as validation") if split.method == "holdout" else
                          f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
             needed = ""
-            if split.method == "holdout":  # one training window, then the held-out part(s) of holdout values each
+            if split.method == "holdout":  # one training window (a model that trains), then the held-out part(s) of holdout values each
                 held = (split.validation_values if split.validation > 0 else 0) + \
                     (split.holdout if split.holdout_test else 0)
-                needed = f" (each series needs at least {span - reach + held} values)"
+                needed = f" (each series needs at least {least + held} values)"
             raise TooShortError(
                 f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
                 f"the {part} part gets no window{needed}; "
