@@ -362,6 +362,13 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
     coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
                                        covariates=True)  # (window * features + 1, h)
     skip = model.get_layer("linear_skip")
+    if "covariate_skip" in names:  # covariate_path="outside": the target's slopes inside, the covariates' outside
+        features = int(model.input_shape[-1])
+        slopes = coefficients[:-1].reshape(-1, features, coefficients.shape[1])
+        model.get_layer("covariate_skip").set_weights([
+            slopes[:, 1:, :].reshape(-1, coefficients.shape[1]).astype(np.float32),
+            np.zeros(coefficients.shape[1], dtype=np.float32)])
+        coefficients = np.concatenate([slopes[:, 0, :], coefficients[-1:]])
     intercept = coefficients[-1].astype(np.float32)
     if "window_scale" in names or "instance_stats" in names:  # the skip path sees windows over their largest value: an intercept fit in
         intercept = np.zeros_like(intercept)  # series units means nothing there (the slopes are scale-free)

@@ -347,6 +347,26 @@ class SubtractLast(layers.Layer):
         return ops.concatenate([target, inputs[:, :, 1:]], axis=-1)
 
 
+@keras.saving.register_keras_serializable(package="tsattn")
+class Features(layers.Layer):
+    """(batch, window, features) -> (batch, window, stop - start): the features ``start``..``stop`` (None: to the
+    last) of every step; ``Features(0, 1)`` is the target, ``Features(1)`` the covariates."""
+
+    def __init__(self, start: int = 0, stop: int | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.start, self.stop = int(start), None if stop is None else int(stop)
+
+    def call(self, inputs):
+        return inputs[:, :, self.start:self.stop]
+
+    def compute_output_shape(self, input_shape):
+        width = len(range(input_shape[-1])[self.start:self.stop])
+        return (*input_shape[:-1], width)
+
+    def get_config(self):
+        return {**super().get_config(), "start": self.start, "stop": self.stop}
+
+
 ATTENTION_KINDS = {
     "additive": lambda units: AdditiveAttention(name="attention"),
     "bahdanau": lambda units: BahdanauAttention(units, name="attention"),

@@ -18,8 +18,8 @@ from keras import layers
 
 from .errors import ConfigError
 from .losses import get_loss
-from .layers import (ATTENTION_KINDS, InstanceStats, LastStep, LastValue, Patches, PositionalEncoding, QuantileOutput,
-                     ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale, patch_layout)
+from .layers import (ATTENTION_KINDS, Features, InstanceStats, LastStep, LastValue, Patches, PositionalEncoding,
+                     QuantileOutput, ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale, patch_layout)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
@@ -84,7 +84,9 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         stats = InstanceStats(name="instance_stats")(raw)
         inputs = Standardise(name="normalised_window")([raw, stats])
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    head_params = ("center", "output_activation", "skip", "normalise")  # read here, by the shared head
+    head_params = ("center", "output_activation", "skip", "normalise", "covariate_path")  # read by the shared head
+    outside = resolved["covariate_path"] == "outside" and features > 1  # the covariates' linear part after it
+    target = Features(0, 1, name="target_window") if outside else (lambda x: x)
     context = {"horizon": horizon, "layout": layout} if spec.reads_layout else {}
     summary = BUILDERS[name](body, **context, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
@@ -94,13 +96,13 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
         linear = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
-            layers.Flatten(name="flatten_window")(inputs))
+            layers.Flatten(name="flatten_window")(target(inputs)))
     elif resolved["skip"] == "relative":
         # level-invariant: the last value (naive forecast) plus a linear autoregression on the window relative
         # to its last value, plus the network; a level the model never saw in training changes nothing
         relative = body if resolved["center"] == "last" else SubtractLast(name="relative_window")(inputs)
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
-            layers.Flatten(name="flatten_window")(relative))
+            layers.Flatten(name="flatten_window")(target(relative)))
         level = LastValue(horizon, name="level")(inputs)
         linear = layers.Add(name="linear_forecast")([autoregressive, level])
     elif resolved["skip"] == "naive":  # the forecast starts from the last value; the network adds the change
@@ -116,6 +118,12 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         outputs = ScaleBy(name="rescaled_forecast")([outputs, window_scale])
     if stats is not None:
         outputs = Standardise(inverse=True, name="rescaled_forecast")([outputs, stats])
+    if outside:  # in the units of the data the model reads (scaled target), whatever the window's normalisation
+        effect = layers.Dense(horizon, kernel_initializer="zeros", name="covariate_skip")(
+            layers.Flatten(name="flatten_covariates")(Features(1, name="covariates")(raw)))
+        if quantiles:
+            effect = layers.Reshape((horizon, 1), name="covariate_effect")(effect)
+        outputs = layers.Add(name="forecast_with_covariates")([outputs, effect])
     return keras.Model(raw, outputs, name=name.replace("-", "_"))
 
 

@@ -17,6 +17,7 @@ ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "
 SKIPS = ("linear", "relative", "naive", "none")
 CENTERS = ("last", "none")
 NORMALISATIONS = ("none", "window", "instance")
+COVARIATE_PATHS = ("inside", "outside")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 POSITIONAL = ("sinusoidal", "learned")
@@ -196,6 +197,11 @@ _COMMON = {
                        "by it (scale-free inputs, as N-BEATS; pair it with scaling=none); instance: standardise "
                        "each window by its own mean and deviation and de-standardise the forecast (PatchTST's "
                        "reversible instance normalisation)"),
+    "covariate_path": Param("inside", one_of(COVARIATE_PATHS), choice(*COVARIATE_PATHS),
+                            "with covariates, where their linear part of the head goes: inside (the skip path reads "
+                            "them in the window, normalised with it) or outside (a linear path on the covariates "
+                            "alone, added after the forecast is de-normalised: an additive effect does not scale "
+                            "with each window's deviation)"),
 }
 
 _RNN = {
