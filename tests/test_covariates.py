@@ -433,3 +433,51 @@ def test_tft_fit_writes_its_attention_and_importance_figures(tmp_path):
                            "num_heads=2", "--out", str(out), "-q"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert {"attention.png", "attention_steps.png", "variable_importance.png"} <= {p.name for p in (out / "plots").iterdir()}
+
+
+def test_covariate_path_outside_adds_their_effect_in_data_units_whatever_the_window_scale(frame):
+    """covariate_path="outside": the covariates' linear part is added after the forecast is de-normalised, so a
+    change of the covariates moves the forecast by the same amount after a calm window and after a volatile one
+    (inside, instance normalisation multiplies it by each window's deviation); the least-squares start splits the
+    same linear forecast between the two paths."""
+    from tsattn.harness import start_from_linear_autoregression
+    from tsattn.models import get_model
+
+    rng = np.random.default_rng(0)
+    calm = rng.normal(0, 0.1, size=(1, 8, 3)).astype("float32")
+    volatile = calm.copy()
+    volatile[..., 0] *= 20
+    moved = {name: np.concatenate([x[..., :1], x[..., 1:] + 1.0], axis=-1) for name, x in
+             (("calm", calm), ("volatile", volatile))}
+    change = {}
+    for path in ("inside", "outside"):
+        model = get_model("simple-rnn", window=8, features=3, horizon=2, units=2, skip="relative",
+                          normalise="instance", covariate_path=path)
+        output = model.get_layer("output")
+        output.set_weights([np.zeros_like(w) for w in output.get_weights()])  # the linear paths alone
+        skip = model.get_layer("linear_skip")
+        kernel = np.zeros_like(skip.get_weights()[0])
+        if path == "inside":  # rows (step, feature) of the flattened window: the covariates' rows
+            kernel.reshape(8, 3, 2)[:, 1:, :] = 1.0
+        else:
+            assert kernel.shape == (8, 2)  # the target's rows only
+            covariates = model.get_layer("covariate_skip")
+            covariates.set_weights([np.ones_like(covariates.get_weights()[0]), np.zeros(2, dtype="float32")])
+        skip.set_weights([kernel, np.zeros(2, dtype="float32")])
+        change[path] = {name: float((model.predict(moved[name], verbose=0) - model.predict(x, verbose=0))[0, 0])
+                        for name, x in (("calm", calm), ("volatile", volatile))}
+    np.testing.assert_allclose([change["outside"]["calm"], change["outside"]["volatile"]], 16.0, rtol=1e-4)
+    deviation = {name: float(x[0, :, 0].std()) for name, x in (("calm", calm), ("volatile", volatile))}
+    np.testing.assert_allclose(change["inside"]["volatile"] / change["inside"]["calm"],
+                               deviation["volatile"] / deviation["calm"], rtol=1e-3)
+    config = RunConfig(model="simple-rnn", dataset=None, horizon=H, window=6, futr_exog=["promo"], hist_exog=["price"],
+                       preset="classic")
+    data = window_config(as_panel(frame, exog=["promo", "price"]), check_config(config))
+    X = data.batch("test").network_input()
+    forecasts = []
+    for path in ("inside", "outside"):
+        model = get_model("simple-rnn", window=6, features=X.shape[-1], horizon=H, units=2, skip="linear",
+                          normalise="none", covariate_path=path, layout=data.layout)
+        assert start_from_linear_autoregression(model, data, zero_output=True)
+        forecasts.append(model.predict(X, verbose=0))
+    np.testing.assert_allclose(forecasts[0], forecasts[1], rtol=1e-4, atol=1e-5)

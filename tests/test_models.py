@@ -120,7 +120,7 @@ def test_linear_skip_is_an_autoregression_on_the_window():
     (lambda: get_model("transformer", window=4, dropout=-0.5), "dropout must be a number in \\[0, 1\\); got -0.5"),
     (lambda: get_model("attention-rnn", window=4, attention="cosine"), "attention must be one of additive, bahdanau"),
     (lambda: get_model("simple-rnn", window=4, cell="transformer"), "cell must be one of rnn, lstm, gru; got 'transformer'"),
-    (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, center, dropout"),
+    (lambda: get_model("simple-rnn", window=4, unit=3), "no parameter\\(s\\) unit; it takes: activation, cell, center, covariate_path, dropout"),
     (lambda: get_model("simple-rnn", window=4, units=0), "units must be an integer in 1..4096; got 0"),
 ])
 def test_invalid_arguments(call, message):
