@@ -315,12 +315,12 @@ def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
 
 @pytest.mark.parametrize("n", [2, 4, 7])
 def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_so(n, tmp_path):
-    from tsattn.selection import SHORT_FALLBACK, statistical_candidates
+    from tsattn.selection import SHORT_FALLBACK, THETA_MIN_VALUES, statistical_candidates
 
     series = pd.Series(np.arange(1.0, n + 1), index=pd.date_range("2020-01-01", periods=n, freq="MS"))
     with pytest.warns(UserWarning, match=f"the series has {n} values, too short for nbeats"):
         forecaster = Forecaster("nbeats", horizon=3).fit(series)
-    baseline = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    baseline = SHORT_FALLBACK[0] if statistical_candidates() and n >= THETA_MIN_VALUES else SHORT_FALLBACK[1]
     assert f"forecast with the {baseline} baseline instead of nbeats" in forecaster.note_
     assert forecaster.get_params()["model"] == "nbeats"  # the user's estimator, its forecast from the baseline
     # from 4 values: the last 3 validate it (a baseline needs no training window, a padded one 1 value before them)
@@ -354,7 +354,8 @@ def test_a_series_of_one_value_and_a_panels_too_short_series_are_forecast():
     assert naive["naive"].tolist() == [5.0] * 3 and naive["ds"].iloc[0] == pd.Timestamp("2020-02-01")
     with pytest.warns(UserWarning, match="the series has 1 values, too short for nbeats"):
         network = Forecaster("nbeats", horizon=3, freq="MS").fit(one)
-    assert "instead of nbeats, on all 1 values" in network.note_ and network.predict()["nbeats"].tolist() == [5.0] * 3
+    assert "the naive baseline instead of nbeats, on all 1 values" in network.note_  # Theta needs 4 values
+    assert network.predict()["nbeats"].tolist() == [5.0] * 3
     rng = np.random.default_rng(0)
     frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=n, freq="MS"),
                                      "y": 10 + np.cumsum(rng.normal(size=n))}) for i, n in enumerate([30, 30, 2])])
@@ -449,5 +450,5 @@ def test_tsattn_fit_forecasts_one_short_series_as_the_api_does(tmp_path):
         path, index=False)  # 3 values: all of them the test part, none before it to forecast from
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "three")])
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"for the {baseline} baseline that forecasts series too short for a network" in result.output
+    assert "for the naive baseline that forecasts series too short for a network" in result.output  # Theta needs 4
     assert "needs at least 4 values" in result.output and not (tmp_path / "three").exists()

@@ -159,14 +159,15 @@ def describe_choice(choice: pd.DataFrame) -> str:
 
 SHORT_FALLBACK = ("theta", "naive")  # a single series too short for a network: Theta (with statsforecast; the
 # strongest cheap method on M3's short yearly series, README), else the naive forecast
+THETA_MIN_VALUES = 4  # statsforecast's Theta fits on 4 values or more (fewer: NotImplementedError): naive below
 
 
 def short_series_fallback(config, panel, error: TooShortError, window_config, with_test: bool = False):
     """The config that still forecasts one series too short for ``config`` (``error`` said why), and the line
     that says so; ``error`` again where a fallback would hide a choice the user made (a window or lookback given).
 
-    A network (or ``auto``) becomes the best baseline for such data (:data:`SHORT_FALLBACK`), a baseline stays
-    itself; each is tried with the validation part kept (padded windows, so intervals can be calibrated), then
+    A network (or ``auto``) becomes the best baseline for such data (:data:`SHORT_FALLBACK`; naive where the
+    forecast reads fewer than :data:`THETA_MIN_VALUES` values), a baseline stays itself; each is tried with the validation part kept (padded windows, so intervals can be calibrated), then
     fitted on every value before the test part if any (no intervals). ``window_config`` is
     :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
@@ -174,12 +175,12 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     from .baselines import forecaster_baseline
     from .state import UNCALIBRATED
 
-    name = config.model
-    if not config.is_baseline:
-        name = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    name, n = config.model, int(panel.lengths[0])
+    if not config.is_baseline:  # Theta where the forecast reads enough values for it
+        theta = statistical_candidates() and n - (config.horizon if with_test else 0) >= THETA_MIN_VALUES
+        name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
     given = {key: getattr(config, key) for key in config.given
              if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
-    n = int(panel.lengths[0])
     for keep_validation in (True, False):
         split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
