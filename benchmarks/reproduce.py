@@ -95,6 +95,11 @@ CELLS = (
           '{"recipe (history 20 horizons)": {"preset": "nbeats-recipe", "pad": true}, "history 10 horizons": '
           '{"preset": "nbeats-recipe", "pad": true, "history": 10}}'),
          "M3 other, all 174", "nbeats", "sMAPE (mean)"),
+    Cell("training budget, M3 other before its hold-out, nbeats over 3 seeds (the recipe's 800 steps, its row)",
+         "recipe_budget.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--candidates",
+          '{"recipe (800 steps)": {"preset": "nbeats-recipe", "pad": true}}'),
+         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
     Cell("masked targets (targets past the training part's end), M3 yearly before its hold-out, nbeats, seed 0",
          "masked_targets.md",
          ("benchmarks/auto_defaults.py", "--cases", "all 645", "--models", "nbeats", "--seeds", "0", "--candidates",
@@ -151,6 +156,8 @@ ARCHIVED = {
     "tft's heads, then its size, normalisation and covariate path, with covariates compared on validation (25-35 "
     "minutes each; every variant sets its settings; in covariates_tft.md the first, {}, is the covariate rule's "
     "linear skip)": ("covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md"),
+    "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
+    "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md", "xla.md"),
 }
