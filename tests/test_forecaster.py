@@ -352,9 +352,9 @@ def test_a_series_of_one_value_and_a_panels_too_short_series_are_forecast():
         Forecaster("naive", horizon=3).fit(one).predict()
     naive = Forecaster("naive", horizon=3, freq="MS").fit(one).predict()
     assert naive["naive"].tolist() == [5.0] * 3 and naive["ds"].iloc[0] == pd.Timestamp("2020-02-01")
-    with pytest.warns(UserWarning, match="the series has 1 values, too short for nbeats"):
+    with pytest.warns(UserWarning, match="the series has 1 value, too short for nbeats"):
         network = Forecaster("nbeats", horizon=3, freq="MS").fit(one)
-    assert "the naive baseline instead of nbeats, on all 1 values" in network.note_  # Theta needs 4 values
+    assert "the naive baseline instead of nbeats, on its one value" in network.note_  # Theta needs 4 values
     assert network.predict()["nbeats"].tolist() == [5.0] * 3
     rng = np.random.default_rng(0)
     frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2000-01-01", periods=n, freq="MS"),

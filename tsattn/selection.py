@@ -200,8 +200,12 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         if config.is_baseline and not forecaster_baseline(name, 1, config.horizon, 1).capabilities.learns:
             uses = uses.replace("train, ", "").replace("train and ", "")  # it trains on nothing
             uses = "be fitted" if uses == "train" else uses
-        values = f"{n - config.horizon} values before the test part" if with_test else f"all {n} values"
-        note = (f"the series has {n} values, too short for {config.model} to {uses} on (horizon {config.horizon}); "
+        def counted(k):
+            return f"{k} value" + ("" if k == 1 else "s")
+
+        values = f"{counted(n - config.horizon)} before the test part" if with_test else \
+            ("its one value" if n == 1 else f"all {n} values")
+        note = (f"the series has {counted(n)}, too short for {config.model} to {uses} on (horizon {config.horizon}); "
                 f"{what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))
         return candidate, windowed, note
     if name == config.model:
