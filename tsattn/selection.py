@@ -167,8 +167,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     that says so; ``error`` again where a fallback would hide a choice the user made (a window or lookback given).
 
     A network (or ``auto``) becomes the best baseline for such data (:data:`SHORT_FALLBACK`; naive where the
-    forecast reads fewer than :data:`THETA_MIN_VALUES` values), a baseline stays itself; each is tried with the validation part kept (padded windows, so intervals can be calibrated), then
-    fitted on every value before the test part if any (no intervals). ``window_config`` is
+    forecast reads fewer than :data:`THETA_MIN_VALUES` values), a baseline stays itself; each is tried with the
+    validation part kept (padded windows, so intervals can be calibrated), then fitted on every value before the
+    test part if any (no intervals). ``window_config`` is
     :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error

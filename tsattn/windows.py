@@ -673,20 +673,21 @@ def window_panel(
         (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
-            what = f"a series of {int(lengths[0])} values" if panel.n_series == 1 else \
+            what = f"a series of {int(lengths[0])} value{'' if lengths[0] == 1 else 's'}" if panel.n_series == 1 else \
                 f"a panel of {panel.n_series} series of {int(lengths.min())}-{int(lengths.max())} values"
             fractions = ((f"the last {split.holdout} values as test" if split.holdout_test else
                           f"the last {split.validation_values} values as validation") if split.method == "holdout" else
                          f"a {split.train:g}/{split.validation:g}/{split.test:g} split")
             needed = ""
-            if split.method == "holdout":  # one training window (a model that trains), then the held-out part(s) of holdout values each
+            if split.method == "holdout":  # a training window (a model that trains), then the held-out part(s)
                 held = (split.validation_values if split.validation > 0 else 0) + \
                     (split.holdout if split.holdout_test else 0)
                 needed = f" (each series needs at least {least + held} values)"
             raise TooShortError(
                 f"{what} is too short for window {window}, horizon {horizon}, stride {stride} and {fractions}: "
                 f"the {part} part gets no window{needed}; "
-                + ("use a shorter window, other fractions or longer series" if split.holdout_test or part != "train"
+                + ("give the series more values" if untrained and pad else  # padded: only more values help
+                   "use a shorter window, other fractions or longer series" if split.holdout_test or part != "train"
                    else "use validation=0 (no intervals then), a shorter window or longer series")
             )
 
