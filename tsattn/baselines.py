@@ -539,6 +539,12 @@ BASELINES = {"naive": Naive, "seasonal-naive": SeasonalNaive, "linear": LinearAR
 # statistical methods need statsforecast: tsattn[bench])
 
 
+def baseline_learns(name: str) -> bool:
+    """Whether the baseline users call ``name`` (:data:`BASELINES`) is fitted on training windows (the linear
+    autoregression), rather than forecasting from the values before an origin alone (``Capabilities.learns``)."""
+    return BASELINES[name].capabilities.learns
+
+
 def forecaster_baseline(name: str, window: int, horizon: int, season: int, linear_fit: str = "pooled") -> WindowModel:
     """An unfitted baseline of :data:`BASELINES` by the name users type."""
     if name == "naive":

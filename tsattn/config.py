@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import checks as C
 from . import metrics as M
-from .baselines import BASELINES, LINEAR_FITS, forecaster_baseline, statistical_keys
+from .baselines import BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError
@@ -716,8 +716,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     if covariates is not None and covariates.layout.futr and window < config.horizon:
         raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
                           f"window, which is {window}; use window >= horizon ({config.horizon})")
-    untrained = config.is_baseline and not forecaster_baseline(config.model, window, config.horizon, 1,
-                                                               config.linear_fit).capabilities.learns
+    untrained = config.is_baseline and not baseline_learns(config.model)
     windowed = window_panel(panel, window, config.horizon, config.stride, split,
                             config.scaling, config.scaler_fit, require_test=with_test, untrained=untrained,
                             train_history=None if config.history is None else config.history * config.horizon,

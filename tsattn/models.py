@@ -19,7 +19,8 @@ from keras import layers
 from .errors import ConfigError
 from .losses import get_loss
 from .layers import (ATTENTION_KINDS, Features, InstanceStats, LastStep, LastValue, Patches, PositionalEncoding,
-                     QuantileOutput, ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale, patch_layout)
+                     QuantileOutput, ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale,
+                     patch_layout)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}

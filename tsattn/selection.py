@@ -173,7 +173,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     :func:`tsattn.config.window_config`; ``with_test``: the last horizon is kept back as test (`tsattn fit`)."""
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error
-    from .baselines import forecaster_baseline
+    from .baselines import baseline_learns
     from .state import UNCALIBRATED
 
     name, n = config.model, int(panel.lengths[0])
@@ -182,6 +182,10 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
     given = {key: getattr(config, key) for key in config.given
              if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
+
+    def counted(k):
+        return f"{k} value" + ("" if k == 1 else "s")
+
     for keep_validation in (True, False):
         split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
@@ -198,12 +202,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         validates = not (config.split == "chronological" and config.validation_fraction == 0)
         uses = {(True, True): "train, validate and test", (True, False): "train and validate",
                 (False, True): "train and test", (False, False): "train"}[validates, with_test]
-        if config.is_baseline and not forecaster_baseline(name, 1, config.horizon, 1).capabilities.learns:
+        if config.is_baseline and not baseline_learns(name):
             uses = uses.replace("train, ", "").replace("train and ", "")  # it trains on nothing
             uses = "be fitted" if uses == "train" else uses
-        def counted(k):
-            return f"{k} value" + ("" if k == 1 else "s")
-
         values = f"{counted(n - config.horizon)} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
         note = (f"the series has {counted(n)}, too short for {config.model} to {uses} on (horizon {config.horizon}); "
