@@ -170,3 +170,22 @@ def test_a_one_window_test_part_is_overlaid_as_its_whole_path(tmp_path, small_cs
     frame = pd.read_csv(small_csv)
     assert test["actual"] == pytest.approx(frame["demand"].tail(4).tolist())
     assert "the 4-step forecast of every model" in (out / "report.html").read_text()
+
+
+def test_a_panels_short_series_is_named_in_the_report(tmp_path):
+    """compare on a panel with a series too short for a training window: its record names it, the report says it is
+    forecast but not scored."""
+    rng = np.random.default_rng(0)
+    rows = [pd.DataFrame({"unique_id": uid, "ds": pd.date_range("2001-01-01", periods=n, freq="MS"),
+                          "y": 10 + rng.normal(size=n).cumsum()}) for uid, n in (("long1", 40), ("long2", 40),
+                                                                                  ("tiny", 3))]
+    path = tmp_path / "panel.csv"
+    pd.concat(rows).to_csv(path, index=False)
+    with pytest.warns(UserWarning, match="left out of training and scoring"):
+        source = {"path": str(path), "name": "shops", "id_column": "unique_id", "date_column": "ds", "column": "y"}
+        compare(models=["simple-rnn"], datasets=None, csv=[source], seeds=[0], window=6, horizon=2, epochs=1,
+                settings={"units": 2}, out=tmp_path / "r", echo=lambda line: None)
+    record = json.loads(next((tmp_path / "r" / "runs").glob("*.json")).read_text())
+    assert record["series_left_out"] == ["tiny"]
+    assert "3 series, of which 1 is too short for a training window (forecast, not scored: tiny)" in \
+        (tmp_path / "r" / "report.md").read_text()

@@ -167,3 +167,22 @@ def test_a_covariate_verdict_where_the_metrics_disagree_names_each_and_says_one_
     line = comparison_verdict(results, summarise(results), "sun", many)[-1]
     assert "They help on every metric" in line and "6 of 6 seed(s) (sign test over seeds p = 0.031" in line \
         and line.endswith("The difference is significant (p < 0.05).")
+
+
+def test_the_report_names_the_series_forecast_but_not_scored(tmp_path):
+    """A panel's series too short for a training window are forecast but not scored: the report says how many and
+    names them (once, whatever the number of runs), so the series count above the table is not read as all scored."""
+    class Spec:
+        models, seeds, settings = ["simple-rnn"], [0, 1], {}
+        sources = [type("Source", (), {"name": "sun"})()]
+
+    records = [dict(record("simple-rnn", seed, 18.0 + seed), series=9, series_left_out=["b", "a"]) for seed in (0, 1)]
+    results = results_table(records)
+    md, page = write_report(tmp_path, Spec, records, results, summarise(results))
+    assert "9 series, of which 2 are too short for a training window (forecast, not scored: a, b); ranked on" in \
+        md.read_text()
+    assert "(forecast, not scored: a, b)" in page.read_text()
+    whole = [dict(r, series_left_out=[]) for r in records]
+    (tmp_path / "whole").mkdir()
+    md, _ = write_report(tmp_path / "whole", Spec, whole, results, summarise(results))
+    assert "9 series; ranked on" in md.read_text()

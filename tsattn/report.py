@@ -323,8 +323,8 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1)
         blocks += [{"kind": "h2", "text": dataset_label(dataset)},
                    {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
-                   {"kind": "p", "text": f"{int(table['series'].iloc[0])} series; ranked on {ranked_on}; ratio to "
-                                         "naive on the same metric."},
+                   {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}; "
+                                         f"ranked on {ranked_on}; ratio to naive on the same metric."},
                    {"kind": "table", "header": [label for _, label in columns],
                     "rows": [_cells(row, columns, means) for (_, row), means in zip(table.iterrows(),
                                                                                      _column_means(table, columns))],
@@ -364,6 +364,18 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
                 "seeds), comparison.json (the configuration: rerun with the same --out to resume, or with "
                 "tsattn.compare(**spec))."}]
     return write_document(out, "tsattn comparison report", blocks, page_title="tsattn comparison")
+
+
+def _left_out_text(records: list[dict], dataset: str) -> str:
+    """", of which K (too short for a training window: forecast by the models, not scored) are a, b, ..." for the
+    series of ``dataset`` that no run scored, or ""."""
+    left = sorted({str(name) for record in records if record["dataset"] == dataset
+                   for name in record.get("series_left_out") or ()})
+    if not left:
+        return ""
+    names = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
+    return (f", of which {len(left)} {'is' if len(left) == 1 else 'are'} too short for a training window (forecast, "
+            f"not scored: {names})")
 
 
 def _column_means(table: pd.DataFrame, columns) -> list[dict]:
