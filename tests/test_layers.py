@@ -4,7 +4,7 @@ import keras
 
 from tsattn.errors import ConfigError
 from tsattn.layers import (AdditiveAttention, BahdanauAttention, LuongAttention, MultiHeadSelfAttention,
-                           PositionalEncoding, TransformerEncoderBlock, WarmupSchedule,
+                           PositionalEncoding, TransformerEncoderBlock, VariableSelection, WarmupSchedule,
                            scaled_dot_product_attention, sinusoidal_encoding)
 
 RNG = np.random.default_rng(0)
@@ -153,7 +153,26 @@ def test_warmup_schedule_values_and_serialisation():
     (lambda: LuongAttention("cosine"), "score must be one of dot, general; got 'cosine'"),
     (lambda: PositionalEncoding("rotary"), "positional must be one of sinusoidal, learned"),
     (lambda: WarmupSchedule(warmup_steps=0), "warmup_steps must be an integer >= 1; got 0"),
+    (lambda: VariableSelection(3, 4, variable_dropout=1.0), "variable_dropout must be in \\[0, 1\\); got 1.0"),
 ])
 def test_layer_argument_errors(make, message):
     with pytest.raises(ConfigError, match=message):
         make()
+
+
+def test_variable_dropout_drops_whole_variables_in_training_only():
+    """tft's variable dropout: in training each window loses each input variable with the given chance, at every step
+    and in every unit at once (the rest scaled by 1 / (1 - rate)); at inference the layer is the one without it, and
+    the setting survives get_config."""
+    keras.utils.set_random_seed(0)
+    x = RNG.normal(size=(64, 5, 3)).astype("float32")
+    layer, plain = VariableSelection(3, 4, variable_dropout=0.5), VariableSelection(3, 4)
+    layer(x), plain(x)
+    plain.set_weights(layer.get_weights())
+    np.testing.assert_allclose(layer(x, training=False), plain(x, training=False), rtol=1e-6)
+    mask = keras.ops.convert_to_numpy(layer.drop_variables(np.ones((64, 5, 3, 4), "float32"), training=True))
+    assert set(np.unique(mask)) == {0.0, 2.0}  # dropped, or kept and scaled
+    assert (mask == mask[:, :1, :, :1]).all()  # one draw per window and variable: the same at every step and unit
+    assert 0.3 < (mask[:, 0, :, 0] == 0).mean() < 0.7
+    assert VariableSelection.from_config(layer.get_config()).variable_dropout == 0.5
+    assert VariableSelection(3, 4).drop_variables is None

@@ -815,14 +815,21 @@ class VariableSelection(layers.Layer):
     """TFT's variable selection network over ``variables`` scalar inputs (batch, [time,] variables), with an
     optional context vector: each variable embedded linearly to ``units`` and passed through its own GRN, the
     selection weights a softmax of one GRN over all the embeddings; returns the weighted sum (batch, [time,] units)
-    and, with ``return_weights``, the weights (batch, [time,] variables): which input mattered."""
+    and, with ``return_weights``, the weights (batch, [time,] variables): which input mattered.
 
-    def __init__(self, variables: int, units: int, dropout: float = 0.0, **kwargs):
+    ``variable_dropout``: in training, each variable's embedding is dropped for a whole window (every step) with
+    this chance (the rest scaled up, as Dropout does), so no forecast can lean on one column alone."""
+
+    def __init__(self, variables: int, units: int, dropout: float = 0.0, variable_dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         _require(isinstance(variables, int) and variables >= 1, "variables", variables, "an integer >= 1")
+        _require(isinstance(variable_dropout, (int, float)) and 0 <= variable_dropout < 1, "variable_dropout",
+                 variable_dropout, "in [0, 1)")
         self.count, self.units, self.dropout = variables, int(units), float(dropout)
+        self.variable_dropout = float(variable_dropout)
         self.selection = GatedResidualNetwork(self.units, self.dropout, output_units=variables, name="selection")
         self.each = [GatedResidualNetwork(self.units, self.dropout, name=f"variable_{i}") for i in range(variables)]
+        self.drop_variables = None
 
     def build(self, input_shape):
         values, context = _shapes(input_shape)
@@ -831,6 +838,9 @@ class VariableSelection(layers.Layer):
                                       initializer="glorot_uniform")
         self.bias = self.add_weight(name="embedding_bias", shape=(self.count, self.units), initializer="zeros")
         flat = (*values[:-1], self.count * self.units)
+        if self.variable_dropout and self.count > 1:  # the same mask over a window's steps and a variable's units
+            noise = (None,) + (1,) * (len(values) - 2) + (self.count, 1)
+            self.drop_variables = layers.Dropout(self.variable_dropout, noise_shape=noise, name="variable_dropout")
         if self.count > 1:  # one variable is always selected whole
             self.selection.build(flat if context is None else [flat, context])
         for grn in self.each:
@@ -839,6 +849,8 @@ class VariableSelection(layers.Layer):
     def call(self, inputs, training=None, return_weights=False):
         values, context = _with_context(inputs)
         embedded = ops.expand_dims(values, -1) * self.kernel + self.bias  # (batch, [time,] variables, units)
+        if self.drop_variables is not None:
+            embedded = self.drop_variables(embedded, training=training)
         flat_shape = (-1, self.count * self.units) if len(values.shape) == 2 else \
             (-1, int(values.shape[1]), self.count * self.units)
         if self.count > 1:
@@ -853,7 +865,8 @@ class VariableSelection(layers.Layer):
         return (selected, weights) if return_weights else selected
 
     def get_config(self):
-        return {**super().get_config(), "variables": self.count, "units": self.units, "dropout": self.dropout}
+        return {**super().get_config(), "variables": self.count, "units": self.units, "dropout": self.dropout,
+                "variable_dropout": self.variable_dropout}
 
 
 @keras.saving.register_keras_serializable(package="tsattn")

@@ -315,6 +315,9 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
                                "attention heads (each its own queries and keys; the values are shared)"),
             "dropout": Param(0.1, "a number in [0, 1)", fraction, "dropout in the gated residual networks, the gates "
                                                                   "and on the attention weights"),
+            "variable_dropout": Param(0.0, "a number in [0, 1)", fraction,
+                                      "chance that a variable selection network loses one input variable for a "
+                                      "whole training window, so no forecast leans on one column"),
             **_COMMON,
             "skip": dataclasses.replace(_COMMON["skip"], default="none"),
             "center": dataclasses.replace(_COMMON["center"], default="none"),
