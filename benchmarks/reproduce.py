@@ -153,9 +153,10 @@ ARCHIVED = {
         "intervals_windows_yearly_1.md", "intervals_windows_yearly_3.md"),
     "the default model's intervals on M3 monthly's test part at main (nbeats 5 minutes, auto 18, with AutoETS's own "
     "intervals; the yearly coverage cell runs the same calibration code)": ("intervals_main.md", "intervals_auto.md"),
-    "tft's heads, then its size, normalisation and covariate path, with covariates compared on validation (25-35 "
-    "minutes each; every variant sets its settings; in covariates_tft.md the first, {}, is the covariate rule's "
-    "linear skip)": ("covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md"),
+    "tft's heads, then its size, normalisation, covariate path and variable dropout, with covariates compared on "
+    "validation (8-35 minutes each; every variant sets its settings; in covariates_tft.md the first, {}, is the "
+    "covariate rule's linear skip)": ("covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md",
+                                      "covariates_tft_path.md", "covariates_tft_vardrop.md"),
     "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
     "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
