@@ -3,6 +3,7 @@
     positive_int("window", 24)           -> 24
     fraction("validation", 0.1)          -> 0.1
     choice("scaling", "robust", SCALINGS) -> "robust"
+    counted(1, "value")                  -> "1 value" (and "3 values": the counts messages and titles print)
 """
 
 from __future__ import annotations
@@ -10,6 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ConfigError
+
+
+def counted(count, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is 1: "1 value", "3 values", "0 windows"."""
+    count = int(count)
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def positive_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sklearn.base import BaseEstimator
 
-from .checks import MAX_STEPS, positive_int
+from .checks import MAX_STEPS, counted, positive_int
 from .errors import ConfigError, DataError, NotFittedError
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
@@ -611,7 +611,7 @@ class Forecaster(BaseEstimator):
             steps_shown = len(forecast) // max(forecast[id_column].nunique(), 1)
             figure = plots.plot_series(history, forecast, ids=ids, max_ids=max_ids, max_insample_length=max_insample_length,
                                        id_col=id_column, time_col=time_column, target_col=value_column,
-                                       title=f"{self.model}: forecast of the next {steps_shown} step{'' if steps_shown == 1 else 's'}")
+                                       title=f"{self.model}: forecast of the next {counted(steps_shown, 'step')}")
         elif kind == "attention":
             weights = self.attention_weights(series)
             values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .checks import counted
 from .io import metric_label, number_text
 
 PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
@@ -440,7 +441,7 @@ def fusion_steps_figure(steps: np.ndarray, title: str) -> Figure:
     ax.set_xlabel("position: the window's steps (-W+1 .. 0, 0 = the most recent value), then forecast steps 1 .. H")
     ax.set_ylabel("forecast step attending")
     on_window = mean[:, :window].sum(axis=1)
-    ax.set_title(f"{title}\nmean weight over {len(steps)} window{'' if len(steps) == 1 else 's'}; share on the window "
+    ax.set_title(f"{title}\nmean weight over {counted(len(steps), 'window')}; share on the window "
                  f"{on_window.min():.2f} to {on_window.max():.2f} by step (uniform over the window: "
                  f"{1 / window:.3f} per lag)", fontsize=10)
     fig.colorbar(image, ax=ax, label="attention weight (mean over heads and windows)")

@@ -367,8 +367,8 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
 
 
 def _left_out_text(records: list[dict], dataset: str) -> str:
-    """", of which K (too short for a training window: forecast by the models, not scored) are a, b, ..." for the
-    series of ``dataset`` that no run scored, or ""."""
+    """The clause after a dataset's series count naming its series that no run scored (too short for a training
+    window: forecast, not scored), e.g. ", of which 2 are too short ... (forecast, not scored: a, b)"; "" if none."""
     left = sorted({str(name) for record in records if record["dataset"] == dataset
                    for name in record.get("series_left_out") or ()})
     if not left:

@@ -174,6 +174,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     if panel.n_series != 1 or config.window is not None or config.lookback is not None:
         raise error
     from .baselines import baseline_learns
+    from .checks import counted
     from .state import UNCALIBRATED
 
     name, n = config.model, int(panel.lengths[0])
@@ -182,9 +183,6 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
     given = {key: getattr(config, key) for key in config.given
              if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
-
-    def counted(k):
-        return f"{k} value" + ("" if k == 1 else "s")
 
     for keep_validation in (True, False):
         split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
@@ -205,10 +203,10 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         if config.is_baseline and not baseline_learns(name):
             uses = uses.replace("train, ", "").replace("train and ", "")  # it trains on nothing
             uses = "be fitted" if uses == "train" else uses
-        values = f"{counted(n - config.horizon)} before the test part" if with_test else \
+        values = f"{counted(n - config.horizon, 'value')} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
-        note = (f"the series has {counted(n)}, too short for {config.model} to {uses} on (horizon {config.horizon}); "
-                f"{what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))
+        note = (f"the series has {counted(n, 'value')}, too short for {config.model} to {uses} on "
+                f"(horizon {config.horizon}); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))
         return candidate, windowed, note
     if name == config.model:
         raise error

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .checks import positive_int
+from .checks import counted, positive_int
 from .covariates import Covariates
 from .errors import ConfigError, DataError, TooShortError
 
@@ -673,7 +673,7 @@ def window_panel(
         (["test"] if require_test else [])
     for part in needed:
         if len(starts[part]) == 0:
-            what = f"a series of {int(lengths[0])} value{'' if lengths[0] == 1 else 's'}" if panel.n_series == 1 else \
+            what = f"a series of {counted(lengths[0], 'value')}" if panel.n_series == 1 else \
                 f"a panel of {panel.n_series} series of {int(lengths.min())}-{int(lengths.max())} values"
             fractions = ((f"the last {split.holdout} values as test" if split.holdout_test else
                           f"the last {split.validation_values} values as validation") if split.method == "holdout" else
