@@ -69,8 +69,8 @@ def heads(args) -> list[str]:
                 values, tests = [], []
                 for seed in seeds:
                     result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
-                                           model_params=dict(head), **extra,
-                                           **({"epochs": 3} if args.quick else {})))
+                                           model_params=dict(head), validation_windows=args.validation_windows,
+                                           **extra, **({"epochs": 3} if args.quick else {})))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
                 name = ", ".join(f"{k}={v}" for k, v in head) if args.variants else dict(head)["skip"]
@@ -79,8 +79,12 @@ def heads(args) -> list[str]:
                             [dataset, label, name, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
     title = f"{models[0]}'s head" if len(models) == 1 else "each model's head"
     lines = C.header(f"Covariates: {title}, chosen on validation", C.command_line(), args.quick)
-    lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it, "
-              f"seeds {', '.join(map(str, seeds))} (means); the choice reads only the validation part.", ""]
+    part = "the validation part" if args.validation_windows == 1 else \
+        f"the validation part: the last {args.validation_windows} horizons before the hold-out, forecast from every step " \
+        f"where a whole horizon fits (rolling windows one step apart)"
+    lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it"
+              f"{'' if args.validation_windows == 1 else f' (with validation_windows={args.validation_windows})'}, "
+              f"seeds {', '.join(map(str, seeds))} (means); the choice reads only {part}.", ""]
     lines += C.table((["model"] if len(models) > 1 else []) +
                      ["dataset", "covariates", "settings" if args.variants else "skip", "validation sMAPE",
                       "test sMAPE (not used)"], rows) + [""]
@@ -103,6 +107,8 @@ def main() -> None:
     parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
     parser.add_argument("--variants", default="", help="--heads: a JSON list of model settings to compare instead of "
                                                        "the heads")
+    parser.add_argument("--validation-windows", type=int, default=1,
+                        help="--heads: score each variant on this many horizons before the hold-out (default 1)")
     args = parser.parse_args()
     if args.heads:
         C.write(args.out, heads(args))
