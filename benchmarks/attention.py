@@ -31,7 +31,9 @@ NETWORKS = ("nbeats", "simple-rnn", "attention-rnn", "transformer", "patch-trans
 
 
 def meta(text: str) -> dict:
-    return dict(re.findall(r"^- (command|commit|date): `?(.*?)`?$", text, flags=re.M))
+    """A results file's command (as written: in backticks, with any note after them, e.g. "(copied here)"), commit
+    and date."""
+    return dict(re.findall(r"^- (command|commit|date): (.*)$", text, flags=re.M))
 
 
 def sections(text: str) -> list[tuple[str, list[str]]]:
@@ -142,7 +144,8 @@ def main() -> None:
         text = texts[name]
         info = meta(text)
         lines += [f"## {what}: [{name}]({name})", "",
-                  f"- command: `{info.get('command', '?')}`", f"- commit: {info.get('commit', '?')}, "
+                  f"- command: {info.get('command', '?')}",
+                  f"- commit: {info.get('commit', '?')}, "
                   f"{info.get('date', '?')}", ""]
         for title, body in sections(text):
             heads = headline(title, body)
