@@ -152,7 +152,9 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
                           ("patch-transformer", "simple-rnn"), ("attention-rnn", "nbeats"), ("transformer", "nbeats"),
                           ("patch-transformer", "nbeats"), ("nbeats", theta), ("attention-rnn", theta),
                           ("transformer", theta), ("patch-transformer", theta)] + \
-            [(label, theta) for label in ensemble_labels]:
+            [(label, theta) for label in ensemble_labels] + \
+            [("auto", other) for other in ("nbeats", "simple-rnn", "attention-rnn", "patch-transformer", theta,
+                                           LABELS["dynamic_theta"], LABELS["ets"])]:  # auto against its members
         if first in per_series and second in per_series:
             wins, compared, p_value = paired_comparison(per_series[first], per_series[second])
             difference = per_series[first].mean() - per_series[second].mean()
