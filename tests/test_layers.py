@@ -154,6 +154,7 @@ def test_warmup_schedule_values_and_serialisation():
     (lambda: PositionalEncoding("rotary"), "positional must be one of sinusoidal, learned"),
     (lambda: WarmupSchedule(warmup_steps=0), "warmup_steps must be an integer >= 1; got 0"),
     (lambda: VariableSelection(3, 4, variable_dropout=1.0), "variable_dropout must be in \\[0, 1\\); got 1.0"),
+    (lambda: VariableSelection(3, 4, kept=(3,)), "kept must be positions in 0..2; got \\[3\\]"),
 ])
 def test_layer_argument_errors(make, message):
     with pytest.raises(ConfigError, match=message):
@@ -176,3 +177,18 @@ def test_variable_dropout_drops_whole_variables_in_training_only():
     assert 0.3 < (mask[:, 0, :, 0] == 0).mean() < 0.7
     assert VariableSelection.from_config(layer.get_config()).variable_dropout == 0.5
     assert VariableSelection(3, 4).drop_variables is None
+
+
+def test_variable_dropout_never_drops_the_kept_variables():
+    """tft's variable_dropout_on="covariates": the target and the time index (``kept``) pass whole in training. With
+    the one droppable variable all zeros (its embedding then the zero bias, the same dropped or not) the training
+    output equals the inference output; without ``kept`` the other two are dropped in some windows and it does not."""
+    keras.utils.set_random_seed(0)
+    x = RNG.normal(size=(64, 5, 3)).astype("float32")
+    x[..., 1] = 0.0
+    kept, every = VariableSelection(3, 4, variable_dropout=0.5, kept=(0, 2)), VariableSelection(3, 4, variable_dropout=0.5)
+    kept(x), every(x)
+    every.set_weights(kept.get_weights())
+    np.testing.assert_allclose(kept(x, training=True), kept(x, training=False), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(every(x, training=True), every(x, training=False), atol=1e-3)
+    assert VariableSelection.from_config(kept.get_config()).kept == (0, 2)

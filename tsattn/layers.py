@@ -818,15 +818,19 @@ class VariableSelection(layers.Layer):
     and, with ``return_weights``, the weights (batch, [time,] variables): which input mattered.
 
     ``variable_dropout``: in training, each variable's embedding is dropped for a whole window (every step) with
-    this chance (the rest scaled up, as Dropout does), so no forecast can lean on one column alone."""
+    this chance (the rest scaled up, as Dropout does), so no forecast can lean on one column alone; the variables
+    at the positions ``kept`` are never dropped."""
 
-    def __init__(self, variables: int, units: int, dropout: float = 0.0, variable_dropout: float = 0.0, **kwargs):
+    def __init__(self, variables: int, units: int, dropout: float = 0.0, variable_dropout: float = 0.0,
+                 kept=(), **kwargs):
         super().__init__(**kwargs)
         _require(isinstance(variables, int) and variables >= 1, "variables", variables, "an integer >= 1")
         _require(isinstance(variable_dropout, (int, float)) and 0 <= variable_dropout < 1, "variable_dropout",
                  variable_dropout, "in [0, 1)")
+        _require(all(isinstance(i, int) and 0 <= i < variables for i in kept), "kept", list(kept),
+                 f"positions in 0..{variables - 1}")
         self.count, self.units, self.dropout = variables, int(units), float(dropout)
-        self.variable_dropout = float(variable_dropout)
+        self.variable_dropout, self.kept = float(variable_dropout), tuple(sorted(set(kept)))
         self.selection = GatedResidualNetwork(self.units, self.dropout, output_units=variables, name="selection")
         self.each = [GatedResidualNetwork(self.units, self.dropout, name=f"variable_{i}") for i in range(variables)]
         self.drop_variables = None
@@ -838,7 +842,7 @@ class VariableSelection(layers.Layer):
                                       initializer="glorot_uniform")
         self.bias = self.add_weight(name="embedding_bias", shape=(self.count, self.units), initializer="zeros")
         flat = (*values[:-1], self.count * self.units)
-        if self.variable_dropout and self.count > 1:  # the same mask over a window's steps and a variable's units
+        if self.variable_dropout and self.count > 1 and len(self.kept) < self.count:  # one mask per window, variable
             noise = (None,) + (1,) * (len(values) - 2) + (self.count, 1)
             self.drop_variables = layers.Dropout(self.variable_dropout, noise_shape=noise, name="variable_dropout")
         if self.count > 1:  # one variable is always selected whole
@@ -850,7 +854,12 @@ class VariableSelection(layers.Layer):
         values, context = _with_context(inputs)
         embedded = ops.expand_dims(values, -1) * self.kernel + self.bias  # (batch, [time,] variables, units)
         if self.drop_variables is not None:
-            embedded = self.drop_variables(embedded, training=training)
+            dropped = self.drop_variables(embedded, training=training)
+            if self.kept:  # those variables pass as they are, never dropped nor scaled
+                keep = np.zeros((self.count, 1), dtype="float32")
+                keep[list(self.kept)] = 1.0
+                dropped = keep * embedded + (1.0 - keep) * dropped
+            embedded = dropped
         flat_shape = (-1, self.count * self.units) if len(values.shape) == 2 else \
             (-1, int(values.shape[1]), self.count * self.units)
         if self.count > 1:
@@ -866,7 +875,7 @@ class VariableSelection(layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "variables": self.count, "units": self.units, "dropout": self.dropout,
-                "variable_dropout": self.variable_dropout}
+                "variable_dropout": self.variable_dropout, "kept": list(self.kept)}
 
 
 @keras.saving.register_keras_serializable(package="tsattn")

@@ -197,7 +197,7 @@ def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_he
 # ----------------------------------------------------------------------------------------------------
 # tft
 # ----------------------------------------------------------------------------------------------------
-def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variable_dropout):
+def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variable_dropout, variable_dropout_on):
     """Temporal Fusion Transformer (Lim et al. 2021) on tsattn's input layout: static covariates -> four context
     vectors (variable selection, enrichment, the LSTM's initial states); variable selection over the past inputs
     (target, past-observed, future-known, time index) and over the future-known inputs of the forecast steps; an
@@ -211,6 +211,8 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
     window = int(inputs.shape[1])
     hist, futr, stat = layout
     past, future, static = FusionInputs(horizon, layout, name="fusion_inputs")(inputs)
+    covariates_only = variable_dropout_on == "covariates"  # never drop the target (first) nor the time index (last)
+    past_kept, future_kept = ((0, 1 + hist + futr), (futr,)) if covariates_only else ((), ())
     selection = enrichment = state = None
     if stat:
         encoded = VariableSelection(stat, hidden_size, dropout, variable_dropout, name="static_selection")(
@@ -223,10 +225,11 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
     def with_context(x, context):
         return x if context is None else [x, context]
 
-    past_selected, _ = VariableSelection(2 + hist + futr, hidden_size, dropout, variable_dropout,
+    past_selected, _ = VariableSelection(2 + hist + futr, hidden_size, dropout, variable_dropout, past_kept,
                                          name="past_selection")(with_context(past, selection),
                                                                 return_weights=True)  # (batch, window, hidden)
-    future_selected, _ = VariableSelection(futr + 1, hidden_size, dropout, variable_dropout, name="future_selection")(
+    future_selected, _ = VariableSelection(futr + 1, hidden_size, dropout, variable_dropout, future_kept,
+                                           name="future_selection")(
         with_context(future, selection), return_weights=True)  # (batch, horizon, hidden)
     encoded, state_h, state_c = layers.LSTM(hidden_size, return_sequences=True, return_state=True,
                                             unroll=window <= UNROLL_MAX_WINDOW, name="encoder")(

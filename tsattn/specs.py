@@ -318,6 +318,9 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
             "variable_dropout": Param(0.2, "a number in [0, 1)", fraction,
                                       "chance that a variable selection network loses one input variable for a "
                                       "whole training window, so no forecast leans on one column"),
+            "variable_dropout_on": Param("all", one_of(("all", "covariates")), choice("all", "covariates"),
+                                         "which inputs variable_dropout may drop: every one, or the covariates only "
+                                         "(never the target or the time index)"),
             **_COMMON,
             "skip": dataclasses.replace(_COMMON["skip"], default="none"),
             "center": dataclasses.replace(_COMMON["center"], default="none"),
