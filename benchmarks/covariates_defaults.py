@@ -79,12 +79,13 @@ def heads(args) -> list[str]:
                             [dataset, label, name, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
     title = f"{models[0]}'s head" if len(models) == 1 else "each model's head"
     lines = C.header(f"Covariates: {title}, chosen on validation", C.command_line(), args.quick)
-    part = "the validation part" if args.validation_windows == 1 else \
-        f"the validation part: the last {args.validation_windows} horizons before the hold-out, forecast from every step " \
-        f"where a whole horizon fits (rolling windows one step apart)"
+    windows, part = "", "the validation part"
+    if args.validation_windows > 1:
+        windows = f" (with validation_windows={args.validation_windows})"
+        part += (f": the last {args.validation_windows} horizons before the hold-out, forecast from every step where a "
+                 "whole horizon fits (rolling windows one step apart)")
     lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it"
-              f"{'' if args.validation_windows == 1 else f' (with validation_windows={args.validation_windows})'}, "
-              f"seeds {', '.join(map(str, seeds))} (means); the choice reads only {part}.", ""]
+              f"{windows}, seeds {', '.join(map(str, seeds))} (means); the choice reads only {part}.", ""]
     lines += C.table((["model"] if len(models) > 1 else []) +
                      ["dataset", "covariates", "settings" if args.variants else "skip", "validation sMAPE",
                       "test sMAPE (not used)"], rows) + [""]

@@ -833,7 +833,7 @@ class VariableSelection(layers.Layer):
         self.variable_dropout, self.kept = float(variable_dropout), tuple(sorted(set(kept)))
         self.selection = GatedResidualNetwork(self.units, self.dropout, output_units=variables, name="selection")
         self.each = [GatedResidualNetwork(self.units, self.dropout, name=f"variable_{i}") for i in range(variables)]
-        self.drop_variables = None
+        self.drop_variables = self.keep = None
 
     def build(self, input_shape):
         values, context = _shapes(input_shape)
@@ -845,6 +845,9 @@ class VariableSelection(layers.Layer):
         if self.variable_dropout and self.count > 1 and len(self.kept) < self.count:  # one mask per window, variable
             noise = (None,) + (1,) * (len(values) - 2) + (self.count, 1)
             self.drop_variables = layers.Dropout(self.variable_dropout, noise_shape=noise, name="variable_dropout")
+            if self.kept:  # 1 at the variables that pass whole (never dropped nor scaled), per variable and unit
+                self.keep = np.zeros((self.count, 1), dtype="float32")
+                self.keep[list(self.kept)] = 1.0
         if self.count > 1:  # one variable is always selected whole
             self.selection.build(flat if context is None else [flat, context])
         for grn in self.each:
@@ -855,11 +858,7 @@ class VariableSelection(layers.Layer):
         embedded = ops.expand_dims(values, -1) * self.kernel + self.bias  # (batch, [time,] variables, units)
         if self.drop_variables is not None:
             dropped = self.drop_variables(embedded, training=training)
-            if self.kept:  # those variables pass as they are, never dropped nor scaled
-                keep = np.zeros((self.count, 1), dtype="float32")
-                keep[list(self.kept)] = 1.0
-                dropped = keep * embedded + (1.0 - keep) * dropped
-            embedded = dropped
+            embedded = dropped if self.keep is None else self.keep * embedded + (1.0 - self.keep) * dropped
         flat_shape = (-1, self.count * self.units) if len(values.shape) == 2 else \
             (-1, int(values.shape[1]), self.count * self.units)
         if self.count > 1:
