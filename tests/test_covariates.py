@@ -367,7 +367,8 @@ def test_tft_ranks_the_driver_above_noise_and_shows_its_attention(tmp_path):
     promotion above the noise at the past and at the forecast steps; each forecast step's attention over the window
     and the earlier forecast steps sums to 1 and never reads a later step; the figures draw; save/load is identical."""
     frame = promo_noise_frame()
-    f = Forecaster("tft", window=6, horizon=H, hidden_size=8, num_heads=2, epochs=8,
+    # 16 epochs: at 8 the tiny model's ranking of the past inputs turns with the seed (either variable_dropout_on)
+    f = Forecaster("tft", window=6, horizon=H, hidden_size=8, num_heads=2, epochs=16,
                    futr_exog=["promo", "noise"]).fit(frame, seed=0)
     importance = f.variable_importance(frame)
     weight = importance.set_index(["part", "variable"])["importance"]
