@@ -16,7 +16,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 import venv
 from pathlib import Path
 
@@ -65,24 +64,12 @@ def main(argv: list[str]) -> int:
     pytest = [str(python), "-m", "pytest"]
     if len(argv) > 1:  # the user's own selection, in one process
         return subprocess.run([*pytest, *argv[1:]], cwd=ROOT).returncode
-    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), and beside them,
-    # in one process of their own, the tests that do (marked ray in tests/conftest.py: local instances and multi-node
-    # clusters), one after another: under xdist a node killed once took its worker down, and two local Ray instances
-    # started at once by two workers once both waited for ever. The Ray tests mostly wait (on node start-up and
-    # heartbeats), so they run at the same time as the rest; their output follows the rest's.
-    with tempfile.TemporaryFile("w+") as ray_log:
-        ray = subprocess.Popen([*pytest, "-m", "ray"], cwd=ROOT, stdout=ray_log, stderr=subprocess.STDOUT, text=True)
-        try:
-            first = subprocess.run([*pytest, "-n", "2", "--dist", "loadgroup", "-m", "not ray"], cwd=ROOT).returncode
-            second = ray.wait()
-        finally:
-            if ray.poll() is None:  # interrupted: leave no Ray tests behind
-                ray.terminate()
-                ray.wait()
-            ray_log.seek(0)
-            print("\n[dev.py] the tests that start Ray (run beside the rest):", flush=True)
-            sys.stdout.write(ray_log.read())
-            sys.stdout.flush()
+    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), then the tests
+    # that do (marked ray in tests/conftest.py: local instances and multi-node clusters) on their own, one after
+    # another: under xdist a node killed once took its worker down, and two local Ray instances started at once by two
+    # workers once both waited for ever.
+    first = subprocess.run([*pytest, "-n", "2", "--dist", "loadgroup", "-m", "not ray"], cwd=ROOT).returncode
+    second = subprocess.run([*pytest, "-m", "ray"], cwd=ROOT).returncode
     return first or second
 
 
