@@ -10,7 +10,8 @@ output starting at zero (training then starts exactly at the least-squares forec
 ``--heads``: nbeats (whose default head is skip=naive, without a linear part for the least-squares start) with each
 head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates;
 ``--models`` runs other models the same way (``--with-only``: the runs with covariates only); ``--variants`` compares
-other settings than the head (a JSON list of model settings, each one variant), e.g. tft's head and normalisation:
+other settings than the head (a JSON list of settings, each one variant: model parameters, or run settings such as
+``ensemble``), e.g. tft's head and normalisation:
 
     python benchmarks/covariates_defaults.py --heads --models tft --with-only --variants \
         '[{"skip": "none"}, {"skip": "naive"}, {"skip": "relative"}, {"normalise": "none", "center": "last", "skip": "relative"}]' \
@@ -67,10 +68,12 @@ def heads(args) -> list[str]:
             for label, given in variants:
                 extra = {"futr_exog": covariates} if given else {}
                 values, tests = [], []
+                params = dict(head)  # a variant's run settings (e.g. ensemble) go to the run, the rest to the model
+                run = {key: params.pop(key) for key in list(params) if key in RunConfig.fields()}
                 for seed in seeds:
                     result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
-                                           model_params=dict(head), validation_windows=args.validation_windows,
-                                           **extra, **({"epochs": 3} if args.quick else {})))
+                                           model_params=params, validation_windows=args.validation_windows,
+                                           **extra, **run, **({"epochs": 3} if args.quick else {})))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
                 name = ", ".join(f"{k}={v}" for k, v in head) if args.variants else dict(head)["skip"]
@@ -106,8 +109,8 @@ def main() -> None:
     parser.add_argument("--heads", action="store_true", help="a model's head with and without covariates")
     parser.add_argument("--models", default="nbeats", help="--heads: comma-separated models (default nbeats)")
     parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
-    parser.add_argument("--variants", default="", help="--heads: a JSON list of model settings to compare instead of "
-                                                       "the heads")
+    parser.add_argument("--variants", default="", help="--heads: a JSON list of settings (model parameters or run "
+                                                       "settings) to compare instead of the heads")
     parser.add_argument("--validation-windows", type=int, default=1,
                         help="--heads: score each variant on this many horizons before the hold-out (default 1)")
     args = parser.parse_args()
