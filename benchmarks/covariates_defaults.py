@@ -68,12 +68,10 @@ def heads(args) -> list[str]:
             for label, given in variants:
                 extra = {"futr_exog": covariates} if given else {}
                 values, tests = [], []
-                params = dict(head)  # a variant's run settings (e.g. ensemble) go to the run, the rest to the model
-                run = {key: params.pop(key) for key in list(params) if key in RunConfig.fields()}
-                for seed in seeds:
+                for seed in seeds:  # updated(): run settings (e.g. ensemble) to the run, the rest to the model
                     result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
-                                           model_params=params, validation_windows=args.validation_windows,
-                                           **extra, **run, **({"epochs": 3} if args.quick else {})))
+                                           validation_windows=args.validation_windows, **extra,
+                                           **({"epochs": 3} if args.quick else {})).updated(**dict(head)))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
                 name = ", ".join(f"{k}={v}" for k, v in head) if args.variants else dict(head)["skip"]
