@@ -92,7 +92,11 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     summary = BUILDERS[name](body, **context, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape
     width = loss_spec.output_width(horizon, quantiles)
-    network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
+    if len(summary.shape) == 3:  # one vector per forecast step: one Dense shared by the steps
+        network = layers.Flatten(name="flatten_output")(layers.Dense(
+            width // horizon, activation=resolved["output_activation"], name="output")(summary))
+    else:
+        network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
     linear = None
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
@@ -197,7 +201,8 @@ def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_he
 # ----------------------------------------------------------------------------------------------------
 # tft
 # ----------------------------------------------------------------------------------------------------
-def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variable_dropout, variable_dropout_on):
+def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variable_dropout, variable_dropout_on,
+               output_head):
     """Temporal Fusion Transformer (Lim et al. 2021) on tsattn's input layout: static covariates -> four context
     vectors (variable selection, enrichment, the LSTM's initial states); variable selection over the past inputs
     (target, past-observed, future-known, time index) and over the future-known inputs of the forecast steps; an
@@ -247,6 +252,8 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
     x = GatedResidualNetwork(hidden_size, dropout, name="position_wise")(x)
     x = GateAddNorm(hidden_size, dropout, name="output_gate")([
         x, layers.Cropping1D((window, 0), name="temporal_forecast_steps")(temporal)])
+    if output_head == "per-step":
+        return x  # (batch, horizon, hidden): the shared head reads each step's vector with one Dense
     return layers.Flatten(name="flatten_steps")(x)  # (batch, horizon * hidden)
 
 

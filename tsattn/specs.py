@@ -20,6 +20,7 @@ NORMALISATIONS = ("none", "window", "instance")
 COVARIATE_PATHS = ("inside", "outside")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
+TFT_HEADS = ("flatten", "per-step")
 POSITIONAL = ("sinusoidal", "learned")
 ENSEMBLE_METHODS = ("median", "mean")  # how an ensemble's member forecasts are combined
 
@@ -321,6 +322,9 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
             "variable_dropout_on": Param("covariates", one_of(("all", "covariates")), choice("all", "covariates"),
                                          "which inputs variable_dropout may drop: every one, or the covariates only "
                                          "(never the target or the time index)"),
+            "output_head": Param("flatten", one_of(TFT_HEADS), choice(*TFT_HEADS),
+                                 "flatten: one Dense reads every forecast step's vector; per-step: one Dense shared "
+                                 "by the forecast steps reads each step's own vector (TFT's position-wise output)"),
             **_COMMON,
             "skip": dataclasses.replace(_COMMON["skip"], default="none"),
             "center": dataclasses.replace(_COMMON["center"], default="none"),
