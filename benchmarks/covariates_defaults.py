@@ -74,7 +74,7 @@ def heads(args) -> list[str]:
                                            **({"epochs": 3} if args.quick else {})).updated(**dict(head)))
                     values.append(result.metrics["validation"]["model"]["smape"])
                     tests.append(result.metrics["test"]["model"]["smape"])
-                name = ", ".join(f"{k}={v}" for k, v in head) if args.variants else dict(head)["skip"]
+                name = (", ".join(f"{k}={v}" for k, v in head) or "defaults") if args.variants else dict(head)["skip"]
                 validation.setdefault((model, label), {}).setdefault(name, []).append(float(np.mean(values)))
                 rows.append(([model] if len(models) > 1 else []) +
                             [dataset, label, name, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])

@@ -338,6 +338,30 @@ def test_tft_attention_is_causal_over_past_and_forecast_steps_and_selection_sums
     assert read_variable_selection(get_model("nbeats", window=6, horizon=3), x[:, :, :1]) is None
 
 
+@pytest.mark.parametrize("quantiles", [None, (0.1, 0.5, 0.9)])
+def test_tft_per_step_head_is_one_dense_shared_by_the_forecast_steps(quantiles):
+    """output_head=per-step: each forecast step's output is the same Dense of that step's own vector (TFT's
+    position-wise output), so the head holds hidden_size x outputs-per-step weights whatever the horizon; flatten
+    reads every step's vector for every output."""
+    width = 1 if quantiles is None else len(quantiles)
+    x = np.random.default_rng(0).normal(size=(2, 8, 2)).astype("float32")
+    for horizon in (2, 5):
+        per_step = get_model("tft", window=8, features=2, horizon=horizon, layout=(0, 1, 0), hidden_size=8,
+                             num_heads=2, quantiles=quantiles, output_head="per-step")
+        flat = get_model("tft", window=8, features=2, horizon=horizon, layout=(0, 1, 0), hidden_size=8,
+                         num_heads=2, quantiles=quantiles, output_head="flatten")
+        assert per_step.get_layer("output").kernel.shape == (8, width)
+        assert flat.get_layer("output").kernel.shape == (8 * horizon, width * horizon)
+        expected = (2, horizon) if quantiles is None else (2, horizon, width)
+        assert keras.ops.convert_to_numpy(per_step(x)).shape == expected == keras.ops.convert_to_numpy(flat(x)).shape
+    # the default, auto: per-step with future-known covariates, flatten without (past-observed ones only too)
+    assert get_model("tft", window=8, features=2, horizon=2, layout=(0, 1, 0)).get_layer("output").kernel.shape == \
+        (32, 1)
+    assert get_model("tft", window=8, features=2, horizon=2, layout=(1, 0, 0)).get_layer("output").kernel.shape == \
+        (64, 2)
+    assert get_model("tft", window=8, horizon=2).get_layer("output").kernel.shape == (64, 2)
+
+
 @pytest.mark.parametrize("params, message", [
     ({"num_heads": 3}, r"hidden_size must be divisible by num_heads=3; got 32 \(e.g. hidden_size=30 or num_heads=1\)"),
     ({"hidden_size": 0}, "hidden_size must be an integer in 1..1024"),

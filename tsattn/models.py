@@ -207,7 +207,9 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
     vectors (variable selection, enrichment, the LSTM's initial states); variable selection over the past inputs
     (target, past-observed, future-known, time index) and over the future-known inputs of the forecast steps; an
     LSTM encoder-decoder; a gated skip; static enrichment; interpretable multi-head attention of each forecast step
-    over every earlier step; gated residual layers; the forecast steps' vectors flattened into the shared head."""
+    over every earlier step; gated residual layers; the forecast steps' vectors, each read by one Dense shared by
+    the steps (output_head=per-step, TFT's position-wise output) or flattened into the shared head (flatten;
+    auto: per-step with future-known covariates, flatten without)."""
     from .layers import FusionInputs, GateAddNorm, GatedResidualNetwork, InterpretableAttention, VariableSelection
 
     if hidden_size % num_heads:
@@ -252,7 +254,7 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
     x = GatedResidualNetwork(hidden_size, dropout, name="position_wise")(x)
     x = GateAddNorm(hidden_size, dropout, name="output_gate")([
         x, layers.Cropping1D((window, 0), name="temporal_forecast_steps")(temporal)])
-    if output_head == "per-step":
+    if output_head == "per-step" or (output_head == "auto" and futr):
         return x  # (batch, horizon, hidden): the shared head reads each step's vector with one Dense
     return layers.Flatten(name="flatten_steps")(x)  # (batch, horizon * hidden)
 
