@@ -190,20 +190,19 @@ def test_every_network_takes_covariates(frame):
 
 
 def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
-    """With covariates the default head is linear, tft's relative (the least-squares start then regresses each forecast
-    step on the window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md,
-    covariates_tft.md); a head the user sets is kept, and without covariates each model keeps its own."""
+    """With covariates the default head is linear for every model (the least-squares start then regresses each
+    forecast step on the window and the covariates; benchmarks/results/covariates_heads.md, covariates_nbeats.md,
+    covariates_tft_skip3.md); a head the user sets is kept, and without covariates each model keeps its own."""
     assert RunConfig(model="nbeats").resolved_model_params()["skip"] == "naive"
     assert RunConfig(model="attention-rnn").resolved_model_params()["skip"] == "relative"
-    for model in ("simple-rnn", "attention-rnn", "transformer", "nbeats"):
+    for model in ("simple-rnn", "attention-rnn", "transformer", "patch-transformer", "tft", "nbeats"):
         assert RunConfig(model=model, futr_exog=["promo"]).resolved_model_params()["skip"] == "linear"
         assert RunConfig(model=model, stat_exog=["kind"], model_params={"skip": "naive"}).resolved_model_params()[
             "skip"] == "naive"  # the user's head is kept
-    # tft's own head with covariates (covariates_tft.md), its own without them
-    assert RunConfig(model="tft", hist_exog=["noise"]).resolved_model_params()["skip"] == "relative"
+    assert RunConfig(model="tft", hist_exog=["noise"]).resolved_model_params()["skip"] == "linear"  # any kind
     assert RunConfig(model="tft").resolved_model_params()["skip"] == "none"
-    assert RunConfig(model="tft", futr_exog=["promo"], model_params={"skip": "linear"}).resolved_model_params()[
-        "skip"] == "linear"
+    assert RunConfig(model="tft", futr_exog=["promo"], model_params={"skip": "relative"}).resolved_model_params()[
+        "skip"] == "relative"
     train = frame.groupby("unique_id").head(57)
     small = {"units": 8, "layers": 1, "blocks": 2}
     with_covariates = Forecaster("nbeats", horizon=H, window=6, epochs=1, futr_exog=["promo"], **small).fit(train)

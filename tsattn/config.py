@@ -230,17 +230,17 @@ class RunConfig:
 
     def resolved_model_params(self) -> dict:
         """Every parameter of the model: those given, the model's defaults for the rest. One default depends on the
-        data: with covariates a model's head is its ``covariate_skip`` unless the run sets it: ``skip="linear"`` for
-        every model but tft, so the least-squares start regresses each forecast step on the window and the
-        covariates and training starts there (the naive head has no linear part, the relative one regresses on the
-        window relative to its last value; chosen on validation with each model: benchmarks/results/
-        covariates_heads.md, covariates_nbeats.md; tft's relative: covariates_tft.md). A baseline has none."""
+        data: with covariates a model's head is ``skip="linear"`` unless the run sets it, so the least-squares start
+        regresses each forecast step on the window and the covariates and training starts there (the naive head has
+        no linear part, the relative one regresses on the window relative to its last value; chosen on validation
+        with each model: benchmarks/results/covariates_heads.md, covariates_nbeats.md, covariates_tft_skip3.md).
+        A baseline has none."""
         if self.is_baseline or self.model == "auto":
             return {}
         spec = get_spec(self.model)
         params = dict(self.model_params)
         if "skip" not in params and "skip" in spec.params and self.covariates() is not None:
-            params["skip"] = spec.covariate_skip
+            params["skip"] = "linear"
         return spec.resolve(params)
 
     @classmethod

@@ -151,10 +151,6 @@ class ModelSpec:
     xla: bool = True  # jit_compile="auto" compiles it with XLA on long epochs (benchmarks/results/xla.md)
     reads_layout: bool = False  # its builder takes the horizon and the covariates' layout (past, future-known, static)
     space: dict = dataclasses.field(default_factory=dict)  # parameter -> Search: what `tsattn tune` varies by default
-    # its head with covariates (when the run does not set skip): "linear" regresses each forecast step on the window
-    # and the covariates at the least-squares start (chosen on validation for every model but tft:
-    # benchmarks/results/covariates_heads.md, covariates_nbeats.md, covariates_tft.md)
-    covariate_skip: str = "linear"
 
     def resolve(self, params: dict) -> dict:
         """Defaults updated with ``params``, each checked; errors list what is accepted."""
@@ -334,17 +330,15 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         },
         attention="fusion",
         reads_layout=True,
-        # with covariates the relative head: mean validation sMAPE over PromoData, Seatbelts, BJsales and the synthetic
-        # panel 14.05 against 15.40 with the linear one (seeds 0-1, benchmarks/results/covariates_tft.md; better on
-        # PromoData 30.53 vs 37.52 and BJsales 0.47 vs 0.49, worse on Seatbelts 18.85 vs 18.30 and the panel 6.35
-        # vs 5.29); variable_dropout 0.2: 13.27 against 14.04 without and 13.34 at 0.4 (seeds 0-1, with covariates,
-        # the relative head; covariates_tft_vardrop.md: lower on PromoData, Seatbelts and the panel, level on BJsales),
+        # chosen with covariates (mean validation sMAPE over PromoData, Seatbelts, BJsales and the synthetic panel, seeds
+        # 0-1, benchmarks/results/): variable_dropout 0.2: 13.27 against 14.04 without and 13.34 at 0.4 (the relative
+        # head; covariates_tft_vardrop.md: lower on PromoData, Seatbelts and the panel, level on BJsales),
         # and on three validation horizons per series 14.76 against 14.86 (covariates_tft_vardrop_windows.md);
         # variable_dropout_on covariates (the target and the time index never dropped): 14.61 on the same three
         # horizons (covariates_tft_vardrop_on.md); output_head auto: per-step with future-known covariates 13.25
         # against 14.61 flattened (lower on all four sets), flatten without covariates 11.61 against 12.27 per-step
-        # (covariates_tft_head.md)
-        covariate_skip="relative",
+        # (covariates_tft_head.md); with that head the linear skip of every model, 12.24 against 13.25 for the relative
+        # one (tft's from covariates_tft.md, under the flattened head, until then; covariates_tft_skip3.md)
         space={"hidden_size": Search("choice", choices=(16, 32, 64, 128)), "num_heads": Search("choice", choices=(1, 2, 4)),
                "dropout": Search("float", 0.0, 0.3)},
     ),
