@@ -156,12 +156,12 @@ ARCHIVED = {
     "tft's heads, then its size, normalisation, covariate path and variable dropout, with covariates compared on "
     "validation (8-35 minutes each, at the commit each names: the files before covariates_tft_vardrop.md ran before "
     "variable_dropout's default became 0.2, which their variants do not set, and all "
-    "but the last three with every input droppable, variable_dropout_on all; in covariates_tft.md the first, {}, is "
+    "but the last five with every input droppable, variable_dropout_on all; in covariates_tft.md the first, {}, is "
     "the covariate rule's linear skip; all but covariates_tft_head.md, which chose it, and covariates_tft_skip3.md "
-    "with the flattened output head)": ("covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md",
-              "covariates_tft_vardrop.md", "covariates_tft_vardrop_windows.md", "covariates_tft_vardrop_on.md",
-              "covariates_tft_size3.md", "covariates_tft_ensemble.md", "covariates_tft_head.md",
-              "covariates_tft_skip3.md"),
+    "with the flattened output head)": (
+        "covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md",
+        "covariates_tft_vardrop.md", "covariates_tft_vardrop_windows.md", "covariates_tft_vardrop_on.md",
+        "covariates_tft_size3.md", "covariates_tft_ensemble.md", "covariates_tft_head.md", "covariates_tft_skip3.md"),
     "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
     "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (

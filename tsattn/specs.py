@@ -330,9 +330,9 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         },
         attention="fusion",
         reads_layout=True,
-        # chosen with covariates (mean validation sMAPE over PromoData, Seatbelts, BJsales and the synthetic panel, seeds
-        # 0-1, benchmarks/results/): variable_dropout 0.2: 13.27 against 14.04 without and 13.34 at 0.4 (the relative
-        # head; covariates_tft_vardrop.md: lower on PromoData, Seatbelts and the panel, level on BJsales),
+        # chosen with covariates (mean validation sMAPE over PromoData, Seatbelts, BJsales and the synthetic panel,
+        # seeds 0-1, benchmarks/results/): variable_dropout 0.2: 13.27 against 14.04 without and 13.34 at 0.4 (the
+        # relative head; covariates_tft_vardrop.md: lower on PromoData, Seatbelts and the panel, level on BJsales),
         # and on three validation horizons per series 14.76 against 14.86 (covariates_tft_vardrop_windows.md);
         # variable_dropout_on covariates (the target and the time index never dropped): 14.61 on the same three
         # horizons (covariates_tft_vardrop_on.md); output_head auto: per-step with future-known covariates 13.25
