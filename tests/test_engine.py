@@ -182,6 +182,7 @@ def test_a_search_runs_trials_on_two_ray_nodes_and_survives_losing_one(cluster, 
     """Issue 27: tune's workers are Ray tasks sharing the study's database; a node killed mid-trial costs that
     trial (marked failed) and nothing else: the search still ends with the trials asked for."""
     import sqlite3
+    import threading
 
     import numpy as np
     import pandas as pd
@@ -193,38 +194,51 @@ def test_a_search_runs_trials_on_two_ray_nodes_and_survives_losing_one(cluster, 
     killed = []
 
     def trials_by_node():
-        with sqlite3.connect(db, timeout=30) as connection:
-            rows = connection.execute("select t.number, t.state, t.datetime_start, a.value_json from trials t join "
-                                      "trial_user_attributes a on a.trial_id = t.trial_id where a.key = 'worker'").fetchall()
+        if not db.exists():
+            return []
+        try:
+            with sqlite3.connect(db, timeout=30) as connection:
+                rows = connection.execute("select t.number, t.state, t.datetime_start, a.value_json from trials t join "
+                                          "trial_user_attributes a on a.trial_id = t.trial_id "
+                                          "where a.key = 'worker'").fetchall()
+        except sqlite3.OperationalError:  # the study's tables are not made yet
+            return []
         return [(number, state, start, json.loads(value)) for number, state, start, value in rows]
 
-    def echo(line):  # progress lines come as trials finish: once both nodes finished one, kill the one mid-trial
-        if killed or not line.startswith("["):
-            return
-        seen = trials_by_node()
-        if len({worker.get("node") for _, state, _, worker in seen if state == "COMPLETE"}) < 2:
-            return
-        running = sorted((start, number, worker) for number, state, start, worker in seen if state == "RUNNING" and start)
-        for _, number, worker in reversed(running):  # the trial that began last: the furthest from its end
-            node = next((node for node in workers if node.node_id == worker.get("node")), None)
-            if node is not None:
-                # the machine is lost at once, with everything on it: its Ray node and the worker process running
-                # the trial (on its own, a worker outlives its killed raylet for a moment and could end the trial;
-                # a sleep before the kill let a short or pruned trial end first, as happened once in CI)
-                nodes.remove_node(node, allow_graceful=False)
-                try:
-                    os.kill(worker["pid"], signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                killed.append(number)
-                return
+    def kill_a_node_mid_trial(done):
+        """Watch the study: once both nodes finished a trial, kill the node of a trial the moment it starts (the
+        furthest from its end). Watching, rather than acting on progress lines, which come only as trials end,
+        found a trial to kill every time (with the lines, a run once saw none running when it looked)."""
+        while not done.wait(0.2):
+            seen = trials_by_node()
+            if len({worker.get("node") for _, state, _, worker in seen if state == "COMPLETE"}) < 2:
+                continue
+            running = sorted((start, number, worker) for number, state, start, worker in seen
+                             if state == "RUNNING" and start)
+            for _, number, worker in reversed(running):
+                node = next((node for node in workers if node.node_id == worker.get("node")), None)
+                if node is not None:
+                    # the machine is lost at once, with everything on it: its Ray node and the worker process running
+                    # the trial (on its own, a worker outlives its killed raylet for a moment and could end it)
+                    nodes.remove_node(node, allow_graceful=False)
+                    try:
+                        os.kill(worker["pid"], signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    killed.append(number)
+                    return
 
+    done = threading.Event()
+    watcher = threading.Thread(target=kill_a_node_mid_trial, args=(done,), daemon=True)
+    watcher.start()
     t = np.arange(90)
     series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=90, freq="MS"))
     result = tuning.tune("simple-rnn", data=series, trials=8, refit=False, out=tmp_path / "t", engine="ray",
-                         address=nodes.address, echo=echo, settings={"epochs": 40, "early_stopping": False},
+                         address=nodes.address, settings={"epochs": 40, "early_stopping": False},
                          space={"units": [3, 4], "window": {"int": [4, 8]}, "learning_rate": [0.003], "batch_size": [8],
                                 "cell": None, "dropout": None, "skip": None})
+    done.set()
+    watcher.join(timeout=30)
     assert killed  # a node died while it ran a trial
     assert result.trials["state"].isin(["COMPLETE", "PRUNED"]).sum() == 8  # the search still has every trial asked
     failed = result.trials[result.trials["state"] == "FAIL"]
