@@ -328,6 +328,28 @@ def test_least_squares_start_regresses_each_step_on_its_own_future_values():
     assert set(used) <= {r * 3 for r in range(window)} | {(window - horizon) * 3 + 1, (window - 1) * 3 + 2}
 
 
+def test_least_squares_start_with_covariate_lags_finds_a_driver_that_acts_later():
+    """A leading indicator (BJsales' lead) moves the target two steps later: with covariate_lags=2 each forecast step
+    regresses on its own future value and the two before it, and the start finds the lag-2 slope; without, it has no
+    column for it."""
+    from tsattn.baselines import _structured_coefficients
+
+    rng = np.random.default_rng(2)
+    windows, window, horizon = 400, 6, 2
+    X = rng.normal(size=(windows, window, 2))  # target, one future-known column
+    y = np.stack([X[:, -1, 0] + 2.0 * X[:, window - horizon + k - 2, 1] for k in range(horizon)], axis=1)
+    lagged = _structured_coefficients(X, y, (0, 1, 0), covariate_lags=2)
+    for k in range(horizon):
+        row = window - horizon + k
+        assert np.isclose(lagged[(row - 2) * 2 + 1, k], 2.0) and np.isclose(lagged[row * 2 + 1, k], 0.0)
+    assert set(np.flatnonzero(np.abs(lagged[:-1, 1]) > 1e-9)) <= \
+        {r * 2 for r in range(window)} | {(window - horizon + 1 - lag) * 2 + 1 for lag in range(3)}
+    aligned = _structured_coefficients(X, y, (0, 1, 0))
+    assert np.isclose(aligned[(window - horizon) * 2 + 1 - 4, 0], 0.0)  # not a column of the aligned fit
+    residual = y[:, 0] - X.reshape(windows, -1) @ aligned[:-1, 0] - aligned[-1, 0]
+    assert residual.std() > 1.0  # so the aligned start misses the driver
+
+
 def test_attention_weights_with_covariates(fitted, frame):
     weights = fitted.attention_weights()
     assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)

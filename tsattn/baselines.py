@@ -134,14 +134,14 @@ def window_scales(X: np.ndarray) -> np.ndarray:
 
 
 def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window_scaled: bool = False,
-                        covariates: bool = False) -> np.ndarray:
+                        covariates: bool = False, covariate_lags: int = 0) -> np.ndarray:
     """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
     (an evenly spaced subset above 100,000 windows); ``relative`` fits targets minus the window's last value
     on the window minus its last value; ``window_scaled`` divides each window and its targets by the window's
     largest absolute value first (series of every size then share one fit, as with normalise=window).
     ``covariates`` regresses on the whole network input (the target and every covariate column, step by step:
     (window * features + 1, horizon), the layout of a network's skip path); the scaling and the relative form
-    apply to the target column only."""
+    apply to the target column only; ``covariate_lags``: see :func:`_structured_coefficients`."""
     if len(starts) > LINEAR_FIT_MAX_WINDOWS:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
     batch = data.batch("train", starts=starts)
@@ -155,7 +155,7 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
         X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
     layout = getattr(data, "layout", None)
     if covariates and layout is not None:
-        return _structured_coefficients(X, y, layout)
+        return _structured_coefficients(X, y, layout, covariate_lags)
     try:
         return M.fit_linear_autoregression(X, y)
     except np.linalg.LinAlgError:
@@ -165,13 +165,14 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
                             "degenerate values); rescale the data or pass skip_init=zeros") from None
 
 
-def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout) -> np.ndarray:
+def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout, covariate_lags: int = 0) -> np.ndarray:
     """Least squares with covariates, few coefficients: step k of the forecast regresses on the target's window, the
-    future-known values of step k (the window row that holds them), and the past-observed and static values of the
-    last step; every other covariate coefficient is 0. Laid out as a skip Dense over the flattened window
-    (window * features + 1, horizon). Regressing on every covariate of every step (window x features coefficients
-    per step) interpolates a short series' few promotions (PromoData: validation forecasts from 592 to 6326 against
-    actuals of 1420-2789)."""
+    future-known values of step k (the window row that holds them) and of the ``covariate_lags`` steps before it (a
+    distributed lag: a driver that acts a few steps later, such as BJsales' leading indicator), and the past-observed
+    and static values of the last step; every other covariate coefficient is 0. Laid out as a skip Dense over the
+    flattened window (window * features + 1, horizon). Regressing on every covariate of every step (window x features
+    coefficients per step) interpolates a short series' few promotions (PromoData: validation forecasts from 592 to
+    6326 against actuals of 1420-2789)."""
     windows, window, features = X.shape
     horizon = y.shape[1]
     hist, futr, stat = layout
@@ -182,7 +183,8 @@ def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout) -> np.ndarray
     flat = X.reshape(windows, -1)
     for k in range(horizon):
         row = window - horizon + k  # holds the future-known values of forecast step k + 1
-        aligned = [row * features + 1 + hist + j for j in range(futr)] if row >= 0 else []
+        aligned = [(row - lag) * features + 1 + hist + j for lag in range(covariate_lags + 1) if row - lag >= 0
+                   for j in range(futr)]
         columns = lags + aligned + last
         try:
             coefficients = M.fit_linear_autoregression(flat[:, columns], y[:, k:k + 1])

@@ -347,20 +347,22 @@ def _optimizer(training: TrainingPart, steps_per_epoch: int):
     return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
 
 
-def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False) -> bool:
+def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False,
+                                     covariate_lags: int = 0) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
     The skip Dense gets the AR coefficients fit on the (scaled) training windows of every series (pooled:
     one global model has one skip path), so training begins near the linear model's forecasts and the
     network learns what the linear model misses. With ``zero_output`` the network's output layer also
-    starts at zero (training starts exactly at the AR forecasts). Returns False (and changes nothing) for
+    starts at zero (training starts exactly at the AR forecasts). ``covariate_lags``: each forecast step also regresses
+    on the future-known covariates of that many steps before it. Returns False (and changes nothing) for
     models without a skip path.
     """
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
     coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
-                                       covariates=True)  # (window * features + 1, h)
+                                       covariates=True, covariate_lags=covariate_lags)  # (window * features + 1, h)
     skip = model.get_layer("linear_skip")
     if "covariate_skip" in names:  # covariate_path="outside": the target's slopes inside, the covariates' outside
         features = int(model.input_shape[-1])
@@ -545,7 +547,8 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
     if init != "zeros":
-        start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"))
+        start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
+                                         covariate_lags=training.covariate_lags)
     return model
 
 
