@@ -165,6 +165,48 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
                             "degenerate values); rescale the data or pass skip_init=zeros") from None
 
 
+COVARIATE_LAG_CHOICES = (0, 3, 6)  # covariate_lags="auto" tries these (benchmarks/results/covariates_lags.md)
+
+
+def choose_covariate_lags(data, starts: np.ndarray, relative: bool = False,
+                          choices: tuple = COVARIATE_LAG_CHOICES) -> int:
+    """covariate_lags="auto": the number of earlier steps of the future-known covariates the least-squares start
+    regresses each forecast step on, chosen on the training part alone (the validation part stays for early stopping
+    and scoring): each choice is fitted on every series' training windows but its last ``2 * horizon - 1`` and scored
+    (mean squared error, scaled) on its last ``horizon`` windows, whose targets the fit never saw; the fewest lags
+    among equal scores. A series with too few windows for both stays out of the choice; without any, 0."""
+    series = data.panel.series_of(starts + data.window)  # read at the first target, as padded windows are
+    horizon = data.horizon
+    fit, held = [], []
+    for number in np.unique(series):
+        mine = np.sort(starts[series == number])
+        if len(mine) < 3 * horizon:
+            continue
+        last = mine[-1]
+        held.append(mine[mine > last - horizon])
+        fit.append(mine[mine <= last - 2 * horizon + 1])
+    if not held:
+        return 0
+    fit, held = np.concatenate(fit), np.concatenate(held)
+    batch = data.batch("train", starts=held)
+    X = batch.network_input().astype(np.float64)
+    y = batch.target
+    if relative:
+        last = X[:, -1:, 0]
+        X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
+    scores = []
+    for lags in choices:
+        try:
+            coefficients = linear_coefficients(data, fit, relative=relative, covariates=True, covariate_lags=lags)
+        except Exception:  # a choice whose fit does not converge is not chosen
+            scores.append(np.inf)
+            continue
+        forecast = X.reshape(len(X), -1) @ coefficients[:-1] + coefficients[-1]
+        scores.append(float(np.mean((forecast - y) ** 2)))
+    best = min(scores)
+    return next(lags for lags, score in zip(choices, scores) if score <= best * (1 + 1e-9))
+
+
 def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout, covariate_lags: int = 0) -> np.ndarray:
     """Least squares with covariates, few coefficients: step k of the forecast regresses on the target's window, the
     future-known values of step k (the window row that holds them) and of the ``covariate_lags`` steps before it (a

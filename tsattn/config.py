@@ -77,7 +77,7 @@ class TrainingPart:
     sample_by: str = "window"
     clip_scope: str = "variable"
     clipnorm: float | None = None
-    covariate_lags: int = 0
+    covariate_lags: int | str = 0
     ensemble_lookbacks: tuple | None = None
     ensemble_losses: tuple | None = None
 
@@ -161,8 +161,9 @@ class RunConfig:
     steps_per_execution: int = 32
     skip_init: str = "auto"          # auto: least-squares, or with covariates least-squares+zero-output (chosen on
                                      # validation: benchmarks/results/covariates_defaults.md)
-    covariate_lags: int = 0          # the least-squares start with future-known covariates regresses each forecast
-                                     # step on their values at that step and at this many steps before it
+    covariate_lags: int | str = 0    # the least-squares start with future-known covariates regresses each forecast
+                                     # step on their values at that step and at this many steps before it; "auto":
+                                     # 0, 3 or 6, chosen on the training part's last windows
     linear_fit: str = "pooled"
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
@@ -419,8 +420,7 @@ def preset_config(name: str | None, **overrides) -> RunConfig:
 INTEGER_RANGES = {"horizon": (1, 10_000), "stride": (1, 100_000), "epochs": (1, 100_000),
                   "batch_size": (1, 1_000_000), "warmup_epochs": (0, 10_000), "patience": (1, 10_000),
                   "seed": (0, C.SEED_MAX), "shuffle_seed": (0, C.SEED_MAX), "steps_per_execution": (1, 10_000),
-                  "ensemble": (1, 100), "validation_windows": (1, 100),
-                  "covariate_lags": (0, 10_000)}
+                  "ensemble": (1, 100), "validation_windows": (1, 100)}
 OPTIONAL_RANGES = {"window": (2, 100_000), "season": (1, 10_000), "holdout": (1, 100_000), "lookback": (1, 100),
                    "history": (1, 10_000), "sampled_steps": (1, 1_000_000),
                    "max_passes": (1, 1_000_000)}
@@ -453,6 +453,9 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("scaler_fit", config.scaler_fit, SCALER_FITS)
     C.choice("split", config.split, ("auto",) + SPLIT_METHODS)
     C.choice("skip_init", config.skip_init, SKIP_INITS)
+    if config.covariate_lags != "auto" and (isinstance(config.covariate_lags, bool) or not isinstance(
+            config.covariate_lags, (int, np.integer)) or not 0 <= config.covariate_lags <= 10_000):
+        raise ConfigError(f"covariate_lags must be auto or an integer in 0..10000; got {config.covariate_lags!r}")
     C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)

@@ -27,8 +27,8 @@ import tensorflow as tf
 from keras import layers
 
 from . import metrics as M
-from .baselines import (NetworkModel, baseline_models, forecaster_baseline, linear_coefficients,
-                        statsforecast_installed)
+from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, forecaster_baseline,
+                        linear_coefficients, statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
@@ -470,7 +470,10 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     """
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
-        return (model, *_trained(model, data, network, training, [loss.name], loss, progress))
+        history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
+        if getattr(model, "covariate_lags", None) is not None:
+            history.attrs["covariate_lags"] = model.covariate_lags
+        return model, history, epochs_run, best
     members = training.members(data.horizon, data.window, loss.name)
     if isinstance(engine, str):
         from .engine import get_engine
@@ -547,8 +550,14 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
     if init != "zeros":
-        start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
-                                         covariate_lags=training.covariate_lags)
+        futures = data.layout is not None and data.layout[1] > 0  # future-known covariates (calendar ones too)
+        lags = training.covariate_lags
+        if lags == "auto":
+            lags = choose_covariate_lags(data, data.starts["train"], relative="level" in
+                                         {layer.name for layer in model.layers}) if futures else 0
+        if start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
+                                            covariate_lags=lags) and futures:
+            model.covariate_lags = lags  # reported with the fit (train_model's history.attrs)
     return model
 
 
