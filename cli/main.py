@@ -469,6 +469,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
                     if part in ("train", "validation", "test")},
         "files": [name for name in files if name != "directory"]})
     stopped = f", best epoch {result.best_epoch}" if result.best_epoch else ""
+    history = result.state.history
+    if history is not None and history.attrs.get("covariate_lags") is not None:
+        stopped += f", least-squares start on the future covariates and {history.attrs['covariate_lags']} lags of them"
     if result.state.choice is not None:
         from tsattn.selection import describe_choice
 

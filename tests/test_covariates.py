@@ -350,6 +350,19 @@ def test_least_squares_start_with_covariate_lags_finds_a_driver_that_acts_later(
     assert residual.std() > 1.0  # so the aligned start misses the driver
 
 
+@pytest.mark.parametrize("delay, chosen", [(3, {3, 6}), (0, {0})])
+def test_auto_covariate_lags_follow_how_late_the_driver_acts(delay, chosen):
+    """covariate_lags=auto (the default) finds a driver acting 3 steps later, and adds no lags for one acting at once;
+    the choice is the fit's (history_.attrs), made on the training part only."""
+    rng = np.random.default_rng(0)
+    driver = rng.normal(size=150)
+    y = 10 + 2 * np.roll(driver, delay) + rng.normal(0, 0.1, 150)
+    frame = pd.DataFrame({"unique_id": "s", "ds": pd.date_range("2000-01-01", periods=150, freq="MS"), "y": y,
+                          "driver": driver})
+    model = Forecaster("simple-rnn", horizon=4, window=12, units=4, epochs=1, futr_exog=["driver"]).fit(frame, seed=0)
+    assert model.history_.attrs["covariate_lags"] in chosen
+
+
 def test_attention_weights_with_covariates(fitted, frame):
     weights = fitted.attention_weights()
     assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)

@@ -77,7 +77,7 @@ class TrainingPart:
     sample_by: str = "window"
     clip_scope: str = "variable"
     clipnorm: float | None = None
-    covariate_lags: int | str = 0
+    covariate_lags: int | str = "auto"
     ensemble_lookbacks: tuple | None = None
     ensemble_losses: tuple | None = None
 
@@ -161,9 +161,10 @@ class RunConfig:
     steps_per_execution: int = 32
     skip_init: str = "auto"          # auto: least-squares, or with covariates least-squares+zero-output (chosen on
                                      # validation: benchmarks/results/covariates_defaults.md)
-    covariate_lags: int | str = 0    # the least-squares start with future-known covariates regresses each forecast
-                                     # step on their values at that step and at this many steps before it; "auto":
-                                     # 0, 3 or 6, chosen on the training part's last windows
+    covariate_lags: int | str = "auto"  # the least-squares start with future-known covariates regresses each
+                                     # forecast step on their values at that step and at this many steps before it;
+                                     # auto: 0, 3 or 6, chosen on the training part's last windows (chosen on
+                                     # validation against 0: benchmarks/results/covariates_lags_auto.md)
     linear_fit: str = "pooled"
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
