@@ -162,6 +162,9 @@ ARCHIVED = {
         "covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md",
         "covariates_tft_vardrop.md", "covariates_tft_vardrop_windows.md", "covariates_tft_vardrop_on.md",
         "covariates_tft_size3.md", "covariates_tft_ensemble.md", "covariates_tft_head.md", "covariates_tft_skip3.md"),
+    "the least-squares start's lags of the future-known covariates, fixed (0, 3, 6) and auto against 0, compared on "
+    "validation for every network (10-16 minutes each, at the commit each names)": (
+        "covariates_lags.md", "covariates_lags_auto.md"),
     "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
     "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
