@@ -68,7 +68,9 @@ def main(argv: list[str]) -> int:
     # that do (marked ray in tests/conftest.py: local instances and multi-node clusters) on their own, one after
     # another: under xdist a node killed once took its worker down, and two local Ray instances started at once by two
     # workers once both waited for ever.
-    first = subprocess.run([*pytest, "-n", "2", "--dist", "loadgroup", "-m", "not ray"], cwd=ROOT).returncode
+    # worksteal: a worker that runs out of tests takes half of the other's queue (the Ray tests' xdist_group, which
+    # needed loadgroup, is not in this part)
+    first = subprocess.run([*pytest, "-n", "2", "--dist", "worksteal", "-m", "not ray"], cwd=ROOT).returncode
     second = subprocess.run([*pytest, "-m", "ray"], cwd=ROOT).returncode
     return first or second
 

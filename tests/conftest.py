@@ -26,11 +26,15 @@ def pytest_collection_modifyitems(items):
     """A test that starts Ray (a multi-node cluster: the ``cluster`` fixture; or a local instance: the tests marked
     ``xdist_group("ray")``) is marked ``ray``: `python3 dev.py test` runs those on their own, one after another, after
     the rest. Under pytest-xdist a node killed once took its worker down, and two local Ray instances started at once
-    by two workers once both waited for ever."""
+    by two workers once both waited for ever. The slow tests run first (see below)."""
     for item in items:
         groups = [mark.args[0] for mark in item.iter_markers("xdist_group") if mark.args]
         if "cluster" in getattr(item, "fixturenames", ()) or "ray" in groups:
             item.add_marker(pytest.mark.ray)
+    # the slow tests (benchmark scripts, docs examples, installs: up to a minute each) first, so that the two workers
+    # end together on short tests rather than one waiting for the other's last long one (the order within each kind
+    # is kept)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # tiny settings that keep training tests fast
