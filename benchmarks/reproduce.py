@@ -156,7 +156,7 @@ ARCHIVED = {
     "tft's heads, then its size, normalisation, covariate path and variable dropout, with covariates compared on "
     "validation (8-35 minutes each, at the commit each names: the files before covariates_tft_vardrop.md ran before "
     "variable_dropout's default became 0.2, which their variants do not set, and all "
-    "but the last five with every input droppable, variable_dropout_on all; in covariates_tft.md the first, {}, is "
+    "but the last six with every input droppable, variable_dropout_on all; in covariates_tft.md the first, {}, is "
     "the covariate rule's linear skip; all but covariates_tft_head.md, which chose it, covariates_tft_skip3.md "
     "and covariates_tft_norm3.md (with covariate_lags=auto too) with the flattened output head)": (
         "covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md",
