@@ -151,8 +151,7 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
         scale = window_scales(X[:, :, 0])
         X, y = np.concatenate([X[:, :, :1] / scale[:, :, None], X[:, :, 1:]], axis=-1), y / scale
     if relative:
-        last = X[:, -1:, 0]
-        X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
+        X, y = _relative_to_last(X, y)
     layout = getattr(data, "layout", None)
     if covariates and layout is not None:
         return _structured_coefficients(X, y, layout, covariate_lags)
@@ -165,12 +164,18 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
                             "degenerate values); rescale the data or pass skip_init=zeros") from None
 
 
+def _relative_to_last(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The target column of windows ``X`` (windows, window, features) and targets ``y`` minus each window's last
+    value (the relative form of the least-squares fits; covariate columns unchanged)."""
+    last = X[:, -1:, 0]
+    return np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
+
+
 COVARIATE_LAG_CHOICES = (0, 3, 6)  # covariate_lags="auto" tries these (each fixed one: covariates_lags.md)
 COVARIATE_LAG_GAIN = 0.1  # and takes more lags only when they cut the held-out squared error by this fraction at least
 
 
-def choose_covariate_lags(data, starts: np.ndarray, relative: bool = False,
-                          choices: tuple = COVARIATE_LAG_CHOICES) -> int:
+def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIATE_LAG_CHOICES) -> int:
     """covariate_lags="auto": the number of earlier steps of the future-known covariates the least-squares start
     regresses each forecast step on, chosen on the training part alone (the validation part stays for early stopping
     and scoring): each choice is fitted on every series' training windows but its last ``2 * horizon - 1`` and scored
@@ -178,7 +183,7 @@ def choose_covariate_lags(data, starts: np.ndarray, relative: bool = False,
     only when they cut that error by ``COVARIATE_LAG_GAIN`` (10%) at least: on a few held-out windows extra
     coefficients win by chance (a driver acting at once got 3 lags for 0.977 of the error; BJsales' lead, acting
     later, 0.009 with 6). A series with too few windows for both stays out of the choice; without any, 0."""
-    series = data.panel.series_of(starts + data.window)  # read at the first target, as padded windows are
+    starts, series = data.starts["train"], data.series_numbers("train")
     horizon = data.horizon
     fit, held = [], []
     for number in np.unique(series):
@@ -195,13 +200,14 @@ def choose_covariate_lags(data, starts: np.ndarray, relative: bool = False,
     X = batch.network_input().astype(np.float64)
     y = batch.target
     if relative:
-        last = X[:, -1:, 0]
-        X, y = np.concatenate([X[:, :, :1] - last[:, :, None], X[:, :, 1:]], axis=-1), y - last
+        X, y = _relative_to_last(X, y)
+    from .errors import TrainingError
+
     scores = []
     for lags in choices:
         try:
             coefficients = linear_coefficients(data, fit, relative=relative, covariates=True, covariate_lags=lags)
-        except Exception:  # a choice whose fit does not converge is not chosen
+        except TrainingError:  # a choice whose fit does not converge is not chosen
             scores.append(np.inf)
             continue
         forecast = X.reshape(len(X), -1) @ coefficients[:-1] + coefficients[-1]

@@ -348,19 +348,25 @@ def _optimizer(training: TrainingPart, steps_per_epoch: int):
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False,
-                                     covariate_lags: int = 0) -> bool:
+                                     covariate_lags: int | str = 0) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
     The skip Dense gets the AR coefficients fit on the (scaled) training windows of every series (pooled:
     one global model has one skip path), so training begins near the linear model's forecasts and the
     network learns what the linear model misses. With ``zero_output`` the network's output layer also
     starts at zero (training starts exactly at the AR forecasts). ``covariate_lags``: each forecast step also regresses
-    on the future-known covariates of that many steps before it. Returns False (and changes nothing) for
-    models without a skip path.
+    on the future-known covariates of that many steps before it ("auto": :func:`choose_covariate_lags`); with
+    future-known covariates the number used is kept as ``model.covariate_lags``. Returns False (and changes nothing)
+    for models without a skip path.
     """
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
+    futures = data.layout is not None and data.layout[1] > 0  # future-known covariates (calendar ones too)
+    if covariate_lags == "auto":
+        covariate_lags = choose_covariate_lags(data, relative="level" in names) if futures else 0
+    if futures:
+        model.covariate_lags = covariate_lags  # reported with the fit (train_model's history.attrs)
     coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
                                        covariates=True, covariate_lags=covariate_lags)  # (window * features + 1, h)
     skip = model.get_layer("linear_skip")
@@ -550,14 +556,8 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
     if init != "zeros":
-        futures = data.layout is not None and data.layout[1] > 0  # future-known covariates (calendar ones too)
-        lags = training.covariate_lags
-        if lags == "auto":
-            lags = choose_covariate_lags(data, data.starts["train"], relative="level" in
-                                         {layer.name for layer in model.layers}) if futures else 0
-        if start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
-                                            covariate_lags=lags) and futures:
-            model.covariate_lags = lags  # reported with the fit (train_model's history.attrs)
+        start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
+                                         covariate_lags=training.covariate_lags)
     return model
 
 
