@@ -16,7 +16,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 import venv
 from pathlib import Path
 
@@ -65,33 +64,20 @@ def main(argv: list[str]) -> int:
     pytest = [str(python), "-m", "pytest"]
     if len(argv) > 1:  # the user's own selection, in one process
         return subprocess.run([*pytest, *argv[1:]], cwd=ROOT).returncode
-    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), and beside them
-    # the tests that do (marked ray in tests/conftest.py: local instances and multi-node clusters) in a third process,
-    # one after another: under xdist a node killed once took its worker down, and two local Ray instances started at
-    # once by two workers once both waited for ever. The Ray tests mostly wait (on node starts and kills: 1.5
-    # CPU-minutes in 3 minutes), so beside the workers they cost less than after them; their output follows.
+    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), then the tests
+    # that do (marked ray in tests/conftest.py: local instances and multi-node clusters) on their own, one after
+    # another: under xdist a node killed once took its worker down, and two local Ray instances started at once by two
+    # workers once both waited for ever. Run beside the workers in a third process instead, the Ray tests took 13 min
+    # (their node starts import TensorFlow in new processes) and stretched the workers' part by 3: 16 min 32 s in all
+    # on a fresh clone at 7a79655, no gain.
     # worksteal: a worker that runs out of tests takes half of the other's queue.
     # One TensorFlow thread per pool and process (the user's own values kept): with two-thread pools the two workers on
     # two cores took 22.8 CPU-minutes and 13 min 15 s, with one 20.8 and 12 min 15 s (at 7bca7ad, one run each).
     env = dict(os.environ)
     for name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
         env.setdefault(name, "1")
-    with tempfile.TemporaryFile("w+") as ray_log:
-        # no cache plugin there: two pytest processes would each overwrite the other's record of failed tests
-        ray = subprocess.Popen([*pytest, "-p", "no:cacheprovider", "-m", "ray"], cwd=ROOT, env=env, stdout=ray_log,
-                               stderr=subprocess.STDOUT)
-        try:
-            first = subprocess.run([*pytest, "-n", "2", "--dist", "worksteal", "-m", "not ray"], cwd=ROOT,
-                                   env=env).returncode
-            second = ray.wait()
-        finally:
-            if ray.poll() is None:  # interrupted: stop the Ray tests too
-                ray.terminate()
-                ray.wait()
-        ray_log.seek(0)
-        print("\n[dev] the tests that start Ray (run beside the others):", flush=True)
-        sys.stdout.write(ray_log.read())
-        sys.stdout.flush()
+    first = subprocess.run([*pytest, "-n", "2", "--dist", "worksteal", "-m", "not ray"], cwd=ROOT, env=env).returncode
+    second = subprocess.run([*pytest, "-m", "ray"], cwd=ROOT, env=env).returncode
     return first or second
 
 

@@ -8,7 +8,8 @@ output starting at zero (training then starts exactly at the least-squares forec
         --out benchmarks/results/covariates_heads.md
 
 ``--heads``: nbeats (whose default head is skip=naive, without a linear part for the least-squares start) with each
-head (naive, relative, linear), with and without the covariates, seeds 0 and 1, to choose its head with covariates;
+head (naive, relative, linear), with and without the covariates, seeds 0 and 1 (``--seeds``), to choose its head with
+covariates;
 ``--models`` runs other models the same way (``--with-only``: the runs with covariates only); ``--variants`` compares
 other settings than the head (a JSON list of settings, each one variant: model parameters, or run settings such as
 ``ensemble``), e.g. tft's head and normalisation:
@@ -58,7 +59,7 @@ def heads(args) -> list[str]:
     from tsattn.harness import fit
 
     sets = dict(list(SETS.items())[:1]) if args.quick else SETS
-    seeds = (0,) if args.quick else (0, 1)
+    seeds = (0,) if args.quick else tuple(int(seed) for seed in args.seeds.split(","))
     models = args.models.split(",")
     variants = (("with", True),) if args.with_only else (("without", False), ("with", True))
     rows, validation = [], {}
@@ -111,6 +112,7 @@ def main() -> None:
                                                        "settings) to compare instead of the heads")
     parser.add_argument("--validation-windows", type=int, default=1,
                         help="--heads: score each variant on this many horizons before the hold-out (default 1)")
+    parser.add_argument("--seeds", default="0,1", help="--heads: comma-separated seeds, means over them (default 0,1)")
     args = parser.parse_args()
     if args.heads:
         C.write(args.out, heads(args))
