@@ -466,8 +466,8 @@ def _search_worker(job: _Search, worker: int) -> int:
             error = mine[-1].user_attrs.get("error", "see trials.csv")
             raise TsattnError(f"{MAX_FAILURES_IN_A_ROW} trials in a row failed (the last: {error}); narrow the "
                               "search space or fix the settings")
-        # no gc.collect() after each trial (gc_after_trial): Python's own collector frees a trial's garbage, and a full
-        # collection costs seconds in a process that has fitted many models (Keras keeps each fit's traced training
+        # no gc.collect() after each trial (gc_after_trial): Python's own collector frees a trial's garbage, and a
+        # full collection costs seconds in a process that has fitted many models (Keras keeps each fit's traced training
         # graphs alive, keras-team/keras#17458: 13,000-67,000 objects a fit, 8 million after 120 small fits of three
         # models, 7.4 s a collection; in the test workers the padded-search test took 27 s against 4 s alone)
         study.optimize(objective, n_trials=1, timeout=left, catch=(TsattnError, ValueError, ArithmeticError),
