@@ -134,18 +134,20 @@ def window_scales(X: np.ndarray) -> np.ndarray:
 
 
 def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window_scaled: bool = False,
-                        covariates: bool = False, covariate_lags: int = 0) -> np.ndarray:
+                        covariates: bool = False, covariate_lags: int = 0, normalise: str = "none") -> np.ndarray:
     """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
     (an evenly spaced subset above 100,000 windows); ``relative`` fits targets minus the window's last value
     on the window minus its last value; ``window_scaled`` divides each window and its targets by the window's
     largest absolute value first (series of every size then share one fit, as with normalise=window).
     ``covariates`` regresses on the whole network input (the target and every covariate column, step by step:
     (window * features + 1, horizon), the layout of a network's skip path); the scaling and the relative form
-    apply to the target column only; ``covariate_lags``: see :func:`_structured_coefficients`."""
+    apply to the target column only; ``covariate_lags``: see :func:`_structured_coefficients`; ``normalise``: the
+    covariates as a model with that window normalisation reads them (:func:`covariates_as_read`)."""
     if len(starts) > LINEAR_FIT_MAX_WINDOWS:
         starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
     batch = data.batch("train", starts=starts)
-    X = batch.network_input().astype(np.float64) if covariates else batch.insample_y  # (windows, window, features)
+    X = covariates_as_read(batch.network_input().astype(np.float64), normalise) if covariates else \
+        batch.insample_y  # (windows, window, features)
     y = batch.target  # (windows, horizon)
     if window_scaled:
         scale = window_scales(X[:, :, 0])
@@ -175,14 +177,10 @@ COVARIATE_LAG_CHOICES = (0, 3, 6)  # covariate_lags="auto" tries these (each fix
 COVARIATE_LAG_GAIN = 0.1  # and takes more lags only when they cut the held-out squared error by this fraction at least
 
 
-def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIATE_LAG_CHOICES) -> int:
-    """covariate_lags="auto": the number of earlier steps of the future-known covariates the least-squares start
-    regresses each forecast step on, chosen on the training part alone (the validation part stays for early stopping
-    and scoring): each choice is fitted on every series' training windows but its last ``2 * horizon - 1`` and scored
-    (mean squared error, scaled) on its last ``horizon`` windows, whose targets the fit never saw. More lags are taken
-    only when they cut that error by ``COVARIATE_LAG_GAIN`` (10%) at least: on a few held-out windows extra
-    coefficients win by chance (a driver acting at once got 3 lags for 0.977 of the error; BJsales' lead, acting
-    later, 0.009 with 6). A series with too few windows for both stays out of the choice; without any, 0."""
+def _held_out_starts(data) -> tuple[np.ndarray, np.ndarray] | None:
+    """The training part split for a choice made on it alone: (the windows to fit on, the windows to score), the
+    last ``horizon`` windows of each series held out and the ``horizon - 1`` before them dropped (their targets
+    overlap the held-out ones); None when no series has ``3 * horizon`` training windows."""
     starts, series = data.starts["train"], data.series_numbers("train")
     horizon = data.horizon
     fit, held = [], []
@@ -194,8 +192,22 @@ def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIA
         held.append(mine[mine > last - horizon])
         fit.append(mine[mine <= last - 2 * horizon + 1])
     if not held:
+        return None
+    return np.concatenate(fit), np.concatenate(held)
+
+
+def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIATE_LAG_CHOICES) -> int:
+    """covariate_lags="auto": the number of earlier steps of the future-known covariates the least-squares start
+    regresses each forecast step on, chosen on the training part alone (the validation part stays for early stopping
+    and scoring): each choice is fitted on every series' training windows but its last ``2 * horizon - 1`` and scored
+    (mean squared error, scaled) on its last ``horizon`` windows, whose targets the fit never saw. More lags are taken
+    only when they cut that error by ``COVARIATE_LAG_GAIN`` (10%) at least: on a few held-out windows extra
+    coefficients win by chance (a driver acting at once got 3 lags for 0.977 of the error; BJsales' lead, acting
+    later, 0.009 with 6). A series with too few windows for both stays out of the choice; without any, 0."""
+    split = _held_out_starts(data)
+    if split is None:
         return 0
-    fit, held = np.concatenate(fit), np.concatenate(held)
+    fit, held = split
     batch = data.batch("train", starts=held)
     X = batch.network_input().astype(np.float64)
     y = batch.target
@@ -217,6 +229,59 @@ def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIA
         if score < (1 - COVARIATE_LAG_GAIN) * best:
             chosen, best = lags, score
     return chosen
+
+
+NORMALISE_GAIN = COVARIATE_LAG_GAIN  # normalise="auto" leaves instance normalisation only for this gain at least
+
+
+def covariates_as_read(X: np.ndarray, normalise: str = "none") -> np.ndarray:
+    """Windows (windows, window, features) with their covariate columns multiplied by the scale a model with this
+    window normalisation multiplies their effect by: inside an instance-normalised window the covariates are read
+    unchanged and the forecast is de-standardised by the target's deviation in the window (as
+    :class:`~tsattn.layers.InstanceStats`), so a covariate's slope there moves the forecast by slope x deviation.
+    A least-squares fit on these columns is a linear forecast such a model can make. ``normalise="none"`` (or no
+    covariates): unchanged."""
+    if normalise == "none" or X.shape[-1] == 1:
+        return X
+    if normalise != "instance":
+        raise ValueError(f"covariates_as_read takes none or instance; got {normalise!r}")
+    epsilon = 1e-5  # InstanceStats' default
+    deviation = np.sqrt(X[:, :, 0].var(axis=1, keepdims=True) + epsilon)
+    scale = np.where(deviation > 2 * np.sqrt(epsilon), deviation, 1.0)
+    return np.concatenate([X[:, :, :1], X[:, :, 1:] * scale[:, :, None]], axis=-1)
+
+
+def choose_normalisation(data) -> str:
+    """normalise="auto": instance normalisation, or none when the covariates act additively. Instance normalisation
+    de-standardises the forecast by each window's deviation, so a covariate's effect inside it scales with how much
+    the target moved in that window: right for a promotion that lifts sales in proportion, wrong for a driver that
+    adds the same amount whatever the window (BJsales' leading indicator). Decided on the training part alone, as
+    :func:`choose_covariate_lags` (its held-out windows, its lags): the least-squares forecast of the change from
+    each window's last value, fitted on the covariates as each normalisation reads them (:func:`covariates_as_read`),
+    is scored on the training part's last windows; ``none`` only when it cuts that error by ``NORMALISE_GAIN``
+    (10%) at least. Without covariates, or without windows enough for the check: instance."""
+    if data.layout is None or sum(data.layout) == 0:
+        return "instance"
+    split = _held_out_starts(data)
+    if split is None:
+        return "instance"
+    fit, held = split
+    lags = choose_covariate_lags(data, relative=True) if data.layout[1] > 0 else 0
+    batch = data.batch("train", starts=held)
+    from .errors import TrainingError
+
+    scores = {}
+    for normalise in ("instance", "none"):
+        X, y = _relative_to_last(covariates_as_read(batch.network_input().astype(np.float64), normalise), batch.target)
+        try:
+            coefficients = linear_coefficients(data, fit, relative=True, covariates=True, covariate_lags=lags,
+                                               normalise=normalise)
+        except TrainingError:
+            scores[normalise] = np.inf
+            continue
+        intercept = coefficients[-1] if normalise == "none" else 0.0  # the normalised models' start drops it
+        scores[normalise] = float(np.mean((X.reshape(len(X), -1) @ coefficients[:-1] + intercept - y) ** 2))
+    return "none" if scores["none"] < (1 - NORMALISE_GAIN) * scores["instance"] else "instance"
 
 
 def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout, covariate_lags: int = 0) -> np.ndarray:

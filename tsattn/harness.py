@@ -27,8 +27,8 @@ import tensorflow as tf
 from keras import layers
 
 from . import metrics as M
-from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, forecaster_baseline,
-                        linear_coefficients, statsforecast_installed)
+from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation,
+                        forecaster_baseline, linear_coefficients, statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
@@ -477,8 +477,9 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
         history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
-        if getattr(model, "covariate_lags", None) is not None:
-            history.attrs["covariate_lags"] = model.covariate_lags
+        for name in ("covariate_lags", "normalise_chosen"):
+            if getattr(model, name, None) is not None:
+                history.attrs[name] = getattr(model, name)
         return model, history, epochs_run, best
     members = training.members(data.horizon, data.window, loss.name)
     if isinstance(engine, str):
@@ -550,8 +551,13 @@ def _member_outputs(data: WindowedPanel, members: list, specs: list) -> tuple:
 def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart) -> keras.Model:
     """The network with its seeded initial weights (and its skip path at the least-squares start)."""
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
+    params = network.params
+    if params.get("normalise") == "auto":  # chosen on this data's training part (choose_normalisation)
+        params = {**params, "normalise": choose_normalisation(data)}
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
-                      quantiles=loss.quantiles, loss=loss.name, layout=data.layout, **network.params)
+                      quantiles=loss.quantiles, loss=loss.name, layout=data.layout, **params)
+    if network.params.get("normalise") == "auto":
+        model.normalise_chosen = params["normalise"]  # reported with the fit (train_model's history.attrs)
     init = training.skip_init
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"

@@ -76,6 +76,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     if len(layout) != 3 or min(layout) < 0 or 1 + sum(layout) != features:
         raise ConfigError(f"layout {layout} must count the {features - 1} features after the target as (past-observed, "
                           "future-known, static)")
+    if resolved["normalise"] == "auto":  # the harness chooses on the data before it builds (choose_normalisation);
+        resolved["normalise"] = "instance"  # built without data: its choice when the data says nothing
     raw = keras.Input(shape=(window, features), name="window")
     inputs, window_scale, stats = raw, None, None
     if resolved["normalise"] == "window":  # the whole model sees the window over its largest absolute value

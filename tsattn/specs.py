@@ -16,7 +16,7 @@ CELLS = ("rnn", "lstm", "gru")
 ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "gelu")
 SKIPS = ("linear", "relative", "naive", "none")
 CENTERS = ("last", "none")
-NORMALISATIONS = ("none", "window", "instance")
+NORMALISATIONS = ("none", "window", "instance", "auto")
 COVARIATE_PATHS = ("inside", "outside")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
@@ -193,7 +193,9 @@ _COMMON = {
                        "window: divide each input window by its largest absolute value and multiply the forecast "
                        "by it (scale-free inputs, as N-BEATS; pair it with scaling=none); instance: standardise "
                        "each window by its own mean and deviation and de-standardise the forecast (PatchTST's "
-                       "reversible instance normalisation)"),
+                       "reversible instance normalisation); auto: instance, or none when a least-squares check on "
+                       "the training part finds the covariates' effect additive (it does not grow with how much "
+                       "the window moved)"),
     "covariate_path": Param("inside", one_of(COVARIATE_PATHS), choice(*COVARIATE_PATHS),
                             "with covariates, where their linear part of the head goes: inside (the skip path reads "
                             "them in the window, normalised with it) or outside (a linear path on the covariates "
