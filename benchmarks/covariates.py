@@ -24,10 +24,13 @@ how much the test sMAPE rises when the promotion, or the noise, is shuffled.
 
     python benchmarks/covariates.py --importance-only --models simple-rnn,attention-rnn,nbeats,patch-transformer,tft \
         --out benchmarks/results/covariates_importance.md
+
+``--set '{"normalise": "auto"}'`` gives every network run (and the lift's Forecaster) those settings.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -42,6 +45,7 @@ MODELS = ("simple-rnn", "attention-rnn", "transformer", "nbeats")
 # attention against no attention, with the same covariates (the pairs present among --models are tested)
 ATTENTION_PAIRS = (("tft", "nbeats"), ("tft", "simple-rnn"), ("patch-transformer", "nbeats"),
                    ("patch-transformer", "simple-rnn"), ("attention-rnn", "simple-rnn"))
+SETTINGS = {}  # --set: settings for every network run
 IMPORTANCE = {}  # (model, seed) -> tft's variable importance frame on the synthetic panel with promo and noise
 PERMUTATION = {}  # (model, seed) -> tsattn.Forecaster.covariate_importance on that panel's hold-out windows
 REPEATS = 10  # shuffles per covariate
@@ -69,7 +73,7 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
     frame = __import__("tsattn").load_dataset(dataset)
     config = RunConfig(model=model, dataset=dataset, horizon=int(frame.attrs["horizon"]), seed=seed,
                        baselines=[] if dataset == "promo-panel" else ["arima"], **({"epochs": 3} if quick else {}),
-                       **covariates)
+                       **covariates).updated(**SETTINGS)
     started = time.perf_counter()
     result = fit(config)
     seconds = time.perf_counter() - started
@@ -133,7 +137,7 @@ def lift_recovery(seed: int, quick: bool, name: str = "attention-rnn") -> tuple[
     h = int(frame.attrs["horizon"])
     history = frame.groupby("unique_id").head(len(frame) // frame["unique_id"].nunique() - h)
     calendar = frame.groupby("unique_id").tail(h)[["unique_id", "ds", "promo"]]
-    model = tsattn.Forecaster(name, horizon=h, futr_exog=["promo"], **({"epochs": 3} if quick else {}))
+    model = tsattn.Forecaster(name, horizon=h, futr_exog=["promo"], **({"epochs": 3} if quick else {}), **SETTINGS)
     model.fit(history, seed=seed)
     future = model.make_future_dataframe().merge(calendar, on=["unique_id", "ds"])
     promoted = future["promo"].to_numpy() == 1
@@ -181,7 +185,9 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated networks")
     parser.add_argument("--lift-models", default="attention-rnn", help="comma-separated networks whose promotion "
                                                                       "lift is read")
+    parser.add_argument("--set", dest="settings", default="{}", help="JSON settings for every network run")
     args = parser.parse_args()
+    SETTINGS.update(json.loads(args.settings))
     seeds = [0] if args.quick else [0, 1, 2]
     lift_models = args.lift_models.split(",")
     if args.lift_only:

@@ -472,6 +472,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     history = result.state.history
     if history is not None and history.attrs.get("covariate_lags") is not None:
         stopped += f", least-squares start on the future covariates and {history.attrs['covariate_lags']} lags of them"
+    if history is not None and history.attrs.get("normalise_chosen") is not None:
+        stopped += f", normalise={history.attrs['normalise_chosen']} (normalise=auto, chosen on the training part)"
     if result.state.choice is not None:
         from tsattn.selection import describe_choice
 

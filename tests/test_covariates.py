@@ -363,6 +363,33 @@ def test_auto_covariate_lags_follow_how_late_the_driver_acts(delay, chosen):
     assert model.history_.attrs["covariate_lags"] in chosen
 
 
+def _promotion_series(lift: str) -> pd.DataFrame:
+    """Weekly sales in calm and volatile stretches with promotions that add 4 (``additive``) or lift sales by 4 x
+    the stretch's volatility (``scaled``)."""
+    rng = np.random.default_rng(0)
+    n = 240
+    promo = (rng.random(n) < 0.3).astype(float)
+    scale = np.repeat(rng.choice([0.1, 1.0], size=n // 24), 24)
+    y = 50 + scale * rng.normal(0, 1, n) + (4.0 * promo if lift == "additive" else scale * 4.0 * promo)
+    return pd.DataFrame({"unique_id": "s", "ds": pd.date_range("2000-01-03", periods=n, freq="W-MON"), "y": y,
+                         "promo": promo})
+
+
+@pytest.mark.parametrize("lift, chosen", [("additive", "none"), ("scaled", "instance")])
+def test_auto_normalisation_drops_instance_normalisation_for_an_additive_covariate(lift, chosen):
+    """normalise=auto: instance normalisation multiplies a covariate's effect by each window's deviation, right for a
+    lift that grows with how much the series moves and wrong for one that adds the same amount after a calm window
+    as after a volatile one; the choice is the fit's (history_.attrs), made on the training part. Without covariates
+    there is nothing to check: instance."""
+    frame = _promotion_series(lift)
+    with_promo = Forecaster("simple-rnn", horizon=4, window=12, units=4, epochs=1, normalise="auto",
+                            futr_exog=["promo"]).fit(frame, seed=0)
+    assert with_promo.history_.attrs["normalise_chosen"] == chosen
+    alone = Forecaster("simple-rnn", horizon=4, window=12, units=4, epochs=1, normalise="auto").fit(
+        frame.drop(columns="promo"), seed=0)
+    assert alone.history_.attrs["normalise_chosen"] == "instance"
+
+
 def test_attention_weights_with_covariates(fitted, frame):
     weights = fitted.attention_weights()
     assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)

@@ -286,7 +286,8 @@ def test_the_recipe_keeps_a_models_own_normalisation():
     from tsattn.config import RunConfig
 
     assert RunConfig(model="patch-transformer").updated(preset="nbeats-recipe").resolved_model_params()[
-        "normalise"] == "instance"
+        "normalise"] == "auto"
+    assert RunConfig(model="tft").updated(preset="nbeats-recipe").resolved_model_params()["normalise"] == "instance"
     assert RunConfig(model="nbeats").updated(preset="nbeats-recipe").resolved_model_params()["normalise"] == "window"
 
 
