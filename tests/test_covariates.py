@@ -375,6 +375,31 @@ def _promotion_series(lift: str) -> pd.DataFrame:
                          "promo": promo})
 
 
+def test_covariate_path_none_leaves_the_covariates_to_the_network(frame):
+    """covariate_path="none": the skip path reads the target alone and starts at the target's least-squares
+    autoregression, so at the start (network output zero) the covariates change nothing; after training they do."""
+    from tsattn.harness import start_from_linear_autoregression
+    from tsattn.models import get_model
+
+    config = RunConfig(model="simple-rnn", dataset=None, horizon=H, window=6, futr_exog=["promo"], hist_exog=["price"],
+                       preset="classic")
+    data = window_config(as_panel(frame, exog=["promo", "price"]), check_config(config))
+    X = data.batch("test").network_input()
+    model = get_model("simple-rnn", window=6, features=X.shape[-1], horizon=H, units=2, skip="linear",
+                      covariate_path="none", layout=data.layout)
+    assert start_from_linear_autoregression(model, data, zero_output=True)
+    assert model.get_layer("linear_skip").get_weights()[0].shape == (6, H)  # the target's six steps only
+    assert getattr(model, "covariate_lags", None) is None  # no covariate slopes, no lags chosen for them
+    moved = X.copy()
+    moved[..., 1:] += 1.0
+    np.testing.assert_allclose(model.predict(moved, verbose=0), model.predict(X, verbose=0), rtol=1e-6)
+    trained = Forecaster("simple-rnn", window=6, horizon=H, units=4, epochs=3, futr_exog=["promo"],
+                         covariate_path="none").fit(frame, seed=0)
+    future = trained.make_future_dataframe()
+    promoted = trained.predict(futr_df=future.assign(promo=1.0))["simple-rnn"]
+    assert not np.allclose(promoted, trained.predict(futr_df=future.assign(promo=0.0))["simple-rnn"])
+
+
 @pytest.mark.parametrize("lift, chosen", [("additive", "none"), ("scaled", "instance")])
 def test_auto_normalisation_drops_instance_normalisation_for_an_additive_covariate(lift, chosen):
     """normalise=auto: instance normalisation multiplies a covariate's effect by each window's deviation, right for a

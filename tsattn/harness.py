@@ -362,13 +362,14 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
     names = {layer.name for layer in model.layers}
     if "linear_skip" not in names or "output" not in names:
         return False
-    futures = data.layout is not None and data.layout[1] > 0  # future-known covariates (calendar ones too)
+    alone = "target_window" in names and "covariate_skip" not in names  # covariate_path="none": no covariate slopes
+    futures = data.layout is not None and data.layout[1] > 0 and not alone  # future-known covariates (calendar too)
     if covariate_lags == "auto":
         covariate_lags = choose_covariate_lags(data, relative="level" in names) if futures else 0
     if futures:
         model.covariate_lags = covariate_lags  # reported with the fit (train_model's history.attrs)
-    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
-                                       covariates=True, covariate_lags=covariate_lags)  # (window * features + 1, h)
+    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names, covariates=not alone,
+                                       covariate_lags=covariate_lags)  # (window * features + 1, h); alone (window + 1, h)
     skip = model.get_layer("linear_skip")
     if "covariate_skip" in names:  # covariate_path="outside": the target's slopes inside, the covariates' outside
         features = int(model.input_shape[-1])

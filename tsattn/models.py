@@ -89,7 +89,9 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
     head_params = ("center", "output_activation", "skip", "normalise", "covariate_path")  # read by the shared head
     outside = resolved["covariate_path"] == "outside" and features > 1  # the covariates' linear part after it
-    target = Features(0, 1, name="target_window") if outside else (lambda x: x)
+    # outside or none: the skip path reads the target alone (none: the covariates reach the network only)
+    target = Features(0, 1, name="target_window") if resolved["covariate_path"] != "inside" and features > 1 else \
+        (lambda x: x)
     context = {"horizon": horizon, "layout": layout} if spec.reads_layout else {}
     summary = BUILDERS[name](body, **context, **{k: v for k, v in resolved.items() if k not in head_params})
     # one shared head for every model: the loss decides the output's shape

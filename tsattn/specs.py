@@ -17,7 +17,7 @@ ACTIVATIONS = ("tanh", "relu", "sigmoid", "linear", "elu", "selu", "softsign", "
 SKIPS = ("linear", "relative", "naive", "none")
 CENTERS = ("last", "none")
 NORMALISATIONS = ("none", "window", "instance", "auto")
-COVARIATE_PATHS = ("inside", "outside")
+COVARIATE_PATHS = ("inside", "outside", "none")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 TFT_HEADS = ("auto", "flatten", "per-step")
@@ -200,7 +200,8 @@ _COMMON = {
                             "with covariates, where their linear part of the head goes: inside (the skip path reads "
                             "them in the window, normalised with it) or outside (a linear path on the covariates "
                             "alone, added after the forecast is de-normalised: an additive effect does not scale "
-                            "with each window's deviation)"),
+                            "with each window's deviation) or none (the skip path reads the target alone: the "
+                            "covariates reach the network only)"),
 }
 
 _RNN = {
