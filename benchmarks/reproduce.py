@@ -165,12 +165,12 @@ ARCHIVED = {
     "the covariate rule's linear skip; all but covariates_tft_head.md, which chose it, covariates_tft_skip3.md, "
     "covariates_tft_norm3.md, covariates_tft_norm_seeds.md and covariates_tft_norm_auto.md (these three with "
     "covariate_lags=auto too) with the flattened output head; covariates_norm_auto.md compares normalise=auto for "
-    "the other networks at their own defaults)": (
+    "the other networks at their own defaults, covariates_tft_path_none.md tft's covariate_path=none)": (
         "covariates_tft.md", "covariates_tft_size.md", "covariates_tft_norm.md", "covariates_tft_path.md",
         "covariates_tft_vardrop.md", "covariates_tft_vardrop_windows.md", "covariates_tft_vardrop_on.md",
         "covariates_tft_size3.md", "covariates_tft_ensemble.md", "covariates_tft_head.md", "covariates_tft_skip3.md",
         "covariates_tft_norm3.md", "covariates_tft_norm_seeds.md", "covariates_tft_norm_auto.md",
-        "covariates_norm_auto.md"),
+        "covariates_norm_auto.md", "covariates_tft_path_none.md"),
     "the least-squares start's lags of the future-known covariates, fixed (0, 3, 6) and auto against 0, compared on "
     "validation for every network (10-16 minutes each, at the commit each names)": (
         "covariates_lags.md", "covariates_lags_auto.md"),
