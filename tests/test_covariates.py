@@ -415,6 +415,16 @@ def test_auto_normalisation_drops_instance_normalisation_for_an_additive_covaria
     assert alone.history_.attrs["normalise_chosen"] == "instance"
 
 
+@pytest.mark.parametrize("early_stopping", [True, False])  # members one after another, and stacked in one model
+def test_ensemble_members_report_what_each_chose_on_its_data(early_stopping):
+    frame = _promotion_series("additive")
+    f = Forecaster("simple-rnn", horizon=4, window=12, units=4, epochs=1, normalise="auto", futr_exog=["promo"],
+                   ensemble=2, early_stopping=early_stopping).fit(frame, seed=0)
+    members = f.history_.attrs["members"]
+    assert len(members) == 2 and all(m["normalise_chosen"] == "none" and m["covariate_lags"] in (0, 3, 6)
+                                     for m in members)
+
+
 def test_attention_weights_with_covariates(fitted, frame):
     weights = fitted.attention_weights()
     assert weights.shape == (3, 1 + 6) and np.allclose(weights.drop(columns="unique_id").sum(axis=1), 1.0)

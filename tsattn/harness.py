@@ -451,6 +451,9 @@ def _series_units(data: WindowedPanel, loss: LossPart) -> np.ndarray:
     return np.stack([data.scaler.offset, data.scaler.scale, mase], axis=1)
 
 
+CHOICES = ("covariate_lags", "normalise_chosen")  # what a fit chooses on its own data, kept in history.attrs
+
+
 def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
                 progress: keras.callbacks.Callback | None = None, engine=None):
     """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
@@ -478,7 +481,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
         history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
-        for name in ("covariate_lags", "normalise_chosen"):
+        for name in CHOICES:
             if getattr(model, name, None) is not None:
                 history.attrs[name] = getattr(model, name)
         return model, history, epochs_run, best
@@ -488,11 +491,13 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
 
         engine = get_engine(engine)
     local = engine is None or engine.in_process
+    chosen = []  # each member's choices made on its data (covariate_lags, normalise_chosen), reported with it
     if local and trains_stacked(data, training):
         built = []
         for i, member in enumerate(members):
             member_data, member_loss, member_training = _member_parts(data, loss, training, member)
             model = _built(member_data, network, member_loss, member_training)
+            chosen.append({name: getattr(model, name) for name in CHOICES if getattr(model, name, None) is not None})
             built.append(keras.Model(model.input, model.output, name=f"member_{i}"))
         inputs, forecasts = _member_outputs(data, built, members)
         stacked = keras.Model(inputs, layers.Lambda(lambda outputs: keras.ops.stack(outputs, axis=1),
@@ -521,11 +526,12 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
         inputs, forecasts = _member_outputs(data, built, members)
         _, history, epochs_run, best = trained[0]
         epochs = [member_epochs for _, _, member_epochs, _ in trained]
+        chosen = [{name: h.attrs[name] for name in CHOICES if name in h.attrs} for _, h, _, _ in trained]
     combined = EnsembleCombine(training.ensemble_method, name="ensemble")(forecasts)
     model = keras.Model(inputs, combined, name=f"{network.model.replace('-', '_')}_ensemble")
     history.attrs["member_epochs"] = epochs
-    history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed}
-                                for w, name, seed in members]
+    history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed, **made}
+                                for (w, name, seed), made in zip(members, chosen)]
     return model, history, epochs_run, best
 
 
