@@ -423,6 +423,7 @@ def test_ensemble_members_report_what_each_chose_on_its_data(early_stopping):
     members = f.history_.attrs["members"]
     assert len(members) == 2 and all(m["normalise_chosen"] == "none" and m["covariate_lags"] in (0, 3, 6)
                                      for m in members)
+    assert f.history_.attrs["normalise_chosen"] == "none"  # the ensemble's: every member chose it (the CLI says so)
 
 
 def test_attention_weights_with_covariates(fitted, frame):

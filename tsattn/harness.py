@@ -532,6 +532,12 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     history.attrs["member_epochs"] = epochs
     history.attrs["members"] = [{"window": w, "loss": name, "seed": training.member(seed).seed, **made}
                                 for (w, name, seed), made in zip(members, chosen)]
+    for name in CHOICES:  # the ensemble's own: what every member chose alike (else only the members list says)
+        values = {made.get(name) for made in chosen}
+        if len(values) == 1 and None not in values:
+            history.attrs[name] = values.pop()
+        else:
+            history.attrs.pop(name, None)
     return model, history, epochs_run, best
 
 
