@@ -454,6 +454,11 @@ def _series_units(data: WindowedPanel, loss: LossPart) -> np.ndarray:
 CHOICES = ("covariate_lags", "normalise_chosen")  # what a fit chooses on its own data, kept in history.attrs
 
 
+def _choices_of(model: keras.Model) -> dict:
+    """What a built model chose on its own data: the :data:`CHOICES` it holds."""
+    return {name: getattr(model, name) for name in CHOICES if getattr(model, name, None) is not None}
+
+
 def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
                 progress: keras.callbacks.Callback | None = None, engine=None):
     """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
@@ -481,9 +486,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
         history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
-        for name in CHOICES:
-            if getattr(model, name, None) is not None:
-                history.attrs[name] = getattr(model, name)
+        history.attrs.update(_choices_of(model))
         return model, history, epochs_run, best
     members = training.members(data.horizon, data.window, loss.name)
     if isinstance(engine, str):
@@ -497,7 +500,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
         for i, member in enumerate(members):
             member_data, member_loss, member_training = _member_parts(data, loss, training, member)
             model = _built(member_data, network, member_loss, member_training)
-            chosen.append({name: getattr(model, name) for name in CHOICES if getattr(model, name, None) is not None})
+            chosen.append(_choices_of(model))
             built.append(keras.Model(model.input, model.output, name=f"member_{i}"))
         inputs, forecasts = _member_outputs(data, built, members)
         stacked = keras.Model(inputs, layers.Lambda(lambda outputs: keras.ops.stack(outputs, axis=1),
@@ -564,13 +567,14 @@ def _member_outputs(data: WindowedPanel, members: list, specs: list) -> tuple:
 def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart) -> keras.Model:
     """The network with its seeded initial weights (and its skip path at the least-squares start)."""
     keras.utils.set_random_seed(training.seed)  # weights, dropout and batch order
-    params = network.params
+    params, normalise = network.params, None
     if params.get("normalise") == "auto":  # chosen on this data's training part (choose_normalisation)
-        params = {**params, "normalise": choose_normalisation(data)}
+        normalise = choose_normalisation(data)
+        params = {**params, "normalise": normalise}
     model = get_model(network.model, window=data.window, features=data.features, horizon=data.horizon,
                       quantiles=loss.quantiles, loss=loss.name, layout=data.layout, **params)
-    if network.params.get("normalise") == "auto":
-        model.normalise_chosen = params["normalise"]  # reported with the fit (train_model's history.attrs)
+    if normalise is not None:
+        model.normalise_chosen = normalise  # reported with the fit (train_model's history.attrs)
     init = training.skip_init
     if init == "auto":  # with covariates the network's random first output over a few events misled training
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
