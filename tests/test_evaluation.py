@@ -67,12 +67,20 @@ def test_score_windows_scores_every_model_on_the_same_targets():
 def test_calibration_scores_validation_errors_in_the_series_scale():
     data = windowed()
     scale = series_scale(np.array([4.0, 1.0]), data.scaler.scale)
-    calibration = calibrate(Naive(2), data, scale)
+    calibration = calibrate(Naive(2), data, scale, season=1)
     assert list(calibration.methods) == ["conformal"]  # no quantiles of its own: no quantile calibration
     conformal = calibration.get("conformal")
     origins, first, series = origins_of(data, "validation")
     errors = np.abs(data.y("validation", scaled=False) - data.panel.values[origins][:, None]) / scale[series][:, None]
     for step, scores in enumerate(conformal.state()["scores"]):  # per step ahead: every score, sorted
+        np.testing.assert_allclose(scores, np.sort(errors[:, step]))
+    data.interval_scale = "recent"  # each window's own scale: the last 4 one-step changes up to its origin
+    recent = calibrate(Naive(2), data, scale, season=1)
+    assert recent.scale == "recent"
+    values = data.panel.values
+    own = np.array([np.mean(np.abs(np.diff(values[max(f, o - 4):o + 1]))) for o, f in zip(origins, first)])
+    errors = np.abs(data.y("validation", scaled=False) - values[origins][:, None]) / own[:, None]
+    for step, scores in enumerate(recent.get("conformal").state()["scores"]):
         np.testing.assert_allclose(scores, np.sort(errors[:, step]))
 
 

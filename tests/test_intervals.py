@@ -433,3 +433,46 @@ def test_intervals_of_non_negative_data_are_clipped_at_zero_unless_asked_not_to(
     pd.testing.assert_frame_equal(Forecaster.load(tmp_path / "m").predict(level=[95]), clipped)
     signed = Forecaster("naive", horizon=3).fit(counts - 1.0).predict(level=[95])  # a negative value: no floor
     assert signed.iloc[:, 1].min() < 0
+
+
+def test_recent_interval_scale_is_the_seasonal_naive_mae_before_each_origin():
+    from tsattn.intervals import recent_span, window_scale
+
+    values = np.array([1.0, 2, 4, 7, 11, 16, 22, 10.0, 10, 13, 13, 17])  # series 0: 7 values, series 1: 5
+    history = np.array([5.0, 6.0])
+    origins, first = np.array([6, 4, 11, 7]), np.array([0, 0, 7, 7])
+    assert recent_span(1, 2) == 4 and recent_span(12, 18) == 36 and recent_span(4, 8) == 16
+    np.testing.assert_allclose(window_scale("history", values, origins, first, 1, 2, history[[0, 0, 1, 1]]),
+                               [5, 5, 6, 6])
+    recent = window_scale("recent", values, origins, first, 1, 2, history[[0, 0, 1, 1]])
+    # the last 4 lag-1 differences up to each origin, never across the series boundary; a lone value: history's
+    np.testing.assert_allclose(recent, [np.mean([3, 4, 5, 6]), np.mean([1, 2, 3, 4]), np.mean([0, 3, 0, 4]), 6.0])
+    seasonal = window_scale("recent", values, np.array([6]), np.array([0]), 3, 1, np.array([5.0]))
+    np.testing.assert_allclose(seasonal, [np.mean([6, 9, 12, 15])])  # lag 3: 7 - 1, 11 - 2, ... (span 9: all four)
+    with pytest.raises(ConfigError, match="interval_scale must be one of history, recent"):
+        window_scale("latest", values, origins, first, 1, 2, history[[0, 0, 1, 1]])
+
+
+def test_recent_interval_scale_follows_the_series_end_and_is_saved(tmp_path):
+    """The band is the calibrated radius times the recent scale at the forecast origin, and a reloaded model (and a
+    Forecaster from a run's saved state) gives the same; a config error names the values."""
+    from tsattn.intervals import Calibration, recent_span
+
+    rng = np.random.default_rng(3)
+    noise = rng.normal(0, 1, 120)
+    noise[-30:] *= 4  # the end swings four times as much as the history
+    series = pd.Series(50 + noise, index=pd.date_range("2020-01-01", periods=120, freq="D"), name="y")
+    history = Forecaster("naive", horizon=2, season=1).fit(series)
+    recent = Forecaster("naive", horizon=2, season=1, interval_scale="recent").fit(series)
+    assert recent.calibration_.scale == "recent" and history.calibration_.scale == "history"
+    band = recent.predict(level=[80])
+    radius = recent.calibration_.get("conformal").radius(80)[0]
+    scale = np.mean(np.abs(np.diff(series.to_numpy()[-recent_span(1, 2) - 1:])))
+    np.testing.assert_allclose((band["y-hi-80"] - band["y"]).to_numpy(), radius * scale)
+    wide = history.predict(level=[80])
+    assert not np.allclose(wide["y-hi-80"] - wide["y"], band["y-hi-80"] - band["y"])
+    pd.testing.assert_frame_equal(Forecaster.load(recent.save(tmp_path / "m")).predict(level=[80]), band)
+    state = recent.calibration_.state()
+    assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "history"  # older files
+    with pytest.raises(ConfigError, match="interval_scale must be one of history, recent"):
+        Forecaster("naive", interval_scale="latest").fit(series)

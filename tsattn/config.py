@@ -24,6 +24,7 @@ from .baselines import BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError
+from .intervals import INTERVAL_SCALES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec
@@ -155,6 +156,9 @@ class RunConfig:
                                      # (worse for every network on sunspots), the N-BEATS recipe true
     clip_intervals: bool = True      # intervals (and plotted fans) of data whose fitted values are all >= 0 are
                                      # clipped at zero, as counts and sales cannot go below it; false keeps them
+    interval_scale: str = "history"  # conformal scores are errors divided by each series' seasonal-naive MAE over
+                                     # its whole training part ("history"), or over the last 3 seasons / 2 horizons
+                                     # before each forecast's origin ("recent": bands follow recent volatility)
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
@@ -462,6 +466,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
     C.choice("sample_by", config.sample_by, ("window", "series"))
     C.choice("clip_scope", config.clip_scope, ("variable", "global"))
+    C.choice("interval_scale", config.interval_scale, INTERVAL_SCALES)
     get_loss(config.loss)
     _check_ensemble(config)
     C.text("preset", config.preset)
@@ -731,6 +736,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
                             pad=config.pad, covariates=covariates, masked_targets=config.masked_targets)
     if config.clip_intervals:
         windowed.interval_floor = windowed.nonnegative_floor()
+    windowed.interval_scale = config.interval_scale
     return windowed
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
-from .intervals import Calibration, check_levels, series_scale
+from .intervals import Calibration, check_levels, series_scale, window_scale
 from .windows import PARTS
 
 
@@ -49,7 +49,8 @@ class Evaluation:
     mase_scale: np.ndarray
     baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
     calibration: dict = None   # model key -> intervals.Calibration on the validation part
-    interval_scale: np.ndarray = None  # per series: what conformal scores are divided by
+    interval_scale: np.ndarray = None  # per series: the in-sample scale conformal scores are divided by (or, with
+    # interval_scale=recent, where a window's recent one is undefined: scales_at)
 
 
 def origins_of(data, part: str):
@@ -59,16 +60,25 @@ def origins_of(data, part: str):
     return starts + data.window - 1, data.panel.offsets[series], series
 
 
-def calibrate(model, data, interval_scale: np.ndarray):
+def scales_at(data, origins, first, series, history_scale: np.ndarray, season: int) -> np.ndarray:
+    """(windows,) what each forecast's conformal score is divided by, as ``data.interval_scale`` says
+    (:func:`tsattn.intervals.window_scale`): ``history_scale`` holds each series' in-sample scale."""
+    return window_scale(data.interval_scale, data.panel.values, origins, first, season, data.horizon,
+                        np.asarray(history_scale, dtype=np.float64)[series])
+
+
+def calibrate(model, data, history_scale: np.ndarray, season: int):
     """The :class:`tsattn.intervals.Calibration` of ``model`` on the validation part of ``data`` (every interval
-    method that applies to it), or None without a validation part. ``interval_scale`` holds, per series, what the
-    scores are divided by. The one calibration every path uses."""
+    method that applies to it), or None without a validation part. ``history_scale`` holds each series' in-sample
+    scale (:func:`scales_at` reads the scores' scale from it and ``data.interval_scale``). The one calibration
+    every path uses."""
     if data.count("validation") == 0:
         return None
     origins, first, series = origins_of(data, "validation")
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
-    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles, interval_scale[series],
-                                 floor=data.interval_floor)
+    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
+                                 scales_at(data, origins, first, series, history_scale, season),
+                                 floor=data.interval_floor, kind=data.interval_scale)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -111,7 +121,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     panel = data.panel
     if mase_scale is None:
         mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
-    interval_scale = series_scale(mase_scale, data.scaler.scale)
+    history_scale = series_scale(mase_scale, data.scaler.scale)
     calibrated = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
     if levels and not calibrated and getattr(network, "quantiles", None) is None:
         raise ConfigError("conformal intervals are calibrated on the validation part, and this run has none; set "
@@ -122,11 +132,12 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     calibrations = {}
     if calibrated:
         calibrations["model"] = calibration if calibration is not None else \
-            calibrate(network if selection is None else selection[0], data, interval_scale)
+            calibrate(network if selection is None else selection[0], data, history_scale, season)
     for part in parts:
         if data.count(part) == 0:
             continue
         origins, first, series = origins_of(data, part)
+        scale = scales_at(data, origins, first, series, history_scale, season)
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         network, baselines = selection if selection is not None and part == "validation" else \
@@ -152,15 +163,15 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.calibrate(actual, point, None, interval_scale[series],
-                                                                floor=data.interval_floor)
+                calibrations[model.key] = Calibration.calibrate(actual, point, None, scale, floor=data.interval_floor,
+                                                                kind=data.interval_scale)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
             for key, point in {"model": predicted, **points}.items():
                 own = distributions.get("model") if key == "model" else None  # a quantile model: its quantiles
                 if key in calibrations:
-                    intervals[key] = calibrations[key].quantiles(point, own, interval_scale[series], levels)
+                    intervals[key] = calibrations[key].quantiles(point, own, scale, levels)
                 elif own is not None:
                     intervals[key] = own
                 if key in distributions:
@@ -187,7 +198,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series) - len(data.dropped)  # scored ones (a series without windows: none)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, calibrations,
-                      interval_scale)
+                      history_scale)
 
 
 # ----------------------------------------------------------------------------------------------------

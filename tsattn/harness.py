@@ -61,7 +61,8 @@ class RunResult:
     baselines: list
     baseline_seconds: dict         # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
     calibration: dict              # model key -> intervals.Calibration (on the validation part), baselines too
-    interval_scale: np.ndarray     # per series: the scale conformal scores are measured in
+    interval_scale: np.ndarray     # per series: the in-sample scale conformal scores are measured in (interval_scale
+    # "history"; "recent" measures each window's at its origin: tsattn.evaluation.scales_at)
 
     # what the state holds, under the names reports read
     config = property(lambda self: self.state.config)
@@ -734,7 +735,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     panel = data.panel
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     # the intervals are calibrated on the validation part by the model that never trained on it
-    calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale))
+    calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale), season)
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
         selection = (estimator, baselines)

@@ -124,6 +124,49 @@ def interval_source(loss) -> str:
     return "conformalized quantiles" if loss == "quantile" else "conformal"
 
 
+# What conformal scores are divided by (RunConfig.interval_scale): "history", each series' in-sample seasonal-naive
+# MAE over its whole training part (M4's MASE denominator); "recent", the same MAE over the last
+# recent_span(season, horizon) seasonal differences before each forecast's origin, so that a series whose recent
+# swings are larger or smaller than its history's gets a band to match (the history's figure where the series is too
+# short for one season there).
+INTERVAL_SCALES = ("history", "recent")
+
+
+def recent_span(season: int, horizon: int) -> int:
+    """How many seasonal differences before an origin the "recent" interval scale averages: three seasons or two
+    horizons, whichever is longer (36 for M3 monthly, 16 quarterly, 12 yearly)."""
+    return max(3 * max(int(season), 1), 2 * max(int(horizon), 1))
+
+
+def window_scale(kind: str, values, origins, first, season: int, horizon: int, history) -> np.ndarray:
+    """(windows,) the scale each forecast's conformal score is measured in (:data:`INTERVAL_SCALES`): ``history``
+    (per window, its series' in-sample scale: :func:`series_scale`) as it is, or for "recent" the mean absolute
+    seasonal difference of the last :func:`recent_span` values up to each origin (``origins``: flat positions of
+    the last input in ``values``; ``first``: each one's series start), ``history`` where that is undefined or 0."""
+    history = np.asarray(history, dtype=np.float64)
+    if kind == "history":
+        return history
+    if kind not in INTERVAL_SCALES:
+        raise ConfigError(f"interval_scale must be one of {', '.join(INTERVAL_SCALES)}; got {kind!r}")
+    values = np.asarray(values, dtype=np.float64)
+    origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
+    lag = max(int(season), 1)
+    if len(values) <= lag or not len(origins):
+        return history
+    differences = np.full(len(values), np.nan)
+    differences[lag:] = np.abs(values[lag:] - values[:-lag])  # across a series boundary too: never read (low below)
+    present = np.isfinite(differences)
+    sums = np.concatenate([[0.0], np.cumsum(np.where(present, differences, 0.0))])
+    counts = np.concatenate([[0], np.cumsum(present)])
+    high = np.clip(origins + 1, 0, len(values))
+    low = np.minimum(np.maximum(first + lag, high - recent_span(season, horizon)), high)
+    number = counts[high] - counts[low]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recent = (sums[high] - sums[low]) / number
+    good = (number > 0) & np.isfinite(recent) & (recent > 0)
+    return np.where(good, recent, history)
+
+
 def series_scale(mase_scale, fallback) -> np.ndarray:
     """Per-series normaliser of the conformal scores: the in-sample seasonal-naive MAE, or ``fallback`` (e.g.
     the scaler's scale) where that is zero or undefined (a constant training part)."""
@@ -336,17 +379,20 @@ class Calibration:
     """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
 
-    def __init__(self, methods: dict, floor: float | None = None):
+    def __init__(self, methods: dict, floor: float | None = None, scale: str = "history"):
         self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
         self.floor = floor  # bounds below it are raised to it (0 for non-negative data), None: none
+        self.scale = scale  # what the scores are measured in (INTERVAL_SCALES): forecasts are scaled alike
 
     @classmethod
-    def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None) -> "Calibration":
+    def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
+                  kind: str = "history") -> "Calibration":
         """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
-        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's series scale (windows,);
-        ``floor``: the lowest value an interval may reach (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`)."""
+        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's scale (windows,:
+        :func:`window_scale` of ``kind``); ``floor``: the lowest value an interval may reach
+        (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`)."""
         return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
-                    if method.applies(quantiles)}, floor)
+                    if method.applies(quantiles)}, floor, kind)
 
     def get(self, name: str):
         """The calibrated method of that name, or None."""
@@ -364,17 +410,21 @@ class Calibration:
         raise ConfigError("no interval calibration applies to this forecast")
 
     def state(self) -> dict:
-        return {**{name: method.state() for name, method in self.methods.items()}, "floor": self.floor}
+        return {**{name: method.state() for name, method in self.methods.items()}, "floor": self.floor,
+                "scale": self.scale}
 
     @classmethod
     def from_state(cls, state: dict) -> "Calibration":
         state = dict(state)
         floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
+        scale = state.pop("scale", "history")  # absent in models saved before the recent scale
+        if scale not in INTERVAL_SCALES:
+            raise ValueError(f"unknown interval scale {scale!r}")
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
         if unknown:
             raise ValueError(f"unknown interval method(s) {', '.join(unknown)}")
         return cls({name: INTERVAL_METHODS[name].from_state(value) for name, value in state.items()
-                    if value is not None}, floor)
+                    if value is not None}, floor, scale)
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:

@@ -76,7 +76,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
     from .baselines import Combination, NetworkModel
-    from .evaluation import score_windows
+    from .evaluation import origins_of, scales_at, score_windows
     from .intervals import Calibration, series_scale
     from .metrics import headline_metric
 
@@ -125,9 +125,11 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                         isinstance(states[name].estimator, NetworkModel)), first)
         final = Combination([members[name][0] for name in best], best)
         selected = Combination([members[name][1] for name in best], best)
-        interval_scale = series_scale(first.mase_scale, data.scaler.scale)
-        calibration = Calibration.calibrate(part.actual, combined, None, interval_scale[part.series],
-                                            floor=data.interval_floor)
+        origins, starts, series = origins_of(data, "validation")
+        history_scale = series_scale(first.mase_scale, data.scaler.scale)
+        scale = scales_at(data, origins, starts, series, history_scale, first.season)
+        calibration = Calibration.calibrate(part.actual, combined, None, scale, floor=data.interval_floor,
+                                            kind=data.interval_scale)
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(

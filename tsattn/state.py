@@ -205,9 +205,11 @@ class FittedState:
         return scales
 
     def interval_scale_for(self, panel: Panel, known: bool = False) -> np.ndarray:
-        """Per series of ``panel``, the scale conformal scores are measured in: the fitted series' in-sample
-        seasonal-naive MAE, or for a series not seen in fit the same figure on its own history."""
-        from .intervals import series_scale
+        """Per series of ``panel``, the scale conformal scores are measured in at its end (the forecast origin): the
+        fitted series' in-sample seasonal-naive MAE, or for a series not seen in fit the same figure on its own
+        history; with a calibration measured in recent scales (``interval_scale="recent"``), the same MAE over the
+        panel's last values before the origin (:func:`tsattn.intervals.window_scale`)."""
+        from .intervals import series_scale, window_scale
 
         scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
         unknown = ~np.isfinite(scale)
@@ -215,7 +217,10 @@ class FittedState:
             own = M.insample_scale(panel.values, panel.offsets, panel.lengths, self.season)
             scale = np.where(unknown, own, scale)
         scaler = self.scaler if known else self.scaler_for(panel)
-        return series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
+        history = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
+        kind = self.calibration.scale if self.calibration is not None else "history"
+        return window_scale(kind, panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], self.season, self.horizon,
+                            history)
 
     # -- forecasting -------------------------------------------------------------------------------------
     @property
@@ -331,11 +336,14 @@ def tails_of(panel: Panel, keep: int) -> Panel:
 
 
 def kept_values(panel, window: int, estimator, season: int) -> int:
-    """How many last values of each series a fitted state keeps: enough for its window, its model's lookback and the
-    season; every value for a model fitted on each history it forecasts (a local statistical method)."""
+    """How many last values of each series a fitted state keeps: enough for its window, its model's lookback, the
+    season and the recent interval scale (:func:`tsattn.intervals.recent_span` seasonal differences); every value for
+    a model fitted on each history it forecasts (a local statistical method)."""
+    from .intervals import recent_span
+
     if estimator.capabilities.scope == "local":
         return int(panel.lengths.max())
-    return max(window, estimator.lookback, season, 1)
+    return max(window, estimator.lookback, season + recent_span(season, estimator.horizon), 1)
 
 
 def seen_until(data):
