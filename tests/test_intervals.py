@@ -476,3 +476,41 @@ def test_recent_interval_scale_follows_the_series_end_and_is_saved(tmp_path):
     assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "history"  # older files
     with pytest.raises(ConfigError, match="interval_scale must be one of history, recent"):
         Forecaster("naive", interval_scale="latest").fit(series)
+
+
+def test_auto_interval_scale_takes_the_scale_the_validation_errors_follow():
+    """Cross-fitted over two halves of the windows: errors that swing with each window's recent scale choose it,
+    errors of one size everywhere keep the history's scale (the recent one is then only noise)."""
+    from tsattn.intervals import Calibration, choose_scale, scale_folds
+
+    rng = np.random.default_rng(0)
+    windows = 400
+    recent = rng.lognormal(0.0, 0.8, windows)
+    history = np.ones(windows)
+    point = np.zeros((windows, 3))
+    follows = rng.normal(size=(windows, 3)) * recent[:, None]
+    folds = scale_folds(np.arange(windows))
+    scales = {"history": history, "recent": recent}
+    assert choose_scale(follows, point, None, scales, folds) == "recent"
+    assert choose_scale(rng.normal(size=(windows, 3)), point, None, scales, folds) == "history"
+    assert choose_scale(follows, point, None, {"history": history}, folds) == "history"  # one kind: that one
+    assert choose_scale(follows[:1], point[:1], None, {k: v[:1] for k, v in scales.items()}, folds[:1]) == "history"
+    chosen = Calibration.choosing(follows, point, None, scales, folds)
+    assert chosen.scale == "recent"
+    np.testing.assert_allclose(chosen.get("conformal").state()["scores"][0], np.sort(np.abs(follows[:, 0]) / recent))
+    np.testing.assert_array_equal(scale_folds(np.array([0, 0, 1, 1, 2])), [0, 0, 1, 1, 0])  # by series
+    np.testing.assert_array_equal(scale_folds(np.zeros(3, dtype=int)), [0, 1, 0])  # one series: by window
+
+
+def test_auto_interval_scale_is_chosen_in_fit_and_kept_by_the_saved_model(tmp_path):
+    rng = np.random.default_rng(0)
+    swings = np.repeat(np.tile([1.0, 6.0], 4), 50)  # calm and wild stretches of 50 days: errors follow recent swings
+    series = pd.Series(50 + rng.normal(0, 1, 400) * swings, index=pd.date_range("2020-01-01", periods=400, freq="D"),
+                       name="y")
+    auto = Forecaster("naive", horizon=3, season=1, interval_scale="auto").fit(series, validation=0.5)
+    assert auto.calibration_.scale == "recent"
+    calm = Forecaster("naive", horizon=3, season=1, interval_scale="auto").fit(
+        pd.Series(50 + rng.normal(0, 1, 400), index=series.index, name="y"), validation=0.5)
+    assert calm.calibration_.scale == "history"
+    band = auto.predict(level=[80, 95])
+    pd.testing.assert_frame_equal(Forecaster.load(auto.save(tmp_path / "m")).predict(level=[80, 95]), band)

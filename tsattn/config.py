@@ -158,7 +158,9 @@ class RunConfig:
                                      # clipped at zero, as counts and sales cannot go below it; false keeps them
     interval_scale: str = "history"  # conformal scores are errors divided by each series' seasonal-naive MAE over
                                      # its whole training part ("history"), or over the last 3 seasons / 2 horizons
-                                     # before each forecast's origin ("recent": bands follow recent volatility)
+                                     # before each forecast's origin ("recent": bands follow recent volatility), or
+                                     # whichever of the two bands the validation forecasts better, cross-fitted over
+                                     # two halves of the series ("auto"; tsattn.intervals.choose_scale)
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)

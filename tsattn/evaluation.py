@@ -19,7 +19,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
-from .intervals import Calibration, check_levels, series_scale, window_scale
+from .intervals import INTERVAL_SCALES, Calibration, check_levels, scale_folds, series_scale, window_scale
 from .windows import PARTS
 
 
@@ -60,25 +60,29 @@ def origins_of(data, part: str):
     return starts + data.window - 1, data.panel.offsets[series], series
 
 
-def scales_at(data, origins, first, series, history_scale: np.ndarray, season: int) -> np.ndarray:
-    """(windows,) what each forecast's conformal score is divided by, as ``data.interval_scale`` says
-    (:func:`tsattn.intervals.window_scale`): ``history_scale`` holds each series' in-sample scale."""
-    return window_scale(data.interval_scale, data.panel.values, origins, first, season, data.horizon,
-                        np.asarray(history_scale, dtype=np.float64)[series])
+def scales_at(data, origins, first, series, history_scale: np.ndarray, season: int, kinds=None) -> dict:
+    """{kind: (windows,)}: what each forecast's conformal score is divided by in each interval scale ``kinds``
+    (default: those ``data.interval_scale`` may use, both for auto; :func:`tsattn.intervals.window_scale`);
+    ``history_scale`` holds each series' in-sample scale."""
+    if kinds is None:
+        kinds = INTERVAL_SCALES[:2] if data.interval_scale == "auto" else (data.interval_scale,)
+    history = np.asarray(history_scale, dtype=np.float64)[series]
+    return {kind: window_scale(kind, data.panel.values, origins, first, season, data.horizon, history)
+            for kind in kinds}
 
 
 def calibrate(model, data, history_scale: np.ndarray, season: int):
     """The :class:`tsattn.intervals.Calibration` of ``model`` on the validation part of ``data`` (every interval
     method that applies to it), or None without a validation part. ``history_scale`` holds each series' in-sample
-    scale (:func:`scales_at` reads the scores' scale from it and ``data.interval_scale``). The one calibration
-    every path uses."""
+    scale (:func:`scales_at` reads the scores' scale from it and ``data.interval_scale``; auto chooses it:
+    :meth:`tsattn.intervals.Calibration.choosing`). The one calibration every path uses."""
     if data.count("validation") == 0:
         return None
     origins, first, series = origins_of(data, "validation")
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
-    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
-                                 scales_at(data, origins, first, series, history_scale, season),
-                                 floor=data.interval_floor, kind=data.interval_scale)
+    return Calibration.choosing(data.y("validation", scaled=False), point, quantiles,
+                                scales_at(data, origins, first, series, history_scale, season), scale_folds(series),
+                                floor=data.interval_floor)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -137,7 +141,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         if data.count(part) == 0:
             continue
         origins, first, series = origins_of(data, part)
-        scale = scales_at(data, origins, first, series, history_scale, season)
+        scales = scales_at(data, origins, first, series, history_scale, season)  # the kinds calibration may choose
+        every_scale = scales_at(data, origins, first, series, history_scale, season, INTERVAL_SCALES[:2])
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         network, baselines = selection if selection is not None and part == "validation" else \
@@ -163,15 +168,16 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.calibrate(actual, point, None, scale, floor=data.interval_floor,
-                                                                kind=data.interval_scale)
+                calibrations[model.key] = Calibration.choosing(actual, point, None, scales, scale_folds(series),
+                                                               floor=data.interval_floor)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
             for key, point in {"model": predicted, **points}.items():
                 own = distributions.get("model") if key == "model" else None  # a quantile model: its quantiles
                 if key in calibrations:
-                    intervals[key] = calibrations[key].quantiles(point, own, scale, levels)
+                    intervals[key] = calibrations[key].quantiles(point, own, every_scale[calibrations[key].scale],
+                                                                 levels)
                 elif own is not None:
                     intervals[key] = own
                 if key in distributions:

@@ -128,8 +128,10 @@ def interval_source(loss) -> str:
 # MAE over its whole training part (M4's MASE denominator); "recent", the same MAE over the last
 # recent_span(season, horizon) seasonal differences before each forecast's origin, so that a series whose recent
 # swings are larger or smaller than its history's gets a band to match (the history's figure where the series is too
-# short for one season there).
-INTERVAL_SCALES = ("history", "recent")
+# short for one season there); "auto" (the setting, never a calibration's) takes whichever of the two scores the
+# validation forecasts better, cross-fitted (choose_scale).
+INTERVAL_SCALES = ("history", "recent", "auto")
+CHOICE_LEVELS = (80.0, 95.0)  # the levels interval_scale=auto compares the two scales at
 
 
 def recent_span(season: int, horizon: int) -> int:
@@ -146,7 +148,7 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, h
     history = np.asarray(history, dtype=np.float64)
     if kind == "history":
         return history
-    if kind not in INTERVAL_SCALES:
+    if kind not in INTERVAL_SCALES[:2]:
         raise ConfigError(f"interval_scale must be one of {', '.join(INTERVAL_SCALES)}; got {kind!r}")
     values = np.asarray(values, dtype=np.float64)
     origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
@@ -165,6 +167,49 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, h
         recent = (sums[high] - sums[low]) / number
     good = (number > 0) & np.isfinite(recent) & (recent > 0)
     return np.where(good, recent, history)
+
+
+def scale_folds(series) -> np.ndarray:
+    """Two folds of validation windows for :func:`choose_scale`: by series (every other one) when the windows come
+    from several series, else every other window."""
+    series = np.asarray(series)
+    return (series if len(np.unique(series)) > 1 else np.arange(len(series))) % 2
+
+
+def choose_scale(actual, point, quantiles, scales: dict, folds, floor: float | None = None) -> str:
+    """Of the interval scales in ``scales`` (kind -> (windows,) scale, :func:`window_scale`), the one whose
+    calibration bands the validation forecasts best: calibrated on one fold of the windows (:func:`scale_folds`),
+    scored on the other, both ways; the score is the interval score of the 80% and 95% bands (width plus 2 / alpha
+    times each miss, MSIS's numerator) over the history scale (``scales["history"]``), so both kinds are judged in the
+    same units. Ties, or too few windows for two folds: the first kind."""
+    import warnings
+
+    kinds = list(scales)
+    folds = np.asarray(folds)
+    if len(kinds) == 1 or len(np.unique(folds)) < 2:
+        return kinds[0]
+    actual, point = np.asarray(actual, dtype=np.float64), np.asarray(point, dtype=np.float64)
+    reference = np.asarray(scales["history"], dtype=np.float64)[:, None]
+    totals = {}
+    for kind in kinds:
+        total = 0.0
+        for fold in (0, 1):
+            fit, held = folds != fold, folds == fold
+            take = (lambda q, rows: None if q is None else {k: np.asarray(v)[rows] for k, v in q.items()})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # too few scores for a level: the choice does not need to say so
+                calibration = Calibration.calibrate(actual[fit], point[fit], take(quantiles, fit),
+                                                    scales[kind][fit], floor, kind)
+                bands_ = calibration.quantiles(point[held], take(quantiles, held), scales[kind][held], CHOICE_LEVELS)
+            y = actual[held]
+            for level in CHOICE_LEVELS:
+                low, high = level_bounds(level)
+                lower, upper, alpha = bands_[low], bands_[high], 1 - level / 100
+                score = (upper - lower) + 2 / alpha * np.maximum(lower - y, 0) + 2 / alpha * np.maximum(y - upper, 0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    total += float(np.nanmean(score / reference[held]))
+        totals[kind] = total
+    return min(kinds, key=lambda kind: (totals[kind], kinds.index(kind)))
 
 
 def series_scale(mase_scale, fallback) -> np.ndarray:
@@ -394,6 +439,13 @@ class Calibration:
         return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
                     if method.applies(quantiles)}, floor, kind)
 
+    @classmethod
+    def choosing(cls, actual, point, quantiles, scales: dict, folds, floor: float | None = None) -> "Calibration":
+        """:meth:`calibrate` in the interval scale :func:`choose_scale` picks among ``scales`` (kind -> (windows,)
+        scale; one kind: that one) on the same validation forecasts, cross-fitted over ``folds``."""
+        kind = choose_scale(actual, point, quantiles, scales, folds, floor)
+        return cls.calibrate(actual, point, quantiles, scales[kind], floor, kind)
+
     def get(self, name: str):
         """The calibrated method of that name, or None."""
         return self.methods.get(name)
@@ -418,7 +470,7 @@ class Calibration:
         state = dict(state)
         floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
         scale = state.pop("scale", "history")  # absent in models saved before the recent scale
-        if scale not in INTERVAL_SCALES:
+        if scale not in INTERVAL_SCALES[:2]:
             raise ValueError(f"unknown interval scale {scale!r}")
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
         if unknown:

@@ -77,7 +77,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     (passed to keep the layers apart)."""
     from .baselines import Combination, NetworkModel
     from .evaluation import origins_of, scales_at, score_windows
-    from .intervals import Calibration, series_scale
+    from .intervals import Calibration, scale_folds, series_scale
     from .metrics import headline_metric
 
     if data.count("validation") == 0:
@@ -127,9 +127,9 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         selected = Combination([members[name][1] for name in best], best)
         origins, starts, series = origins_of(data, "validation")
         history_scale = series_scale(first.mase_scale, data.scaler.scale)
-        scale = scales_at(data, origins, starts, series, history_scale, first.season)
-        calibration = Calibration.calibrate(part.actual, combined, None, scale, floor=data.interval_floor,
-                                            kind=data.interval_scale)
+        scales = scales_at(data, origins, starts, series, history_scale, first.season)
+        calibration = Calibration.choosing(part.actual, combined, None, scales, scale_folds(series),
+                                           floor=data.interval_floor)
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(
