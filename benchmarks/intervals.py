@@ -48,20 +48,22 @@ def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
     return result, time.perf_counter() - start
 
 
-def rescored(result, kind: str | None) -> dict:
+def rescored(result, kind: str | None) -> tuple[dict, str]:
     """The run's metrics with conformal scores measured in another interval scale (``interval_scale``; None: the
-    run's own): the same fitted models recalibrated on the same validation forecasts (the fit never reads the
-    interval scale, so this is what a fit with that setting gives, at no second fit's cost)."""
+    run's own), and the scale the model's calibration used (auto: the one it chose): the same fitted models
+    recalibrated on the same validation forecasts (the fit never reads the interval scale, so this is what a fit
+    with that setting gives, at no second fit's cost)."""
     import dataclasses
 
     from tsattn.evaluation import score_windows
 
     if kind is None or kind == result.data.interval_scale:
-        return result.metrics
+        return result.metrics, getattr(result.state.calibration, "scale", None)
     state = result.state
     data = dataclasses.replace(result.data, interval_scale=kind)
-    return score_windows(state.estimator, state.baselines, data, state.season, levels=LEVELS,
-                         mase_scale=state.mase_scale, selection=state.selection).metrics
+    evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=LEVELS,
+                               mase_scale=state.mase_scale, selection=state.selection)
+    return evaluation.metrics, evaluation.calibration["model"].scale
 
 
 def rows_of(metrics: dict, label: str, keys) -> list[list]:
@@ -130,9 +132,10 @@ def main() -> None:
                 result, seconds = run(frame, {**settings, **given}, model, seed, args.quick, baselines=baselines)
                 members = len(result.history.attrs.get("members", [None]))
                 for kind in kinds:
-                    metrics = rescored(result, kind)
+                    metrics, used = rescored(result, kind)
+                    scale = f", {kind} scale{f': {used}' if kind == 'auto' else ''}" if kind else ""
                     label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} " \
-                            f"(conformal{f', {kind} scale' if kind else ''})"
+                            f"(conformal{scale})"
                     rows += rows_of(metrics, label, ["model"])
                     what = f"{model}, {kind} scale" if kind else model
                     coverage.setdefault(what, []).append(metrics["test"]["model"])
