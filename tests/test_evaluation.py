@@ -67,6 +67,7 @@ def test_score_windows_scores_every_model_on_the_same_targets():
 def test_calibration_scores_validation_errors_in_the_series_scale():
     data = windowed()
     scale = series_scale(np.array([4.0, 1.0]), data.scaler.scale)
+    data.interval_scale = "insample"  # the training part's scale, one per series
     calibration = calibrate(Naive(2), data, scale, season=1)
     assert list(calibration.methods) == ["conformal"]  # no quantiles of its own: no quantile calibration
     conformal = calibration.get("conformal")

@@ -1,5 +1,6 @@
 """Probabilistic forecasts: pinball loss, quantile heads, split-conformal intervals, interval metrics, levels."""
 
+import dataclasses
 import json
 import math
 import warnings
@@ -174,8 +175,13 @@ def test_conformal_calibration_never_sees_the_test_part():
     first, second = fit(common, series=series), fit(common, series=changed)
     for key in first.calibration:
         assert first.calibration[key].state() == second.calibration[key].state()
-    # the intervals' half-widths on the test part are the same; only the coverage of the changed targets moves
+    # the half-width at the first test origin is the same (a later origin's scale reads the test values before it,
+    # known by then, as the default expanding scale does); in the training part's scale every one is
     half = [r.forecasts["test"].intervals["model"][0.9] - r.forecasts["test"].predicted for r in (first, second)]
+    np.testing.assert_allclose(half[0][0], half[1][0])
+    assert not np.allclose(half[0], half[1])
+    fixed = [fit(dataclasses.replace(common, interval_scale="insample"), series=s) for s in (series, changed)]
+    half = [r.forecasts["test"].intervals["model"][0.9] - r.forecasts["test"].predicted for r in fixed]
     np.testing.assert_allclose(half[0], half[1])
 
 
@@ -412,7 +418,7 @@ def test_a_new_interval_method_is_one_entry_in_the_registry(monkeypatch, small_s
     f = Forecaster("simple-rnn", window=8, units=3, epochs=1).fit(small_series, validation=0.2)
     assert list(f.calibration_.methods) == ["conformal", "fixed"]
     forecast = f.predict(1, level=[80])
-    scale = f.state_.interval_scale_for(f.state_.tails)[0]
+    scale = f.state_.interval_scale_for(f.state_.tails, fitted=True)[0]
     np.testing.assert_allclose(forecast["demand-hi-80"] - forecast["demand"], scale)
     loaded = Forecaster.load(f.save(tmp_path / "m.tsattn"))
     pd.testing.assert_frame_equal(loaded.predict(1, level=[80]), forecast)
@@ -435,82 +441,54 @@ def test_intervals_of_non_negative_data_are_clipped_at_zero_unless_asked_not_to(
     assert signed.iloc[:, 1].min() < 0
 
 
-def test_recent_interval_scale_is_the_seasonal_naive_mae_before_each_origin():
+def test_interval_scales_are_seasonal_naive_maes_up_to_each_origin():
     from tsattn.intervals import recent_span, window_scale
 
     values = np.array([1.0, 2, 4, 7, 11, 16, 22, 10.0, 10, 13, 13, 17])  # series 0: 7 values, series 1: 5
-    history = np.array([5.0, 6.0])
+    training = np.array([5.0, 6.0])[[0, 0, 1, 1]]
     origins, first = np.array([6, 4, 11, 7]), np.array([0, 0, 7, 7])
     assert recent_span(1, 2) == 4 and recent_span(12, 18) == 36 and recent_span(4, 8) == 16
-    np.testing.assert_allclose(window_scale("history", values, origins, first, 1, 2, history[[0, 0, 1, 1]]),
-                               [5, 5, 6, 6])
-    recent = window_scale("recent", values, origins, first, 1, 2, history[[0, 0, 1, 1]])
-    # the last 4 lag-1 differences up to each origin, never across the series boundary; a lone value: history's
-    np.testing.assert_allclose(recent, [np.mean([3, 4, 5, 6]), np.mean([1, 2, 3, 4]), np.mean([0, 3, 0, 4]), 6.0])
+    np.testing.assert_allclose(window_scale("insample", values, origins, first, 1, 2, training), [5, 5, 6, 6])
+    # recent: the last 4 lag-1 differences up to each origin, never across the series boundary; a lone value: training
+    np.testing.assert_allclose(window_scale("recent", values, origins, first, 1, 2, training),
+                               [np.mean([3, 4, 5, 6]), np.mean([1, 2, 3, 4]), np.mean([0, 3, 0, 4]), 6.0])
+    np.testing.assert_allclose(window_scale("expanding", values, origins, first, 1, 2, training),
+                               [np.mean([1, 2, 3, 4, 5, 6]), np.mean([1, 2, 3, 4]), np.mean([0, 3, 0, 4]), 6.0])
     seasonal = window_scale("recent", values, np.array([6]), np.array([0]), 3, 1, np.array([5.0]))
     np.testing.assert_allclose(seasonal, [np.mean([6, 9, 12, 15])])  # lag 3: 7 - 1, 11 - 2, ... (span 9: all four)
-    with pytest.raises(ConfigError, match="interval_scale must be one of history, recent"):
-        window_scale("latest", values, origins, first, 1, 2, history[[0, 0, 1, 1]])
+    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent"):
+        window_scale("latest", values, origins, first, 1, 2, training)
 
 
-def test_recent_interval_scale_follows_the_series_end_and_is_saved(tmp_path):
-    """The band is the calibrated radius times the recent scale at the forecast origin, and a reloaded model (and a
-    Forecaster from a run's saved state) gives the same; a config error names the values."""
+def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
+    """The band is the calibrated radius times the scale at the origin: every value of the series (expanding, the
+    default: from the figure kept at fit, as the tails hold only the last values), its last ones (recent) or every
+    value before the test part, here all of them (insample). Expanding calibrated its validation scores on the values
+    before each validation origin, insample on the validation values too: a different radius. Predicting from the
+    fitted data and from the same series passed again agree, and a reloaded model gives the same bands."""
     from tsattn.intervals import Calibration, recent_span
 
     rng = np.random.default_rng(3)
     noise = rng.normal(0, 1, 120)
-    noise[-30:] *= 4  # the end swings four times as much as the history
+    noise[-30:] *= 4  # the end swings four times as much as the training part
     series = pd.Series(50 + noise, index=pd.date_range("2020-01-01", periods=120, freq="D"), name="y")
-    history = Forecaster("naive", horizon=2, season=1).fit(series)
-    recent = Forecaster("naive", horizon=2, season=1, interval_scale="recent").fit(series)
-    assert recent.calibration_.scale == "recent" and history.calibration_.scale == "history"
-    band = recent.predict(level=[80])
-    radius = recent.calibration_.get("conformal").radius(80)[0]
-    scale = np.mean(np.abs(np.diff(series.to_numpy()[-recent_span(1, 2) - 1:])))
-    np.testing.assert_allclose((band["y-hi-80"] - band["y"]).to_numpy(), radius * scale)
-    wide = history.predict(level=[80])
-    assert not np.allclose(wide["y-hi-80"] - wide["y"], band["y-hi-80"] - band["y"])
-    pd.testing.assert_frame_equal(Forecaster.load(recent.save(tmp_path / "m")).predict(level=[80]), band)
-    state = recent.calibration_.state()
-    assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "history"  # older files
-    with pytest.raises(ConfigError, match="interval_scale must be one of history, recent"):
+    changes = np.abs(np.diff(series.to_numpy()))
+    fits = {kind: Forecaster("naive", horizon=2, season=1, interval_scale=kind).fit(series, validation=0.2)
+            for kind in ("expanding", "recent", "insample")}
+    assert RunConfig().interval_scale == "expanding"
+    expected = {"expanding": changes.mean(), "recent": changes[-recent_span(1, 2):].mean(), "insample": changes.mean()}
+    assert fits["insample"].mase_scale_[0] == pytest.approx(changes.mean())
+    radius = {kind: f.calibration_.get("conformal").radius(80)[0] for kind, f in fits.items()}
+    assert not np.allclose(radius["expanding"], radius["insample"])
+    assert not np.isclose(expected["recent"], expected["expanding"])
+    for kind, forecaster in fits.items():
+        assert forecaster.calibration_.scale == kind
+        band = forecaster.predict(level=[80])
+        np.testing.assert_allclose((band["y-hi-80"] - band["y"]).to_numpy(), radius[kind] * expected[kind],
+                                   err_msg=kind)
+        pd.testing.assert_frame_equal(forecaster.predict(series=series, level=[80]), band)
+        pd.testing.assert_frame_equal(Forecaster.load(forecaster.save(tmp_path / kind)).predict(level=[80]), band)
+    state = fits["recent"].calibration_.state()
+    assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "insample"  # older files
+    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent"):
         Forecaster("naive", interval_scale="latest").fit(series)
-
-
-def test_auto_interval_scale_takes_the_scale_the_validation_errors_follow():
-    """Cross-fitted over two halves of the windows: errors that swing with each window's recent scale choose it,
-    errors of one size everywhere keep the history's scale (the recent one is then only noise)."""
-    from tsattn.intervals import Calibration, choose_scale, scale_folds
-
-    rng = np.random.default_rng(0)
-    windows = 400
-    recent = rng.lognormal(0.0, 0.8, windows)
-    history = np.ones(windows)
-    point = np.zeros((windows, 3))
-    follows = rng.normal(size=(windows, 3)) * recent[:, None]
-    folds = scale_folds(np.arange(windows))
-    scales = {"history": history, "recent": recent}
-    assert choose_scale(follows, point, None, scales, folds) == "recent"
-    assert choose_scale(rng.normal(size=(windows, 3)), point, None, scales, folds) == "history"
-    assert choose_scale(follows, point, None, {"history": history}, folds) == "history"  # one kind: that one
-    assert choose_scale(follows[:1], point[:1], None, {k: v[:1] for k, v in scales.items()}, folds[:1]) == "history"
-    chosen = Calibration.choosing(follows, point, None, scales, folds)
-    assert chosen.scale == "recent"
-    np.testing.assert_allclose(chosen.get("conformal").state()["scores"][0], np.sort(np.abs(follows[:, 0]) / recent))
-    np.testing.assert_array_equal(scale_folds(np.array([0, 0, 1, 1, 2])), [0, 0, 1, 1, 0])  # by series
-    np.testing.assert_array_equal(scale_folds(np.zeros(3, dtype=int)), [0, 1, 0])  # one series: by window
-
-
-def test_auto_interval_scale_is_chosen_in_fit_and_kept_by_the_saved_model(tmp_path):
-    rng = np.random.default_rng(0)
-    swings = np.repeat(np.tile([1.0, 6.0], 4), 50)  # calm and wild stretches of 50 days: errors follow recent swings
-    series = pd.Series(50 + rng.normal(0, 1, 400) * swings, index=pd.date_range("2020-01-01", periods=400, freq="D"),
-                       name="y")
-    auto = Forecaster("naive", horizon=3, season=1, interval_scale="auto").fit(series, validation=0.5)
-    assert auto.calibration_.scale == "recent"
-    calm = Forecaster("naive", horizon=3, season=1, interval_scale="auto").fit(
-        pd.Series(50 + rng.normal(0, 1, 400), index=series.index, name="y"), validation=0.5)
-    assert calm.calibration_.scale == "history"
-    band = auto.predict(level=[80, 95])
-    pd.testing.assert_frame_equal(Forecaster.load(auto.save(tmp_path / "m")).predict(level=[80, 95]), band)

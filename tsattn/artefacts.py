@@ -64,6 +64,7 @@ def metadata(state) -> dict:
         "season": int(state.season),
         "scaler": state.scaler.to_dict(),
         "mase_scale": _finite_or_none(state.mase_scale),
+        "end_scale": None if state.end_scale is None else _finite_or_none(state.end_scale),
         "columns": list(state.columns),
         "series_name": tails.name,
         "single_input": bool(tails.single_input),
@@ -337,6 +338,9 @@ def load(path: Path):
         scale = state.get("mase_scale")
         scale = [scale] if not isinstance(scale, list) else scale
         mase_scale = np.array([np.nan if v is None else float(v) for v in scale], dtype=np.float64)
+        end = state.get("end_scale")  # absent in artefacts saved before interval_scale
+        end_scale = None if end is None else \
+            np.array([np.nan if v is None else float(v) for v in ([end] if not isinstance(end, list) else end)])
         kind = tails.index_kind
         label = state["trained_until"]
         trained_until = (int(label) if kind == "range" else
@@ -374,7 +378,7 @@ def load(path: Path):
             columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
             covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),
-            baselines=[from_state(baseline) for baseline in state.get("baselines") or ()])
+            baselines=[from_state(baseline) for baseline in state.get("baselines") or ()], end_scale=end_scale)
         fitted.note = state.get("note")
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
@@ -389,7 +393,7 @@ def load(path: Path):
         if params.get("window") not in (None, window) or params.get("horizon", horizon) != horizon:
             raise ValueError("the estimator's window and horizon differ from the model's")
         check_config(config)
-        if len(mase_scale) != tails.n_series:
+        if len(mase_scale) != tails.n_series or (end_scale is not None and len(end_scale) != tails.n_series):
             raise ValueError("one MASE scale per series is needed")
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError, DataError,
             StopIteration) as exc:

@@ -19,7 +19,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
 from .errors import ConfigError, DataError
-from .intervals import INTERVAL_SCALES, Calibration, check_levels, scale_folds, series_scale, window_scale
+from .intervals import Calibration, check_levels, series_scale, window_scale
 from .windows import PARTS
 
 
@@ -49,8 +49,8 @@ class Evaluation:
     mase_scale: np.ndarray
     baseline_seconds: dict     # baseline key -> seconds spent fitting + forecasting (all parts)
     calibration: dict = None   # model key -> intervals.Calibration on the validation part
-    interval_scale: np.ndarray = None  # per series: the in-sample scale conformal scores are divided by (or, with
-    # interval_scale=recent, where a window's recent one is undefined: scales_at)
+    interval_scale: np.ndarray = None  # per series: its in-sample scale (what conformal scores are divided by
+    # with interval_scale=insample; the others measure each window's at its origin, falling back to it: scales_at)
 
 
 def origins_of(data, part: str):
@@ -60,29 +60,26 @@ def origins_of(data, part: str):
     return starts + data.window - 1, data.panel.offsets[series], series
 
 
-def scales_at(data, origins, first, series, history_scale: np.ndarray, season: int, kinds=None) -> dict:
-    """{kind: (windows,)}: what each forecast's conformal score is divided by in each interval scale ``kinds``
-    (default: those ``data.interval_scale`` may use, both for auto; :func:`tsattn.intervals.window_scale`);
-    ``history_scale`` holds each series' in-sample scale."""
-    if kinds is None:
-        kinds = INTERVAL_SCALES[:2] if data.interval_scale == "auto" else (data.interval_scale,)
-    history = np.asarray(history_scale, dtype=np.float64)[series]
-    return {kind: window_scale(kind, data.panel.values, origins, first, season, data.horizon, history)
-            for kind in kinds}
+def scales_at(data, origins, first, series, insample: np.ndarray, season: int, kind: str | None = None):
+    """(windows,) what each forecast's conformal score is divided by in the interval scale ``kind`` (default:
+    ``data.interval_scale``; :func:`tsattn.intervals.window_scale`); ``insample`` holds each series'
+    in-sample scale (every value before the test part)."""
+    return window_scale(kind or data.interval_scale, data.panel.values, origins, first, season, data.horizon,
+                        np.asarray(insample, dtype=np.float64)[series])
 
 
-def calibrate(model, data, history_scale: np.ndarray, season: int):
+def calibrate(model, data, insample: np.ndarray, season: int):
     """The :class:`tsattn.intervals.Calibration` of ``model`` on the validation part of ``data`` (every interval
-    method that applies to it), or None without a validation part. ``history_scale`` holds each series' in-sample
-    scale (:func:`scales_at` reads the scores' scale from it and ``data.interval_scale``; auto chooses it:
-    :meth:`tsattn.intervals.Calibration.choosing`). The one calibration every path uses."""
+    method that applies to it), or None without a validation part, its scores measured in ``data.interval_scale``
+    (:func:`scales_at`; ``insample``: each series' in-sample scale, over every value before the test part). The one
+    calibration every path uses."""
     if data.count("validation") == 0:
         return None
     origins, first, series = origins_of(data, "validation")
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
-    return Calibration.choosing(data.y("validation", scaled=False), point, quantiles,
-                                scales_at(data, origins, first, series, history_scale, season), scale_folds(series),
-                                floor=data.interval_floor)
+    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
+                                 scales_at(data, origins, first, series, insample, season),
+                                 floor=data.interval_floor, kind=data.interval_scale)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -125,7 +122,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     panel = data.panel
     if mase_scale is None:
         mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
-    history_scale = series_scale(mase_scale, data.scaler.scale)
+    insample = series_scale(mase_scale, data.scaler.scale)
     calibrated = data.count("validation") > 0  # always (cheap): a saved model can give intervals later
     if levels and not calibrated and getattr(network, "quantiles", None) is None:
         raise ConfigError("conformal intervals are calibrated on the validation part, and this run has none; set "
@@ -136,13 +133,13 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     calibrations = {}
     if calibrated:
         calibrations["model"] = calibration if calibration is not None else \
-            calibrate(network if selection is None else selection[0], data, history_scale, season)
+            calibrate(network if selection is None else selection[0], data, insample, season)
     for part in parts:
         if data.count(part) == 0:
             continue
         origins, first, series = origins_of(data, part)
-        scales = scales_at(data, origins, first, series, history_scale, season)  # the kinds calibration may choose
-        every_scale = scales_at(data, origins, first, series, history_scale, season, INTERVAL_SCALES[:2])
+        scales = {kind: scales_at(data, origins, first, series, insample, season, kind)
+                  for kind in {data.interval_scale} | {c.scale for c in calibrations.values()}}
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         network, baselines = selection if selection is not None and part == "validation" else \
@@ -168,16 +165,15 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.choosing(actual, point, None, scales, scale_folds(series),
-                                                               floor=data.interval_floor)
+                calibrations[model.key] = Calibration.calibrate(actual, point, None, scales[data.interval_scale],
+                                                                floor=data.interval_floor, kind=data.interval_scale)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):
             for key, point in {"model": predicted, **points}.items():
                 own = distributions.get("model") if key == "model" else None  # a quantile model: its quantiles
                 if key in calibrations:
-                    intervals[key] = calibrations[key].quantiles(point, own, every_scale[calibrations[key].scale],
-                                                                 levels)
+                    intervals[key] = calibrations[key].quantiles(point, own, scales[calibrations[key].scale], levels)
                 elif own is not None:
                     intervals[key] = own
                 if key in distributions:
@@ -204,7 +200,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
     metrics["median"] = M.nested_metrics(table, "median")
     metrics["series"] = int(panel.n_series) - len(data.dropped)  # scored ones (a series without windows: none)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, calibrations,
-                      history_scale)
+                      insample)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -256,7 +256,7 @@ class Forecaster(BaseEstimator):
         contexts = state.contexts(panel, future)  # the labels first: timestamps pandas cannot hold are refused first
         scaler = state.scaler_for(panel)
         values = state.forecast(contexts, steps, scaler, np.arange(panel.n_series))
-        bounds = state.bounds(panel, contexts, values, scaler, levels) if levels else {}
+        bounds = state.bounds(panel, contexts, values, scaler, levels, fitted=series is None) if levels else {}
         if panel.single_input or (panel.n_series == 1 and state.single and series is None):
             name = panel.name if panel.name is not None else "forecast"
             if not levels:

@@ -32,7 +32,7 @@ from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, ch
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
-from .intervals import series_scale
+from .intervals import series_scale, window_scale
 from .layers import EnsembleCombine, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
@@ -61,8 +61,8 @@ class RunResult:
     baselines: list
     baseline_seconds: dict         # baseline key -> seconds spent forecasting it (statistical ones: fitting too)
     calibration: dict              # model key -> intervals.Calibration (on the validation part), baselines too
-    interval_scale: np.ndarray     # per series: the in-sample scale conformal scores are measured in (interval_scale
-    # "history"; "recent" measures each window's at its origin: tsattn.evaluation.scales_at)
+    interval_scale: np.ndarray     # per series: its in-sample scale (what conformal scores are measured in with
+    # interval_scale=insample; the others measure each window's at its origin: tsattn.evaluation.scales_at)
 
     # what the state holds, under the names reports read
     config = property(lambda self: self.state.config)
@@ -223,13 +223,13 @@ class _NonFiniteLoss(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-_STOP = {"training": False, "requested": False}
+_STOP = {"insample": False, "requested": False}
 
 
 def request_stop() -> None:
     """Stop what runs now as Ctrl-C would, at a safe point: inside training at the end of the current steps
     (an exception raised inside TensorFlow's execution can crash the process), elsewhere at once."""
-    if _STOP["training"]:
+    if _STOP["insample"]:
         _STOP["requested"] = True
     else:
         raise KeyboardInterrupt
@@ -318,7 +318,7 @@ class EpochProgress(keras.callbacks.Callback):
         if self.heartbeat is not None:
             self.heartbeat.stage(self._where)
         if self.interactive:  # a terminal: a bar (early stopping may end it before the total)
-            self.bar = progress_bar(self.epochs, self.label.rstrip(": ") or "training", "epoch", self.stream)
+            self.bar = progress_bar(self.epochs, self.label.rstrip(": ") or "insample", "epoch", self.stream)
 
     def on_train_end(self, logs=None):
         if self.heartbeat is not None:
@@ -417,7 +417,7 @@ def _train_member(shared: dict, index: int):
     import os
     import tempfile
 
-    member_data, loss, training = _member_parts(shared["data"], shared["loss"], shared["training"],
+    member_data, loss, training = _member_parts(shared["data"], shared["loss"], shared["insample"],
                                                 shared["members"][index])
     model, history, epochs, best = train_model(member_data, shared["network"], loss, training)
     handle, path = tempfile.mkstemp(suffix=".keras")
@@ -519,7 +519,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
                 member_data, member_loss, member_training = _member_parts(data, loss, training, member)
                 trained.append(train_model(member_data, network, member_loss, member_training, progress))
         else:
-            shared = {"data": data, "network": network, "loss": loss, "training": training, "members": members}
+            shared = {"data": data, "network": network, "loss": loss, "insample": training, "members": members}
             outcomes = dict(engine.map(_train_member, shared, range(len(members))))
             failed = [f"member {i}: {outcomes[i].error}" for i in range(len(members)) if not outcomes[i].ok]
             if failed:
@@ -753,12 +753,15 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     if params is None:
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
     keep = kept_values(panel, data.window, estimator, season)
+    end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
+                             data.horizon, series_scale(mase_scale, data.scaler.scale))
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
+                       end_scale=end_scale,
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 

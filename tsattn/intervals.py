@@ -124,14 +124,16 @@ def interval_source(loss) -> str:
     return "conformalized quantiles" if loss == "quantile" else "conformal"
 
 
-# What conformal scores are divided by (RunConfig.interval_scale): "history", each series' in-sample seasonal-naive
-# MAE over its whole training part (M4's MASE denominator); "recent", the same MAE over the last
-# recent_span(season, horizon) seasonal differences before each forecast's origin, so that a series whose recent
-# swings are larger or smaller than its history's gets a band to match (the history's figure where the series is too
-# short for one season there); "auto" (the setting, never a calibration's) takes whichever of the two scores the
-# validation forecasts better, cross-fitted (choose_scale).
-INTERVAL_SCALES = ("history", "recent", "auto")
-CHOICE_LEVELS = (80.0, 95.0)  # the levels interval_scale=auto compares the two scales at
+# What conformal scores are divided by (RunConfig.interval_scale), each a seasonal-naive MAE (M4's MASE denominator)
+# over some of a series' values: "expanding" (the default), every value up to each forecast's origin, so a validation
+# forecast's score is scaled on what was known at its origin and a later forecast (the test origin, predict after the
+# data's end) on what is known then; "insample", every value before the test part (MASE's in-sample values), one
+# figure per series whatever the origin, so a validation score is scaled on values after its origin too (tsattn's
+# scale before the setting existed: under-covered M3 yearly, whose validation years swing more than their past);
+# "recent", the last recent_span(season, horizon) seasonal differences before each origin, so bands follow recent
+# swings. Measured before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md). Where a series is too short
+# for one season before an origin, the in-sample figure.
+INTERVAL_SCALES = ("expanding", "insample", "recent")
 
 
 def recent_span(season: int, horizon: int) -> int:
@@ -140,76 +142,35 @@ def recent_span(season: int, horizon: int) -> int:
     return max(3 * max(int(season), 1), 2 * max(int(horizon), 1))
 
 
-def window_scale(kind: str, values, origins, first, season: int, horizon: int, history) -> np.ndarray:
-    """(windows,) the scale each forecast's conformal score is measured in (:data:`INTERVAL_SCALES`): ``history``
-    (per window, its series' in-sample scale: :func:`series_scale`) as it is, or for "recent" the mean absolute
-    seasonal difference of the last :func:`recent_span` values up to each origin (``origins``: flat positions of
-    the last input in ``values``; ``first``: each one's series start), ``history`` where that is undefined or 0."""
-    history = np.asarray(history, dtype=np.float64)
-    if kind == "history":
-        return history
-    if kind not in INTERVAL_SCALES[:2]:
+def window_scale(kind: str, values, origins, first, season: int, horizon: int, insample) -> np.ndarray:
+    """(windows,) the scale each forecast's conformal score is measured in (:data:`INTERVAL_SCALES`): ``insample``
+    (per window, its series' in-sample scale: :func:`series_scale`) as it is, or the mean absolute seasonal
+    difference of the values up to each origin (``origins``: flat positions of the last input in ``values``;
+    ``first``: each one's series start), all of them ("expanding") or the last :func:`recent_span` ("recent");
+    ``insample`` where that is undefined or 0."""
+    insample = np.asarray(insample, dtype=np.float64)
+    if kind not in INTERVAL_SCALES:
         raise ConfigError(f"interval_scale must be one of {', '.join(INTERVAL_SCALES)}; got {kind!r}")
+    if kind == "insample":
+        return insample
     values = np.asarray(values, dtype=np.float64)
     origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
     lag = max(int(season), 1)
     if len(values) <= lag or not len(origins):
-        return history
+        return insample
     differences = np.full(len(values), np.nan)
     differences[lag:] = np.abs(values[lag:] - values[:-lag])  # across a series boundary too: never read (low below)
     present = np.isfinite(differences)
     sums = np.concatenate([[0.0], np.cumsum(np.where(present, differences, 0.0))])
     counts = np.concatenate([[0], np.cumsum(present)])
     high = np.clip(origins + 1, 0, len(values))
-    low = np.minimum(np.maximum(first + lag, high - recent_span(season, horizon)), high)
+    span = recent_span(season, horizon) if kind == "recent" else len(values)
+    low = np.minimum(np.maximum(first + lag, high - span), high)
     number = counts[high] - counts[low]
     with np.errstate(invalid="ignore", divide="ignore"):
-        recent = (sums[high] - sums[low]) / number
-    good = (number > 0) & np.isfinite(recent) & (recent > 0)
-    return np.where(good, recent, history)
-
-
-def scale_folds(series) -> np.ndarray:
-    """Two folds of validation windows for :func:`choose_scale`: by series (every other one) when the windows come
-    from several series, else every other window."""
-    series = np.asarray(series)
-    return (series if len(np.unique(series)) > 1 else np.arange(len(series))) % 2
-
-
-def choose_scale(actual, point, quantiles, scales: dict, folds, floor: float | None = None) -> str:
-    """Of the interval scales in ``scales`` (kind -> (windows,) scale, :func:`window_scale`), the one whose
-    calibration bands the validation forecasts best: calibrated on one fold of the windows (:func:`scale_folds`),
-    scored on the other, both ways; the score is the interval score of the 80% and 95% bands (width plus 2 / alpha
-    times each miss, MSIS's numerator) over the history scale (``scales["history"]``), so both kinds are judged in the
-    same units. Ties, or too few windows for two folds: the first kind."""
-    import warnings
-
-    kinds = list(scales)
-    folds = np.asarray(folds)
-    if len(kinds) == 1 or len(np.unique(folds)) < 2:
-        return kinds[0]
-    actual, point = np.asarray(actual, dtype=np.float64), np.asarray(point, dtype=np.float64)
-    reference = np.asarray(scales["history"], dtype=np.float64)[:, None]
-    totals = {}
-    for kind in kinds:
-        total = 0.0
-        for fold in (0, 1):
-            fit, held = folds != fold, folds == fold
-            take = (lambda q, rows: None if q is None else {k: np.asarray(v)[rows] for k, v in q.items()})
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # too few scores for a level: the choice does not need to say so
-                calibration = Calibration.calibrate(actual[fit], point[fit], take(quantiles, fit),
-                                                    scales[kind][fit], floor, kind)
-                bands_ = calibration.quantiles(point[held], take(quantiles, held), scales[kind][held], CHOICE_LEVELS)
-            y = actual[held]
-            for level in CHOICE_LEVELS:
-                low, high = level_bounds(level)
-                lower, upper, alpha = bands_[low], bands_[high], 1 - level / 100
-                score = (upper - lower) + 2 / alpha * np.maximum(lower - y, 0) + 2 / alpha * np.maximum(y - upper, 0)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    total += float(np.nanmean(score / reference[held]))
-        totals[kind] = total
-    return min(kinds, key=lambda kind: (totals[kind], kinds.index(kind)))
+        scale = (sums[high] - sums[low]) / number
+    good = (number > 0) & np.isfinite(scale) & (scale > 0)
+    return np.where(good, scale, insample)
 
 
 def series_scale(mase_scale, fallback) -> np.ndarray:
@@ -424,27 +385,20 @@ class Calibration:
     """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
 
-    def __init__(self, methods: dict, floor: float | None = None, scale: str = "history"):
+    def __init__(self, methods: dict, floor: float | None = None, scale: str = "insample"):
         self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
         self.floor = floor  # bounds below it are raised to it (0 for non-negative data), None: none
         self.scale = scale  # what the scores are measured in (INTERVAL_SCALES): forecasts are scaled alike
 
     @classmethod
     def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
-                  kind: str = "history") -> "Calibration":
+                  kind: str = "insample") -> "Calibration":
         """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
         model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's scale (windows,:
         :func:`window_scale` of ``kind``); ``floor``: the lowest value an interval may reach
         (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`)."""
         return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
                     if method.applies(quantiles)}, floor, kind)
-
-    @classmethod
-    def choosing(cls, actual, point, quantiles, scales: dict, folds, floor: float | None = None) -> "Calibration":
-        """:meth:`calibrate` in the interval scale :func:`choose_scale` picks among ``scales`` (kind -> (windows,)
-        scale; one kind: that one) on the same validation forecasts, cross-fitted over ``folds``."""
-        kind = choose_scale(actual, point, quantiles, scales, folds, floor)
-        return cls.calibrate(actual, point, quantiles, scales[kind], floor, kind)
 
     def get(self, name: str):
         """The calibrated method of that name, or None."""
@@ -469,8 +423,8 @@ class Calibration:
     def from_state(cls, state: dict) -> "Calibration":
         state = dict(state)
         floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
-        scale = state.pop("scale", "history")  # absent in models saved before the recent scale
-        if scale not in INTERVAL_SCALES[:2]:
+        scale = state.pop("scale", "insample")  # absent in models saved before interval_scale: the in-sample one
+        if scale not in INTERVAL_SCALES:
             raise ValueError(f"unknown interval scale {scale!r}")
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
         if unknown:

@@ -77,7 +77,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     (passed to keep the layers apart)."""
     from .baselines import Combination, NetworkModel
     from .evaluation import origins_of, scales_at, score_windows
-    from .intervals import Calibration, scale_folds, series_scale
+    from .intervals import Calibration, series_scale
     from .metrics import headline_metric
 
     if data.count("validation") == 0:
@@ -126,10 +126,10 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         final = Combination([members[name][0] for name in best], best)
         selected = Combination([members[name][1] for name in best], best)
         origins, starts, series = origins_of(data, "validation")
-        history_scale = series_scale(first.mase_scale, data.scaler.scale)
-        scales = scales_at(data, origins, starts, series, history_scale, first.season)
-        calibration = Calibration.choosing(part.actual, combined, None, scales, scale_folds(series),
-                                           floor=data.interval_floor)
+        insample = series_scale(first.mase_scale, data.scaler.scale)
+        calibration = Calibration.calibrate(part.actual, combined, None,
+                                            scales_at(data, origins, starts, series, insample, first.season),
+                                            floor=data.interval_floor, kind=data.interval_scale)
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(

@@ -78,6 +78,8 @@ class FittedState:
     baselines: list = field(default_factory=list)
     choice: Any = None  # model "auto": every candidate's validation score, the chosen one marked (a DataFrame)
     note: str | None = None  # what the fit did other than asked (one short series forecast by a baseline), said
+    end_scale: np.ndarray | None = None  # per fitted series: the seasonal-naive MAE over every value fit saw (the
+                                         # "expanding" interval scale at the end, which the tails alone cannot give)
     selection: tuple | None = None  # after a final fit: (estimator, baselines) fitted on the training part only, which
                                     # chose the epochs and calibrated the intervals; scored on the validation part in
                                     # the final model's place (it never trained there). Not saved in artefacts.
@@ -194,21 +196,25 @@ class FittedState:
         offset, scale = zip(*rows) if rows else ((), ())
         return Scaler(self.scaler.kind, np.array(offset), np.array(scale))
 
-    def mase_scale_for(self, panel: Panel) -> np.ndarray:
-        """Per series of ``panel``: the fitted series' in-sample scale, NaN for a series not seen in fit."""
+    def mase_scale_for(self, panel: Panel, scales: np.ndarray | None = None) -> np.ndarray:
+        """Per series of ``panel``: the fitted series' in-sample scale (or its figure in ``scales``, one per fitted
+        series), NaN for a series not seen in fit."""
+        fitted = self.mase_scale if scales is None else scales
         if self.single and panel.n_series == 1:
-            return np.asarray(self.mase_scale[:1])
-        scales = np.full(panel.n_series, np.nan)
+            return np.asarray(fitted[:1])
+        out = np.full(panel.n_series, np.nan)
         for i, sid in enumerate(panel.ids):
             if sid in self.tails.ids:
-                scales[i] = self.mase_scale[self.tails.number(sid)]
-        return scales
+                out[i] = fitted[self.tails.number(sid)]
+        return out
 
-    def interval_scale_for(self, panel: Panel, known: bool = False) -> np.ndarray:
-        """Per series of ``panel``, the scale conformal scores are measured in at its end (the forecast origin): the
-        fitted series' in-sample seasonal-naive MAE, or for a series not seen in fit the same figure on its own
-        history; with a calibration measured in recent scales (``interval_scale="recent"``), the same MAE over the
-        panel's last values before the origin (:func:`tsattn.intervals.window_scale`)."""
+    def interval_scale_for(self, panel: Panel, known: bool = False, fitted: bool = False) -> np.ndarray:
+        """Per series of ``panel``, the scale conformal scores are measured in at its end (the forecast origin), in
+        the calibration's interval scale (:func:`tsattn.intervals.window_scale`): the seasonal-naive MAE over the
+        panel's values up to its end ("expanding"; for the fitted series themselves, ``fitted``, every value fit
+        saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the fitted series'
+        training-part figure ("insample"); where a figure is undefined, the training part's (for a series not seen
+        in fit, the same on its own history)."""
         from .intervals import series_scale, window_scale
 
         scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
@@ -217,10 +223,13 @@ class FittedState:
             own = M.insample_scale(panel.values, panel.offsets, panel.lengths, self.season)
             scale = np.where(unknown, own, scale)
         scaler = self.scaler if known else self.scaler_for(panel)
-        history = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
-        kind = self.calibration.scale if self.calibration is not None else "history"
+        insample = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
+        kind = self.calibration.scale if self.calibration is not None else "insample"
+        if kind == "expanding" and fitted and self.end_scale is not None:
+            end = np.asarray(self.end_scale if known else self.mase_scale_for(panel, self.end_scale), dtype=np.float64)
+            return np.where(np.isfinite(end) & (end > 0), end, insample)
         return window_scale(kind, panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], self.season, self.horizon,
-                            history)
+                            insample)
 
     # -- forecasting -------------------------------------------------------------------------------------
     @property
@@ -290,9 +299,10 @@ class FittedState:
             history = np.hstack([history, block])
         return forecasts[:, :steps]
 
-    def bounds(self, panel: Panel, contexts: np.ndarray, point: np.ndarray, scaler, levels) -> dict:
+    def bounds(self, panel: Panel, contexts: np.ndarray, point: np.ndarray, scaler, levels,
+               fitted: bool = False) -> dict:
         """{"lo-80": (n_series, steps), ...}: the model's own quantiles (conformalized) or its conformal
-        intervals around ``point``."""
+        intervals around ``point``; ``fitted``: ``panel`` is the fitted tails (:meth:`interval_scale_for`)."""
         from .intervals import bands, level_name, missing_levels
 
         steps = point.shape[1]
@@ -312,7 +322,8 @@ class FittedState:
                                                                 np.arange(k) * length, np.arange(k), scaler)
             quantiles = {q: values[:, :steps] for q, values in quantiles.items()}
             if self.calibration is not None:  # else the raw quantiles: the model's own
-                quantiles = self.calibration.quantiles(point, quantiles, self.interval_scale_for(panel), levels)
+                quantiles = self.calibration.quantiles(point, quantiles, self.interval_scale_for(panel, fitted=fitted),
+                                                       levels)
         else:
             if self.calibration is None and self.note and UNCALIBRATED in self.note:
                 raise ConfigError(f"no intervals for this model: {self.note}; give the series more values, or "
@@ -321,7 +332,8 @@ class FittedState:
                 raise ConfigError("no conformal calibration is stored with this model (it was fitted without a "
                                   "validation part, or saved by a tsattn without intervals); refit with validation > 0 "
                                   "(e.g. validation=0.1) to get intervals")
-            quantiles = self.calibration.quantiles(point, None, self.interval_scale_for(panel), levels)
+            quantiles = self.calibration.quantiles(point, None, self.interval_scale_for(panel, fitted=fitted),
+                                                   levels)
         out = {}
         for level, (low, high) in bands(quantiles, levels).items():
             out[f"lo-{level_name(level)}"], out[f"hi-{level_name(level)}"] = low, high
