@@ -5,12 +5,12 @@ A level L (e.g. 80) is the central interval between the quantiles 0.5 - L/200 an
 
 - a network trained with ``loss="quantile"`` outputs the quantiles itself (pinball loss; :mod:`tsattn.models`);
 - every other forecaster, networks and baselines alike, gets **split-conformal** intervals: the absolute errors
-  of its rolling forecasts on the validation part (never the test part), divided by each series' scale (the
-  in-sample seasonal-naive MAE, MASE's denominator), are pooled over series per step ahead; the interval of
-  level L at step j is the forecast +/- the ceil((n + 1) L / 100)-th smallest of those n scores times the
-  series' scale. Pooled, because a panel's validation part often holds one window per series (M3 monthly: 1428
-  series x 1 window of 18 steps), far too few errors for per-series quantiles; scaled, so that series of
-  different sizes share one distribution of errors. For one series this is plain split conformal.
+  of its rolling forecasts on the validation part (never the test part), divided by each series' scale at the
+  forecast's origin (a seasonal-naive MAE, MASE's denominator: :data:`INTERVAL_SCALES`), are pooled over series per
+  step ahead; the interval of level L at step j is the forecast +/- the ceil((n + 1) L / 100)-th smallest of those n
+  scores times the series' scale at its origin. Pooled, because a panel's validation part often holds one window per
+  series (M3 monthly: 1428 series x 1 window of 18 steps), far too few errors for per-series quantiles; scaled, so
+  that series of different sizes share one distribution of errors. For one series this is plain split conformal.
 
 This module needs no Keras.
 """
