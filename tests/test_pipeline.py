@@ -166,7 +166,7 @@ def test_calibration_is_one_function():
     config = settle(config, tsattn.as_panel(frame))
     data = window_config(frame, config)
     state = fit_state(config, data)
-    again = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale))
+    again = calibrate(state.estimator, data, series_scale(state.mase_scale, data.scaler.scale), state.season)
     assert again.state() == state.calibration.state() and list(again.methods) == ["conformal"]
 
 

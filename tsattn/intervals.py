@@ -161,8 +161,16 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
     differences = np.full(len(values), np.nan)
     differences[lag:] = np.abs(values[lag:] - values[:-lag])  # across a series boundary too: never read (low below)
     present = np.isfinite(differences)
-    sums = np.concatenate([[0.0], np.cumsum(np.where(present, differences, 0.0))])
-    counts = np.concatenate([[0], np.cumsum(present)])
+    filled = np.where(present, differences, 0.0)
+    # running sums restarted at each series start, so a series' figures do not depend on the series stored before it
+    # (the same series in another panel gives the same scale to the last bit)
+    sums, counts = np.zeros(len(values) + 1), np.zeros(len(values) + 1, dtype=np.int64)
+    starts = np.unique(first)
+    for start, end in zip(starts, np.append(starts[1:], len(values))):
+        inside = min(start + lag, end)  # the first difference within the series (earlier ones cross its start)
+        sums[start + 1:inside + 1], counts[start + 1:inside + 1] = 0.0, 0
+        sums[inside + 1:end + 1] = np.cumsum(filled[inside:end])
+        counts[inside + 1:end + 1] = np.cumsum(present[inside:end])
     high = np.clip(origins + 1, 0, len(values))
     span = recent_span(season, horizon) if kind == "recent" else len(values)
     low = np.minimum(np.maximum(first + lag, high - span), high)
