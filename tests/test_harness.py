@@ -301,3 +301,27 @@ def test_a_statistical_model_is_scored_on_validation_and_test_only(small_series)
     result = fit(RunConfig(model="theta", dataset=None, window=8, horizon=3), series=small_series)
     assert "train" not in result.metrics and "train" not in result.forecasts
     assert result.metrics["test"]["model"]["rmse"] > 0 and result.metrics["validation"]["model"]["rmse"] > 0
+
+
+def test_a_stop_requested_inside_training_ends_the_steps_first_then_interrupts():
+    """request_stop (the CLI's Ctrl-C) raises at once outside training; inside it only flags the request, so
+    TensorFlow is never interrupted mid-step, and the fit raises KeyboardInterrupt once the steps end."""
+    from tsattn import harness
+
+    ended = []
+
+    class StopAtFirstBatch(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            if batch == 0:
+                harness.request_stop()  # raising here would abort inside model.fit
+
+        def on_train_batch_end(self, batch, logs=None):
+            ended.append(batch)
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(RunConfig(model="simple-rnn", dataset=None, window=6, epochs=3, early_stopping=False),
+            series=make_series(60), progress=StopAtFirstBatch(), units=2)
+    assert len(ended) == 1  # the steps under way ran to their end (one block of steps_per_execution), then it stopped
+    assert harness._STOP == {"training": False, "requested": False}
+    with pytest.raises(KeyboardInterrupt):
+        harness.request_stop()

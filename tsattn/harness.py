@@ -223,13 +223,13 @@ class _NonFiniteLoss(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-_STOP = {"insample": False, "requested": False}
+_STOP = {"training": False, "requested": False}
 
 
 def request_stop() -> None:
     """Stop what runs now as Ctrl-C would, at a safe point: inside training at the end of the current steps
     (an exception raised inside TensorFlow's execution can crash the process), elsewhere at once."""
-    if _STOP["insample"]:
+    if _STOP["training"]:
         _STOP["requested"] = True
     else:
         raise KeyboardInterrupt
@@ -318,7 +318,7 @@ class EpochProgress(keras.callbacks.Callback):
         if self.heartbeat is not None:
             self.heartbeat.stage(self._where)
         if self.interactive:  # a terminal: a bar (early stopping may end it before the total)
-            self.bar = progress_bar(self.epochs, self.label.rstrip(": ") or "insample", "epoch", self.stream)
+            self.bar = progress_bar(self.epochs, self.label.rstrip(": ") or "training", "epoch", self.stream)
 
     def on_train_end(self, logs=None):
         if self.heartbeat is not None:
@@ -417,7 +417,7 @@ def _train_member(shared: dict, index: int):
     import os
     import tempfile
 
-    member_data, loss, training = _member_parts(shared["data"], shared["loss"], shared["insample"],
+    member_data, loss, training = _member_parts(shared["data"], shared["loss"], shared["training"],
                                                 shared["members"][index])
     model, history, epochs, best = train_model(member_data, shared["network"], loss, training)
     handle, path = tempfile.mkstemp(suffix=".keras")
@@ -519,7 +519,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
                 member_data, member_loss, member_training = _member_parts(data, loss, training, member)
                 trained.append(train_model(member_data, network, member_loss, member_training, progress))
         else:
-            shared = {"data": data, "network": network, "loss": loss, "insample": training, "members": members}
+            shared = {"data": data, "network": network, "loss": loss, "training": training, "members": members}
             outcomes = dict(engine.map(_train_member, shared, range(len(members))))
             failed = [f"member {i}: {outcomes[i].error}" for i in range(len(members)) if not outcomes[i].ok]
             if failed:
