@@ -44,6 +44,12 @@ def _finite_or_none(values) -> list:
     return [float(v) if v is not None and math.isfinite(v) else None for v in np.asarray(values, dtype=np.float64)]
 
 
+def _per_series(stored) -> np.ndarray:
+    """A per-series figure as :func:`_finite_or_none` stored it (or one bare number, as older artefacts did)."""
+    stored = [stored] if not isinstance(stored, list) else stored
+    return np.array([np.nan if v is None else float(v) for v in stored], dtype=np.float64)
+
+
 def metadata(state) -> dict:
     """Everything besides the Keras model that a :class:`tsattn.state.FittedState` needs to forecast again."""
     tails = state.tails
@@ -335,12 +341,9 @@ def load(path: Path):
         params = dict(state["estimator_params"])
         name = params.get("model", state.get("model"))
         tails = _tails(state)
-        scale = state.get("mase_scale")
-        scale = [scale] if not isinstance(scale, list) else scale
-        mase_scale = np.array([np.nan if v is None else float(v) for v in scale], dtype=np.float64)
+        mase_scale = _per_series(state.get("mase_scale"))
         end = state.get("end_scale")  # absent in artefacts saved before interval_scale
-        end_scale = None if end is None else \
-            np.array([np.nan if v is None else float(v) for v in ([end] if not isinstance(end, list) else end)])
+        end_scale = None if end is None else _per_series(end)
         kind = tails.index_kind
         label = state["trained_until"]
         trained_until = (int(label) if kind == "range" else

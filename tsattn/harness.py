@@ -735,7 +735,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     panel = data.panel
     mase_scale = M.insample_scale(panel.values, panel.offsets, data.insample_end(), season)
     # the intervals are calibrated on the validation part by the model that never trained on it
-    calibration = calibrate(estimator, data, series_scale(mase_scale, data.scaler.scale), season)
+    insample = series_scale(mase_scale, data.scaler.scale)
+    calibration = calibrate(estimator, data, insample, season)
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
         selection = (estimator, baselines)
@@ -754,7 +755,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         params = {"model": config.model, "window": data.window, "horizon": data.horizon, **config.model_params}
     keep = kept_values(panel, data.window, estimator, season)
     end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
-                             data.horizon, series_scale(mase_scale, data.scaler.scale))
+                             data.horizon, insample)
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,

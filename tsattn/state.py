@@ -213,8 +213,8 @@ class FittedState:
         the calibration's interval scale (:func:`tsattn.intervals.window_scale`): the seasonal-naive MAE over the
         panel's values up to its end ("expanding"; for the fitted series themselves, ``fitted``, every value fit
         saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the fitted series'
-        training-part figure ("insample"); where a figure is undefined, the training part's (for a series not seen
-        in fit, the same on its own history)."""
+        in-sample figure ("insample"); where a figure is undefined, the in-sample one (for a series not seen in fit,
+        the same on its own history)."""
         from .intervals import series_scale, window_scale
 
         scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
