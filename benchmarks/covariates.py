@@ -93,7 +93,8 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
     tidy = result.metrics_frame
     per_series = tidy[(tidy["part"] == "test") & (tidy["model"] == "model") & (tidy["metric"] == "smape")]
     return (test["model"]["mae"], test["model"]["smape"], per_series.set_index("series")["value"], seconds,
-            (test["arima"]["mae"], test["arima"]["smape"]) if "arima" in test else None)
+            (test["arima"]["mae"], test["arima"]["smape"]) if "arima" in test else None,
+            (test["linear"]["mae"], test["linear"]["smape"]) if "linear" in test else None)
 
 
 def importance_lines(heading: str = "###") -> list[str]:
@@ -216,7 +217,7 @@ def main() -> None:
     with_series = {}  # (dataset, model) -> per-series test sMAPE with the covariates, averaged over seeds
     real = dict(list(REAL.items())[:1]) if args.quick else REAL  # quick: PromoData only
     for dataset, covariates in real.items():
-        rows, arima = [], {}
+        rows, arima, linear = [], {}, {}
         for model in models:
             figures = {}
             for variant, settings in (("without", {}), ("with", covariates)):
@@ -224,6 +225,7 @@ def main() -> None:
                 figures[variant] = runs
                 arima["AutoARIMA + regressors (statsforecast, the harness's baseline)" if settings else
                       "AutoARIMA (statsforecast, the harness's baseline)"] = runs[0][4]
+                linear[f"linear {variant} covariates (least squares, the harness's baseline)"] = runs[0][5]
                 mae = np.array([r[0] for r in runs])
                 sm = np.array([r[1] for r in runs])
                 rows.append([f"{model} {variant} covariates", f"{mae.mean():.2f} ± {mae.std():.2f}",
@@ -234,8 +236,10 @@ def main() -> None:
             gain_mae = np.mean([r[0] for r in figures["without"]]) - np.mean([r[0] for r in figures["with"]])
             summary.append([dataset, model, f"{gain_mae:+.2f}", f"{gain:+.2f}",
                             "yes" if gain > 0 and gain_mae > 0 else "no"])
-        for label, (mae, sm) in arima.items():
+        for label, (mae, sm) in {**arima, **linear}.items():
             rows.append([label, f"{mae:.2f}", f"{sm:.2f}", "-"])
+        best_with[dataset]["linear (least squares)"] = linear["linear with covariates (least squares, the harness's "
+                                                              "baseline)"][0]
         lines += [f"## {dataset} ({', '.join(covariates['futr_exog'])} as future-known)", ""]
         lines += C.table(["model", "test MAE", "test sMAPE", "fit s"], rows) + [""]
     lines += ["## Summary: each network's gain from its covariates (without minus with; positive = covariates help)",
@@ -245,11 +249,14 @@ def main() -> None:
         lines += ["### tft against the best other network with the same covariates (mean test MAE)", ""]
         rows = []
         for dataset, by_model in best_with.items():
-            others = {m: v for m, v in by_model.items() if m != "tft"}
+            others = {m: v for m, v in by_model.items() if m not in ("tft", "linear (least squares)")}
             best = min(others, key=others.get)
+            linear_mae = by_model["linear (least squares)"]
             rows.append([dataset, f"{by_model['tft']:.2f}", f"{best} {others[best]:.2f}",
-                         "yes" if by_model["tft"] <= others[best] else "no"])
-        lines += C.table(["dataset", "tft", "best other network", "tft at or below it"], rows) + [""]
+                         "yes" if by_model["tft"] <= others[best] else "no", f"{linear_mae:.2f}",
+                         "yes" if by_model["tft"] <= linear_mae else "no"])
+        lines += C.table(["dataset", "tft", "best other network", "tft at or below it", "linear with the covariates",
+                          "tft at or below it"], rows) + [""]
 
     # the synthetic panel: known effects
     rows, per_series = [], {}

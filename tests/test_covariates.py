@@ -579,3 +579,27 @@ def test_covariate_path_outside_adds_their_effect_in_data_units_whatever_the_win
         assert start_from_linear_autoregression(model, data, zero_output=True)
         forecasts.append(model.predict(X, verbose=0))
     np.testing.assert_allclose(forecasts[0], forecasts[1], rtol=1e-4, atol=1e-5)
+
+
+def test_the_linear_baseline_takes_covariates_as_the_networks_skip_path_does(tmp_path):
+    """``linear`` with futr_exog is an ARX model: it finds a driver acting 3 steps later (the lags chosen on the
+    training part, as the networks' least-squares start), beats the same model without the driver on hold-out
+    values, needs the future values to forecast, and saves and loads to the same forecasts."""
+    rng = np.random.default_rng(0)
+    driver = rng.normal(size=150)
+    y = 10 + 2 * np.roll(driver, 3) + rng.normal(0, 0.1, 150)
+    frame = pd.DataFrame({"unique_id": "s", "ds": pd.date_range("2000-01-01", periods=150, freq="MS"), "y": y,
+                          "driver": driver})
+    train, future = frame.iloc[:-4], frame.iloc[-4:]
+    arx = Forecaster("linear", horizon=4, window=12, futr_exog=["driver"]).fit(train, seed=0)
+    assert arx.estimator_.covariate_lags in (3, 6)
+    plain = Forecaster("linear", horizon=4, window=12).fit(train[["unique_id", "ds", "y"]], seed=0)
+    with_driver = arx.predict(futr_df=future[["unique_id", "ds", "driver"]])["linear"].to_numpy()
+    alone = plain.predict()["linear"].to_numpy()
+    actual = future["y"].to_numpy()
+    assert np.abs(with_driver - actual).mean() < 0.3 < np.abs(alone - actual).mean()
+    with pytest.raises(ConfigError, match="futr_df"):
+        arx.predict()
+    arx.save(tmp_path / "arx")
+    again = Forecaster.load(tmp_path / "arx").predict(futr_df=future[["unique_id", "ds", "driver"]])["linear"]
+    np.testing.assert_array_equal(again.to_numpy(), with_driver)

@@ -318,22 +318,29 @@ def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout, covariate_lag
 
 
 class LinearAR(WindowModel):
-    """Least-squares autoregression on the scaled window (with intercept).
+    """Least-squares autoregression on the scaled window (with intercept); with covariates an ARX model.
 
     ``fit="pooled"`` (default) fits one set of coefficients on the training windows of every series (the
     start of the networks' linear skip path); ``"per-series"`` fits each series on its own windows and falls
-    back to the pooled coefficients for a series with fewer training windows than coefficients.
+    back to the pooled coefficients for a series with fewer training windows than coefficients. With covariates
+    (the data's ``hist_exog``/``futr_exog``/``stat_exog``) it regresses each forecast step on the target's window,
+    that step's future-known values and those of ``covariate_lags`` steps before it (chosen on the training part
+    alone, :func:`choose_covariate_lags`), and the last past-observed and static values: the least-squares start of
+    the networks' skip path (:func:`_structured_coefficients`), so a network is compared with the linear model it
+    starts from, on the same inputs.
     """
 
     key = label = "linear"
-    capabilities = Capabilities(learns=True)
+    capabilities = Capabilities(learns=True, covariates=("hist", "futr", "stat"))
 
     def __init__(self, window: int, horizon: int = 1, fit: str = "pooled"):
         self.window, self.horizon, self.mode = window, horizon, choice("linear_fit", fit, LINEAR_FITS)
         self.lookback = window
-        self.coefficients = None         # (window + 1, horizon) pooled
+        self.coefficients = None         # (window + 1, horizon) pooled; with covariates (window * features + 1, h)
         self.per_series = None           # (n_series, window + 1, horizon) when mode is per-series
         self.window_scaled = False       # with scaling=none: each window over its largest absolute value
+        self.layout = None               # with covariates: (past, future-known, static) columns after the target
+        self.covariate_lags = 0          # earlier steps of the future-known covariates each step regresses on
 
     def fit(self, data) -> "LinearAR":
         starts = data.starts["train"]
@@ -343,16 +350,22 @@ class LinearAR(WindowModel):
         # unscaled series of different sizes would share one intercept in series units (M1 under the N-BEATS
         # recipe: sMAPE 72.8 instead of 17.3): fitted on each window over its largest value instead
         self.window_scaled = data.scaler.kind == "none"
-        self.coefficients = linear_coefficients(data, starts, window_scaled=self.window_scaled)
+        layout = getattr(data, "layout", None)
+        self.layout = Layout.of(layout) if layout is not None and sum(layout) > 0 else None
+        self.covariate_lags = choose_covariate_lags(data) if self.layout is not None and self.layout.futr else 0
+        fitted = dict(window_scaled=self.window_scaled, covariates=self.layout is not None,
+                      covariate_lags=self.covariate_lags)
+        self.coefficients = linear_coefficients(data, starts, **fitted)
         if self.mode == "per-series":
             numbers = data.panel.series_of(starts)
             self.per_series = np.repeat(self.coefficients[None], data.panel.n_series, axis=0)
             order = np.argsort(numbers, kind="stable")
             bounds = np.searchsorted(numbers[order], np.arange(data.panel.n_series + 1))
+            used = int(np.count_nonzero(np.any(self.coefficients != 0, axis=1)))  # a structured fit's columns
             for i in range(data.panel.n_series):
                 mine = starts[order[bounds[i]:bounds[i + 1]]]
-                if len(mine) > self.window + 1:
-                    self.per_series[i] = linear_coefficients(data, mine, window_scaled=self.window_scaled)
+                if len(mine) > max(self.window + 1, used):
+                    self.per_series[i] = linear_coefficients(data, mine, **fitted)
         return self
 
     def for_series(self, numbers) -> "LinearAR":
@@ -367,13 +380,27 @@ class LinearAR(WindowModel):
     def forecast(self, values, origins, first, series, scaler):
         if self.coefficients is None:  # fitted on no window
             return np.full((len(origins), self.horizon), np.nan)
-        values = target_column(values)  # an autoregression of the target alone (a network's skip path reads more)
+        if self.layout is None:
+            values = target_column(values)  # without covariates: an autoregression of the target alone
         outputs = []
         for low in range(0, len(origins), CHUNK):
             chunk, numbers = origins[low:low + CHUNK], np.asarray(series)[low:low + CHUNK]
-            X = scaler.transform(gather_windows(values, chunk, self.window, np.asarray(first)[low:low + CHUNK]), numbers)
-            size = window_scales(X) if self.window_scaled else np.ones((len(X), 1))
-            design = np.hstack([X / size, np.ones((len(X), 1))])
+            starts = np.asarray(first)[low:low + CHUNK]
+            if self.layout is None:
+                X = scaler.transform(gather_windows(values, chunk, self.window, starts), numbers)
+                size = window_scales(X) if self.window_scaled else np.ones((len(X), 1))
+                X = X / size
+            else:  # the network's input: the scaled target and the covariates, step by step, flattened
+                X = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
+                                 with_target=False, first=starts, layout=self.layout).network_input()
+                X = X.astype(np.float64)
+                size = window_scales(X[:, :, 0]) if self.window_scaled else np.ones((len(X), 1))
+                X = np.concatenate([X[:, :, :1] / size[:, :, None], X[:, :, 1:]], axis=-1).reshape(len(X), -1)
+                if not np.isfinite(X).all() and self.layout.futr:
+                    raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
+                                    "futr_df with every series' values for each forecast step "
+                                    "(make_future_dataframe builds its skeleton)")
+            design = np.hstack([X, np.ones((len(X), 1))])
             if self.per_series is not None:
                 scaled = np.einsum("nw,nwh->nh", design, self.per_series[numbers])
             else:
@@ -383,6 +410,7 @@ class LinearAR(WindowModel):
 
     def state(self) -> dict:
         return {**super().state(), "window": self.window, "fit": self.mode, "window_scaled": self.window_scaled,
+                "layout": None if self.layout is None else list(self.layout), "covariate_lags": self.covariate_lags,
                 "coefficients": None if self.coefficients is None else self.coefficients.tolist(),
                 "per_series": None if self.per_series is None else self.per_series.tolist()}
 
@@ -757,6 +785,8 @@ def from_state(state: dict, network=None) -> WindowModel:
     if key == LinearAR.key:
         model = LinearAR(int(state["window"]), int(state["horizon"]), state["fit"])
         model.window_scaled = bool(state.get("window_scaled", False))
+        model.layout = None if state.get("layout") is None else Layout.of(state["layout"])  # saved before: none
+        model.covariate_lags = int(state.get("covariate_lags", 0))
         if state["coefficients"] is not None:  # None: fitted on no window
             model.coefficients = np.asarray(state["coefficients"], dtype=np.float64)
         if state.get("per_series") is not None:

@@ -684,8 +684,10 @@ def check_takes_covariates(name: str, estimator, covariates) -> None:
         from .covariates import KIND_NAMES
 
         takes = ", ".join(KIND_NAMES[k] for k in estimator.capabilities.covariates) or "none"
+        from .specs import list_models
+
         raise ConfigError(f"{name} takes no {' or '.join(KIND_NAMES[k] for k in refused)} covariates (it takes: {takes}); "
-                          "fit a network (simple-rnn, attention-rnn, transformer, nbeats) to use them, or drop them")
+                          f"fit a network ({', '.join(list_models())}) or linear to use them, or drop them")
 
 
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,

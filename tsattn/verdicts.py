@@ -33,16 +33,19 @@ def run_verdict(result) -> str | None:
     if headline_metric(result.panel.n_series) == "smape" and test:
         return panel_verdict(result, seeded)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
-        return single_verdict(test, result.data.window, seeded, naive_model=result.config.model == "naive")
+        return single_verdict(test, result.data.window, seeded, naive_model=result.config.model == "naive",
+                              covariates=result.data.covariates is not None)
     return None
 
 
 ONE_SEED = " One seed: compare several before concluding (tsattn compare)."
 
 
-def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bool = False) -> str:
-    """One line for one series: test RMSE against the naive forecast (and the linear AR); ``naive_model``: the model
-    is the naive forecast itself, the yardstick, not something measured against it."""
+def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bool = False,
+                   covariates: bool = False) -> str:
+    """One line for one series: test RMSE against the naive forecast (and the linear AR, an ARX model with
+    ``covariates``); ``naive_model``: the model is the naive forecast itself, the yardstick, not something measured
+    against it."""
     model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
     linear = test["linear"]["rmse"]
     linear_text = f"{number_text(linear)}" if linear is not None else "n/a"
@@ -56,7 +59,8 @@ def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bo
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
         head = f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, {change:+.1f}%)"
-    return f"{head}; linear AR({window}) {linear_text}." + (ONE_SEED if seeded else "")
+    linear_name = f"linear ARX({window}, with the covariates)" if covariates else f"linear AR({window})"
+    return f"{head}; {linear_name} {linear_text}." + (ONE_SEED if seeded else "")
 
 
 def panel_verdict(result, seeded: bool = True) -> str:
