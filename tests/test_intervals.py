@@ -456,6 +456,9 @@ def test_interval_scales_are_seasonal_naive_maes_up_to_each_origin():
                                [np.mean([1, 2, 3, 4, 5, 6]), np.mean([1, 2, 3, 4]), np.mean([0, 3, 0, 4]), 6.0])
     seasonal = window_scale("recent", values, np.array([6]), np.array([0]), 3, 1, np.array([5.0]))
     np.testing.assert_allclose(seasonal, [np.mean([6, 9, 12, 15])])  # lag 3: 7 - 1, 11 - 2, ... (span 9: all four)
+    np.testing.assert_allclose(window_scale("blend", values, origins, first, 1, 2, training),  # their mean
+                               (window_scale("recent", values, origins, first, 1, 2, training) +
+                                window_scale("expanding", values, origins, first, 1, 2, training)) / 2)
     with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent"):
         window_scale("latest", values, origins, first, 1, 2, training)
 
@@ -474,9 +477,10 @@ def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
     series = pd.Series(50 + noise, index=pd.date_range("2020-01-01", periods=120, freq="D"), name="y")
     changes = np.abs(np.diff(series.to_numpy()))
     fits = {kind: Forecaster("naive", horizon=2, season=1, interval_scale=kind).fit(series, validation=0.2)
-            for kind in ("expanding", "recent", "insample")}
+            for kind in ("expanding", "recent", "insample", "blend")}
     assert RunConfig().interval_scale == "expanding"
     expected = {"expanding": changes.mean(), "recent": changes[-recent_span(1, 2):].mean(), "insample": changes.mean()}
+    expected["blend"] = (expected["expanding"] + expected["recent"]) / 2
     assert fits["insample"].mase_scale_[0] == pytest.approx(changes.mean())
     radius = {kind: f.calibration_.get("conformal").radius(80)[0] for kind, f in fits.items()}
     assert not np.allclose(radius["expanding"], radius["insample"])

@@ -131,9 +131,10 @@ def interval_source(loss) -> str:
 # figure per series whatever the origin, so a validation score is scaled on values after its origin too (tsattn's
 # scale before the setting existed: under-covered M3 yearly, whose validation years swing more than their past);
 # "recent", the last recent_span(season, horizon) seasonal differences before each origin, so bands follow recent
-# swings. Measured before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md). Where a series is too short
-# for one season before an origin, the in-sample figure.
-INTERVAL_SCALES = ("expanding", "insample", "recent")
+# swings; "blend", the mean of the expanding and the recent figures (each falling back alike). Measured before M3's and
+# M1's hold-outs (benchmarks/results/intervals_scale.md). Where a series is too short for one season before an origin,
+# the in-sample figure.
+INTERVAL_SCALES = ("expanding", "insample", "recent", "blend")
 
 
 def recent_span(season: int, horizon: int) -> int:
@@ -146,13 +147,16 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
     """(windows,) the scale each forecast's conformal score is measured in (:data:`INTERVAL_SCALES`): ``insample``
     (per window, its series' in-sample scale: :func:`series_scale`) as it is, or the mean absolute seasonal
     difference of the values up to each origin (``origins``: flat positions of the last input in ``values``;
-    ``first``: each one's series start), all of them ("expanding") or the last :func:`recent_span` ("recent");
-    ``insample`` where that is undefined or 0."""
+    ``first``: each one's series start), all of them ("expanding") or the last :func:`recent_span` ("recent"), or
+    the mean of those two ("blend"); ``insample`` where that is undefined or 0."""
     insample = np.asarray(insample, dtype=np.float64)
     if kind not in INTERVAL_SCALES:
         raise ConfigError(f"interval_scale must be one of {', '.join(INTERVAL_SCALES)}; got {kind!r}")
     if kind == "insample":
         return insample
+    if kind == "blend":
+        return blend_scale(window_scale("expanding", values, origins, first, season, horizon, insample),
+                           window_scale("recent", values, origins, first, season, horizon, insample))
     values = np.asarray(values, dtype=np.float64)
     origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
     lag = max(int(season), 1)
@@ -179,6 +183,11 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
         scale = (sums[high] - sums[low]) / number
     good = (number > 0) & np.isfinite(scale) & (scale > 0)
     return np.where(good, scale, insample)
+
+
+def blend_scale(expanding, recent) -> np.ndarray:
+    """The "blend" interval scale from the expanding and the recent ones: their mean."""
+    return (np.asarray(expanding, dtype=np.float64) + np.asarray(recent, dtype=np.float64)) / 2
 
 
 def series_scale(mase_scale, fallback) -> np.ndarray:

@@ -212,10 +212,10 @@ class FittedState:
         """Per series of ``panel``, the scale conformal scores are measured in at its end (the forecast origin), in
         the calibration's interval scale (:func:`tsattn.intervals.window_scale`): the seasonal-naive MAE over the
         panel's values up to its end ("expanding"; for the fitted series themselves, ``fitted``, every value fit
-        saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the fitted series'
-        in-sample figure ("insample"); where a figure is undefined, the in-sample one (for a series not seen in fit,
-        the same on its own history)."""
-        from .intervals import series_scale, window_scale
+        saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the mean of the two
+        ("blend"), or the fitted series' in-sample figure ("insample"); where a figure is undefined, the in-sample one
+        (for a series not seen in fit, the same on its own history)."""
+        from .intervals import blend_scale, series_scale, window_scale
 
         scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
         unknown = ~np.isfinite(scale)
@@ -225,11 +225,15 @@ class FittedState:
         scaler = self.scaler if known else self.scaler_for(panel)
         insample = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
         kind = self.calibration.scale if self.calibration is not None else "insample"
-        if kind == "expanding" and fitted and self.end_scale is not None:
+        ends = panel.offsets[1:] - 1, panel.offsets[:-1]
+        if kind in ("expanding", "blend") and fitted and self.end_scale is not None:
             end = np.asarray(self.end_scale if known else self.mase_scale_for(panel, self.end_scale), dtype=np.float64)
-            return np.where(np.isfinite(end) & (end > 0), end, insample)
-        return window_scale(kind, panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], self.season, self.horizon,
-                            insample)
+            expanding = np.where(np.isfinite(end) & (end > 0), end, insample)
+            if kind == "expanding":
+                return expanding
+            return blend_scale(expanding, window_scale("recent", panel.values, *ends, self.season, self.horizon,
+                                                       insample))
+        return window_scale(kind, panel.values, *ends, self.season, self.horizon, insample)
 
     # -- forecasting -------------------------------------------------------------------------------------
     @property
