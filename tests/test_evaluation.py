@@ -102,7 +102,8 @@ def test_capabilities_say_what_each_model_does():
     assert Naive(1).capabilities == Capabilities()
     assert StatisticalModel("theta", 1, 1).capabilities.scope == "local"
     assert StatisticalModel("theta", 1, 1).capabilities.scored_on == ("test",)
-    assert all(not model.capabilities.covariates for model in (Naive(1), SeasonalNaive(1, 4), LinearAR(4)))
+    assert all(not model.capabilities.covariates for model in (Naive(1), SeasonalNaive(1, 4)))
+    assert LinearAR(4).capabilities.covariates == ("hist", "futr", "stat")  # an ARX model with them
 
 
 def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
