@@ -603,26 +603,3 @@ def test_the_linear_baseline_takes_covariates_as_the_networks_skip_path_does(tmp
     arx.save(tmp_path / "arx")
     again = Forecaster.load(tmp_path / "arx").predict(futr_df=future[["unique_id", "ds", "driver"]])["linear"]
     np.testing.assert_array_equal(again.to_numpy(), with_driver)
-
-
-@pytest.mark.parametrize("lift", ["scaled", "additive"])
-def test_an_instance_normalised_models_start_fits_the_covariates_as_it_reads_them(lift):
-    """Instance normalisation de-standardises the forecast by each window's deviation, so a covariate's slope on the
-    skip path moves the forecast by slope x deviation: the least-squares start is fitted on the covariates as such a
-    model reads them (covariates_as_read), and its training error is well below that of the slopes fitted on the raw
-    covariates (which a tft started from until 2026-11-28: BJsales' lead then barely moved its forecasts)."""
-    from tsattn.baselines import linear_coefficients
-    from tsattn.harness import start_from_linear_autoregression
-    from tsattn.models import get_model
-
-    config = RunConfig(model="simple-rnn", dataset=None, horizon=4, window=12, futr_exog=["promo"], preset="classic")
-    data = window_config(as_panel(_promotion_series(lift), exog=["promo"]), check_config(config))
-    batch = data.batch("train")
-    X, y = batch.network_input(), batch.target
-    model = get_model("simple-rnn", window=12, features=2, horizon=4, units=2, skip="linear", normalise="instance",
-                      layout=data.layout)
-    assert start_from_linear_autoregression(model, data, zero_output=True, covariate_lags=0)
-    started = float(np.mean((model.predict(X, verbose=0) - y) ** 2))
-    raw = linear_coefficients(data, data.starts["train"], covariates=True)
-    model.get_layer("linear_skip").set_weights([raw[:-1].astype("float32"), np.zeros(4, dtype="float32")])
-    assert started < 0.7 * float(np.mean((model.predict(X, verbose=0) - y) ** 2))

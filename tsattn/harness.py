@@ -369,15 +369,8 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
         covariate_lags = choose_covariate_lags(data, relative="level" in names) if futures else 0
     if futures:
         model.covariate_lags = covariate_lags  # reported with the fit (train_model's history.attrs)
-    # an instance-normalised model de-standardises its output by each window's deviation, so a covariate's slope on
-    # its skip path moves the forecast by slope x deviation: fitted on the covariates as it reads them
-    # (covariates_as_read), the start is the linear forecast this model makes (as choose_normalisation scores it);
-    # covariate_path="outside" adds their part after the de-standardisation, in the data's units
-    inside = data.layout is not None and sum(data.layout) > 0 and not alone and "covariate_skip" not in names
-    normalise = "instance" if "instance_stats" in names and inside else "none"
     coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names, covariates=not alone,
-                                       covariate_lags=covariate_lags, normalise=normalise)
-    # (window * features + 1, h); alone (window + 1, h)
+                                       covariate_lags=covariate_lags)  # (window * features + 1, h); alone (window + 1, h)
     skip = model.get_layer("linear_skip")
     if "covariate_skip" in names:  # covariate_path="outside": the target's slopes inside, the covariates' outside
         features = int(model.input_shape[-1])
