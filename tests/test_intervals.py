@@ -176,7 +176,7 @@ def test_conformal_calibration_never_sees_the_test_part():
     for key in first.calibration:
         assert first.calibration[key].state() == second.calibration[key].state()
     # the half-width at the first test origin is the same (a later origin's scale reads the test values before it,
-    # known by then, as the default expanding scale does); in the training part's scale every one is
+    # known by then, as the default blend scale does); in the training part's scale every one is
     half = [r.forecasts["test"].intervals["model"][0.9] - r.forecasts["test"].predicted for r in (first, second)]
     np.testing.assert_allclose(half[0][0], half[1][0])
     assert not np.allclose(half[0], half[1])
@@ -459,14 +459,14 @@ def test_interval_scales_are_seasonal_naive_maes_up_to_each_origin():
     np.testing.assert_allclose(window_scale("blend", values, origins, first, 1, 2, training),  # their mean
                                (window_scale("recent", values, origins, first, 1, 2, training) +
                                 window_scale("expanding", values, origins, first, 1, 2, training)) / 2)
-    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent"):
+    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent, blend"):
         window_scale("latest", values, origins, first, 1, 2, training)
 
 
 def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
-    """The band is the calibrated radius times the scale at the origin: every value of the series (expanding, the
-    default: from the figure kept at fit, as the tails hold only the last values), its last ones (recent) or every
-    value before the test part, here all of them (insample). Expanding calibrated its validation scores on the values
+    """The band is the calibrated radius times the scale at the origin: every value of the series (expanding: from the
+    figure kept at fit, as the tails hold only the last values), its last ones (recent), the mean of those two (blend,
+    the default) or every value before the test part, here all of them (insample). Expanding calibrated its validation scores on the values
     before each validation origin, insample on the validation values too: a different radius. Predicting from the
     fitted data and from the same series passed again agree, and a reloaded model gives the same bands."""
     from tsattn.intervals import Calibration, recent_span
@@ -478,7 +478,7 @@ def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
     changes = np.abs(np.diff(series.to_numpy()))
     fits = {kind: Forecaster("naive", horizon=2, season=1, interval_scale=kind).fit(series, validation=0.2)
             for kind in ("expanding", "recent", "insample", "blend")}
-    assert RunConfig().interval_scale == "expanding"
+    assert RunConfig().interval_scale == "blend"
     expected = {"expanding": changes.mean(), "recent": changes[-recent_span(1, 2):].mean(), "insample": changes.mean()}
     expected["blend"] = (expected["expanding"] + expected["recent"]) / 2
     assert fits["insample"].mase_scale_[0] == pytest.approx(changes.mean())
@@ -494,5 +494,5 @@ def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
         pd.testing.assert_frame_equal(Forecaster.load(forecaster.save(tmp_path / kind)).predict(level=[80]), band)
     state = fits["recent"].calibration_.state()
     assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "insample"  # older files
-    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent"):
+    with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent, blend"):
         Forecaster("naive", interval_scale="latest").fit(series)

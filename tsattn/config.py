@@ -156,12 +156,12 @@ class RunConfig:
                                      # (worse for every network on sunspots), the N-BEATS recipe true
     clip_intervals: bool = True      # intervals (and plotted fans) of data whose fitted values are all >= 0 are
                                      # clipped at zero, as counts and sales cannot go below it; false keeps them
-    interval_scale: str = "expanding"  # conformal scores are errors divided by each series' seasonal-naive MAE over
+    interval_scale: str = "blend"    # conformal scores are errors divided by each series' seasonal-naive MAE over
                                      # every value up to each forecast's origin ("expanding"), every value before the
                                      # test part ("insample": tsattn's scale before this setting; a validation score
-                                     # is scaled on values after its origin too) or the last 3 seasons / 2 horizons
-                                     # before the origin ("recent"); chosen before M3's and M1's hold-outs
-                                     # (benchmarks/results/intervals_scale.md)
+                                     # is scaled on values after its origin too), the last 3 seasons / 2 horizons
+                                     # before the origin ("recent") or the mean of expanding and recent ("blend");
+                                     # chosen before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md)
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)

@@ -125,13 +125,14 @@ def interval_source(loss) -> str:
 
 
 # What conformal scores are divided by (RunConfig.interval_scale), each a seasonal-naive MAE (M4's MASE denominator)
-# over some of a series' values: "expanding" (the default), every value up to each forecast's origin, so a validation
+# over some of a series' values: "expanding", every value up to each forecast's origin, so a validation
 # forecast's score is scaled on what was known at its origin and a later forecast (the test origin, predict after the
 # data's end) on what is known then; "insample", every value before the test part (MASE's in-sample values), one
 # figure per series whatever the origin, so a validation score is scaled on values after its origin too (tsattn's
 # scale before the setting existed: under-covered M3 yearly, whose validation years swing more than their past);
 # "recent", the last recent_span(season, horizon) seasonal differences before each origin, so bands follow recent
-# swings; "blend", the mean of the expanding and the recent figures (each falling back alike). Measured before M3's and
+# swings; "blend" (the default), the mean of the expanding and the recent figures (each falling back alike): a long
+# run's level shrunk toward the recent swings. Measured before M3's and
 # M1's hold-outs (benchmarks/results/intervals_scale.md). Where a series is too short for one season before an origin,
 # the in-sample figure.
 INTERVAL_SCALES = ("expanding", "insample", "recent", "blend")

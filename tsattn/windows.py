@@ -329,7 +329,7 @@ class WindowedPanel:
     covariates: "Covariates | None" = None
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
     interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
-    interval_scale: str = "expanding"  # what conformal scores are divided by (tsattn.intervals.INTERVAL_SCALES)
+    interval_scale: str = "blend"  # what conformal scores are divided by (tsattn.intervals.INTERVAL_SCALES)
     # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
     overhang: np.ndarray | None = None  # masked_targets: starts of the extra training windows whose targets run
     # past the end of the training part (trained on with those targets masked; see training_windows)
