@@ -208,7 +208,7 @@ class FittedState:
                 out[i] = fitted[self.tails.number(sid)]
         return out
 
-    def interval_scale_for(self, panel: Panel, known: bool = False, fitted: bool = False) -> np.ndarray:
+    def interval_scale_for(self, panel: Panel, fitted: bool = False) -> np.ndarray:
         """Per series of ``panel``, the scale conformal scores are measured in at its end (the forecast origin), in
         the calibration's interval scale (:func:`tsattn.intervals.window_scale`): the seasonal-naive MAE over the
         panel's values up to its end ("expanding"; for the fitted series themselves, ``fitted``, every value fit
@@ -217,17 +217,17 @@ class FittedState:
         (for a series not seen in fit, the same on its own history)."""
         from .intervals import blend_scale, series_scale, window_scale
 
-        scale = np.asarray(self.mase_scale if known else self.mase_scale_for(panel), dtype=np.float64)
+        scale = np.asarray(self.mase_scale_for(panel), dtype=np.float64)
         unknown = ~np.isfinite(scale)
         if unknown.any():
             own = M.insample_scale(panel.values, panel.offsets, panel.lengths, self.season)
             scale = np.where(unknown, own, scale)
-        scaler = self.scaler if known else self.scaler_for(panel)
+        scaler = self.scaler_for(panel)
         insample = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
         kind = self.calibration.scale if self.calibration is not None else "insample"
         ends = panel.offsets[1:] - 1, panel.offsets[:-1]
         if kind in ("expanding", "blend") and fitted and self.end_scale is not None:
-            end = np.asarray(self.end_scale if known else self.mase_scale_for(panel, self.end_scale), dtype=np.float64)
+            end = np.asarray(self.mase_scale_for(panel, self.end_scale), dtype=np.float64)
             expanding = np.where(np.isfinite(end) & (end > 0), end, insample)
             if kind == "expanding":
                 return expanding
