@@ -317,6 +317,30 @@ def _structured_coefficients(X: np.ndarray, y: np.ndarray, layout, covariate_lag
     return out
 
 
+def network_inputs(values, origins, window: int, series, scaler, first, layout, features: int | None = None
+                   ) -> np.ndarray:
+    """(windows, window, 1 + columns) what a network (and the linear model with covariates) reads for forecasts at
+    ``origins``: the scaled target and the covariates step by step (a window reaching before its series' ``first``
+    position padded with the series' first value). One line when it cannot be read: ``features`` columns expected and
+    others given, a non-finite target, or future-known values missing (NaN)."""
+    inputs = gather_batch(values, origins - window + 1, window, series=series, scaler=scaler, with_target=False,
+                          first=first, layout=layout).network_input()
+    if features is not None and inputs.shape[-1] != features:
+        raise DataError(f"the model reads {features} column(s) per step (the target and its covariates) "
+                        f"but was given {inputs.shape[-1]}; give the covariates it was fitted with")
+    if not np.isfinite(inputs).all():
+        target = inputs[..., 0]
+        if not np.isfinite(target).all() or layout is None or not tuple(layout)[1]:
+            # the target itself: a recursive forecast that overflowed, or values too large for float32
+            raise DataError("a forecast went non-finite (values beyond float32's range of about 3e38, "
+                            "e.g. a recursive forecast that diverged, or inputs that large); forecast fewer "
+                            "steps, or scale the data first (e.g. a log transform)")
+        raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
+                        "futr_df with every series' values for each forecast step (make_future_dataframe "
+                        "builds its skeleton)")
+    return inputs
+
+
 class LinearAR(WindowModel):
     """Least-squares autoregression on the scaled window (with intercept); with covariates an ARX model.
 
@@ -391,15 +415,9 @@ class LinearAR(WindowModel):
                 size = window_scales(X) if self.window_scaled else np.ones((len(X), 1))
                 X = X / size
             else:  # the network's input: the scaled target and the covariates, step by step, flattened
-                X = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
-                                 with_target=False, first=starts, layout=self.layout).network_input()
-                X = X.astype(np.float64)
+                X = network_inputs(values, chunk, self.window, numbers, scaler, starts, self.layout).astype(np.float64)
                 size = window_scales(X[:, :, 0]) if self.window_scaled else np.ones((len(X), 1))
                 X = np.concatenate([X[:, :, :1] / size[:, :, None], X[:, :, 1:]], axis=-1).reshape(len(X), -1)
-                if not np.isfinite(X).all() and self.layout.futr:
-                    raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
-                                    "futr_df with every series' values for each forecast step "
-                                    "(make_future_dataframe builds its skeleton)")
             design = np.hstack([X, np.ones((len(X), 1))])
             if self.per_series is not None:
                 scaled = np.einsum("nw,nwh->nh", design, self.per_series[numbers])
@@ -647,22 +665,8 @@ class NetworkModel(WindowModel):
         first = np.asarray(first, dtype=np.int64)
         for low in range(0, len(origins), chunk_size):
             chunk, numbers = origins[low:low + chunk_size], np.asarray(series)[low:low + chunk_size]
-            windows = gather_batch(values, chunk - self.window + 1, self.window, series=numbers, scaler=scaler,
-                                   with_target=False, first=first[low:low + chunk_size], layout=self.layout)
-            inputs = windows.network_input()
-            if inputs.shape[-1] != self.features:
-                raise DataError(f"the model reads {self.features} column(s) per step (the target and its covariates) "
-                                f"but was given {inputs.shape[-1]}; give the covariates it was fitted with")
-            if not np.isfinite(inputs).all():
-                target = inputs[..., 0]
-                if not np.isfinite(target).all() or self.layout is None or not tuple(self.layout)[1]:
-                    # the target itself: a recursive forecast that overflowed, or values too large for float32
-                    raise DataError("a forecast went non-finite (values beyond float32's range of about 3e38, "
-                                    "e.g. a recursive forecast that diverged, or inputs that large); forecast fewer "
-                                    "steps, or scale the data first (e.g. a log transform)")
-                raise DataError("a forecast needs future-known covariate values that were not given (NaN); pass "
-                                "futr_df with every series' values for each forecast step (make_future_dataframe "
-                                "builds its skeleton)")
+            inputs = network_inputs(values, chunk, self.window, numbers, scaler, first[low:low + chunk_size],
+                                    self.layout, self.features)
             scaled = np.asarray(forward(inputs), dtype=np.float64)
             outputs.append(scaler.inverse_transform(scaled, numbers))  # (chunk, horizon[, quantiles])
         if outputs:

@@ -155,9 +155,6 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
         raise ConfigError(f"interval_scale must be one of {', '.join(INTERVAL_SCALES)}; got {kind!r}")
     if kind == "insample":
         return insample
-    if kind == "blend":
-        return blend_scale(window_scale("expanding", values, origins, first, season, horizon, insample),
-                           window_scale("recent", values, origins, first, season, horizon, insample))
     values = np.asarray(values, dtype=np.float64)
     origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
     lag = max(int(season), 1)
@@ -177,13 +174,18 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
         sums[inside + 1:end + 1] = np.cumsum(filled[inside:end])
         counts[inside + 1:end + 1] = np.cumsum(present[inside:end])
     high = np.clip(origins + 1, 0, len(values))
-    span = recent_span(season, horizon) if kind == "recent" else len(values)
-    low = np.minimum(np.maximum(first + lag, high - span), high)
-    number = counts[high] - counts[low]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = (sums[high] - sums[low]) / number
-    good = (number > 0) & np.isfinite(scale) & (scale > 0)
-    return np.where(good, scale, insample)
+
+    def over(span: int) -> np.ndarray:  # the mean of the last ``span`` differences up to each origin (the one set of sums)
+        low = np.minimum(np.maximum(first + lag, high - span), high)
+        number = counts[high] - counts[low]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = (sums[high] - sums[low]) / number
+        good = (number > 0) & np.isfinite(scale) & (scale > 0)
+        return np.where(good, scale, insample)
+
+    if kind == "blend":
+        return blend_scale(over(len(values)), over(recent_span(season, horizon)))
+    return over(recent_span(season, horizon) if kind == "recent" else len(values))
 
 
 def blend_scale(expanding, recent) -> np.ndarray:
