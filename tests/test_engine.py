@@ -1,7 +1,7 @@
 """Execution engines: local (sequential / processes) and Ray, on a real multi-node Ray cluster on this machine.
 
-The Ray tests start a head node and two worker nodes of one CPU each (ray.cluster_utils.Cluster) and are slow
-(tens of seconds each); CI runs them. They are skipped only where Ray is not installed (it is in the test extra).
+The Ray tests share a head node and two worker nodes of one CPU each (ray.cluster_utils.Cluster, started once per
+module) and are slow (seconds to tens of seconds each); CI runs them. They are skipped only where Ray is not installed (it is in the test extra).
 """
 
 import json
@@ -99,8 +99,8 @@ def test_a_failing_run_is_recorded_and_the_others_finish(tmp_path, small_csv):
 # ----------------------------------------------------------------------------------------------------
 # A real multi-node Ray cluster on this machine
 # ----------------------------------------------------------------------------------------------------
-@pytest.fixture
-def cluster():
+@pytest.fixture(scope="module")
+def _one_cluster():
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
@@ -113,6 +113,21 @@ def cluster():
     finally:
         ray.shutdown()
         nodes.shutdown()
+
+
+@pytest.fixture
+def cluster(_one_cluster):
+    """A head node and two one-CPU worker nodes, shared by the Ray tests of this module: one start (some 6 s) and
+    worker processes that keep TensorFlow imported from test to test. A worker node a test killed is replaced when
+    a later test asks for the cluster, so each finds two (the tests that kill one come last)."""
+    nodes, workers = _one_cluster
+    lost = [node for node in workers if node not in nodes.worker_nodes]
+    for node in lost:
+        workers.remove(node)
+        workers.append(nodes.add_node(num_cpus=1))
+    if lost:
+        nodes.wait_for_nodes()
+    return nodes, workers
 
 
 @pytest.mark.slow
@@ -131,6 +146,63 @@ def test_ray_cluster_gives_the_same_records_as_the_sequential_run(cluster, tmp_p
         ray_table, one_table = (pd.read_csv(tmp_path / d / name) for d in ("ray", "one"))
         keep = [c for c in one_table.columns if not any(t in c for t in ("seconds",))]
         pd.testing.assert_frame_equal(ray_table[keep], one_table[keep])
+
+
+def _backtest(**engine):
+    import numpy as np
+    import pandas as pd
+
+    from tsattn import Forecaster
+
+    t = np.arange(120)
+    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=120, freq="MS"))
+    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16).fit(series.iloc[:80], seed=0)
+    return model.backtest(series, start=100, stride=5, retrain=2, epochs=2, **engine)
+
+
+def test_backtest_refits_in_local_processes_match_sequential():
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(_backtest(engine="local", jobs=2), _backtest())
+
+
+@pytest.mark.slow
+def test_backtest_refits_on_a_ray_cluster_match_sequential(cluster):
+    import pandas as pd
+
+    nodes, _ = cluster
+    pd.testing.assert_frame_equal(_backtest(engine="ray", address=nodes.address), _backtest())
+
+
+def _ensemble(engine=None):
+    import numpy as np
+    import pandas as pd
+
+    from tsattn import Forecaster
+
+    t = np.arange(100)
+    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=100, freq="MS"))
+    model = Forecaster("simple-rnn", horizon=2, units=4, batch_size=16, ensemble=2, epochs=2,
+                       ensemble_lookbacks=[3, 4], ensemble_losses=["mse", "mae"])  # 8 members, two windows
+    model.fit(series, seed=3, engine=engine)
+    return model.predict(4), model.history_.attrs["member_epochs"]
+
+
+def test_ensemble_members_in_local_processes_match_sequential():
+    import pandas as pd
+
+    from tsattn.engine import get_engine
+
+    (parallel, epochs), (sequential, epochs_one) = _ensemble(get_engine("local", jobs=2)), _ensemble()
+    pd.testing.assert_series_equal(parallel, sequential)
+    assert epochs == epochs_one
+
+
+@pytest.mark.slow
+def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
+    import pandas as pd
+
+    pd.testing.assert_series_equal(_ensemble("ray")[0], _ensemble()[0])
 
 
 @pytest.mark.slow
@@ -164,11 +236,13 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
                 time.sleep(0.1)
 
     # runs of a few seconds (40 epochs), so the node dies while one is mid-run, not as it ends
+    began_ms = time.time() * 1000  # the cluster is shared: an earlier test's retried tasks are not this test's
     results = compare(out=tmp_path / "ray", engine="ray", address=nodes.address,
                       **options(small_csv, seeds=[0, 1, 2], epochs=40, echo=echo))
     assert killed and not results.attrs["failures"]
     for _ in range(150):  # the state API reports task attempts with some delay (seconds on a loaded machine)
-        retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000) if t.attempt_number > 0]
+        retried = [t for t in list_tasks(filters=[("name", "=", "_ray_call")], limit=1000, detail=True)
+                   if t.attempt_number > 0 and (t.start_time_ms or 0) >= began_ms]
         if retried:
             break
         time.sleep(0.2)
@@ -245,63 +319,6 @@ def test_a_search_runs_trials_on_two_ray_nodes_and_survives_losing_one(cluster, 
     assert list(failed["number"]) == killed and failed["error"].iloc[0] == tuning.INTERRUPTED  # the trial lost
     assert len({w.get("node") for _, state, _, w in trials_by_node() if state == "COMPLETE"}) == 2  # on both nodes
     assert len(result.trials) == 9  # nothing more: 8 finished and the lost one
-
-
-def _backtest(**engine):
-    import numpy as np
-    import pandas as pd
-
-    from tsattn import Forecaster
-
-    t = np.arange(120)
-    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=120, freq="MS"))
-    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16).fit(series.iloc[:80], seed=0)
-    return model.backtest(series, start=100, stride=5, retrain=2, epochs=2, **engine)
-
-
-def test_backtest_refits_in_local_processes_match_sequential():
-    import pandas as pd
-
-    pd.testing.assert_frame_equal(_backtest(engine="local", jobs=2), _backtest())
-
-
-@pytest.mark.slow
-def test_backtest_refits_on_a_ray_cluster_match_sequential(cluster):
-    import pandas as pd
-
-    nodes, _ = cluster
-    pd.testing.assert_frame_equal(_backtest(engine="ray", address=nodes.address), _backtest())
-
-
-def _ensemble(engine=None):
-    import numpy as np
-    import pandas as pd
-
-    from tsattn import Forecaster
-
-    t = np.arange(100)
-    series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=100, freq="MS"))
-    model = Forecaster("simple-rnn", horizon=2, units=4, batch_size=16, ensemble=2, epochs=2,
-                       ensemble_lookbacks=[3, 4], ensemble_losses=["mse", "mae"])  # 8 members, two windows
-    model.fit(series, seed=3, engine=engine)
-    return model.predict(4), model.history_.attrs["member_epochs"]
-
-
-def test_ensemble_members_in_local_processes_match_sequential():
-    import pandas as pd
-
-    from tsattn.engine import get_engine
-
-    (parallel, epochs), (sequential, epochs_one) = _ensemble(get_engine("local", jobs=2)), _ensemble()
-    pd.testing.assert_series_equal(parallel, sequential)
-    assert epochs == epochs_one
-
-
-@pytest.mark.slow
-def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
-    import pandas as pd
-
-    pd.testing.assert_series_equal(_ensemble("ray")[0], _ensemble()[0])
 
 
 def test_ray_gives_up_on_an_unreachable_cluster_within_its_time_out(monkeypatch, tmp_path, small_csv):

@@ -42,6 +42,43 @@ def test_same_seed_same_metrics_other_seed_differs(small_series):
     assert first.metrics["test"]["model"]["rmse"] != other.metrics["test"]["model"]["rmse"]
 
 
+def _registered_gradients() -> set:
+    from tensorflow.python.framework import ops
+
+    return {key for key in ops._gradient_registry._registry if str(key).startswith("CustomGradient-")}
+
+
+def test_a_fit_leaves_no_gradient_function_and_graph_behind(small_series):
+    """TensorFlow keeps each tf.custom_gradient's function, and with it the traced graph, until the process ends;
+    Keras' optimizer registers one per compiled training function: 10 MB kept per fit of a small model
+    (benchmarks/results/fit_memory.md). A fit releases those it registered, and the same seed still gives the same
+    result after a release (the next fit traces its own)."""
+    before = _registered_gradients()
+    first = fit(tiny_config("simple-rnn"), series=small_series)
+    assert _registered_gradients() == before
+    again = fit(tiny_config("simple-rnn"), series=small_series)
+    pd.testing.assert_frame_equal(first.history, again.history)
+
+
+def test_a_keras_model_trains_on_after_its_gradient_functions_are_released():
+    """The release is safe for a model trained again: its traced step holds its gradient graph (same shapes), and a
+    retrace (another batch size) registers its own."""
+    from tsattn._backend import gradient_functions_released
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(64, 4)).astype("float32"), rng.normal(size=(64, 1)).astype("float32")
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    with gradient_functions_released():
+        first = model.fit(x, y, batch_size=16, epochs=2, verbose=0).history["loss"]
+    registered = _registered_gradients()
+    later = model.fit(x, y, batch_size=16, epochs=3, verbose=0).history["loss"]  # the same traced step
+    retraced = model.fit(x, y, batch_size=64, epochs=3, verbose=0).history["loss"]  # a new trace
+    assert later[-1] < first[-1] and retraced[-1] < later[-1]
+    assert len(_registered_gradients() - registered) >= 1  # the retrace registered its own (kept: outside the block)
+
+
 def test_early_stopping_restores_best_weights(small_series):
     result = fit(tiny_config("simple-rnn", epochs=60, patience=2, learning_rate=0.05), series=small_series)
     assert result.epochs_run < 60

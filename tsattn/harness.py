@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _backend  # noqa: F401  (quiet TensorFlow import)
+from . import _backend  # quiet TensorFlow import
 import keras
 import tensorflow as tf
 from keras import layers
@@ -640,9 +640,10 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
         callbacks.append(progress)
     _STOP.update(training=True, requested=False)
     try:
-        history = model.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks, verbose=0,
-                            steps_per_epoch=steps_per_epoch if sampled else None,
-                            shuffle=False)  # the dataset is already shuffled with the seed
+        with _backend.gradient_functions_released():  # else TensorFlow keeps each fit's traced graph till exit
+            history = model.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks,
+                                verbose=0, steps_per_epoch=steps_per_epoch if sampled else None,
+                                shuffle=False)  # the dataset is already shuffled with the seed
     finally:
         stopped = _STOP["requested"]
         _STOP.update(training=False, requested=False)
