@@ -187,7 +187,7 @@ ARCHIVED = {
     "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
     "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
-        "engines.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md", "xla.md"),
+        "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md", "xla.md"),
 }
 
 
