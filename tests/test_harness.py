@@ -50,7 +50,7 @@ def _registered_gradients() -> set:
 
 def test_a_fit_leaves_no_gradient_function_and_graph_behind(small_series):
     """TensorFlow keeps each tf.custom_gradient's function, and with it the traced graph, until the process ends;
-    Keras' optimizer registers one per compiled training function: 10 MB kept per fit of a small model
+    Keras' optimizer registers one per compiled training function: 11-94 MB kept per fit
     (benchmarks/results/fit_memory.md). A fit releases those it registered, and the same seed still gives the same
     result after a release (the next fit traces its own)."""
     before = _registered_gradients()

@@ -51,11 +51,12 @@ def gradient_functions_released():
 
     TensorFlow keeps each such function in a global registry (keys ``CustomGradient-N``) until the process ends, and
     its closure holds the whole traced graph (tensorflow/tensorflow#97697). Keras' optimizer traces one per compiled
-    training function (the all-reduce of the gradients, even on one device), so every fit kept its graph: 10.5 MB
-    more resident memory per fit of a small simple-rnn, 0.0 with this (benchmarks/results/fit_memory.md). Dropping
-    them after training is safe: a traced function holds its gradient graph already, and a retrace registers anew.
-    Only keys added inside the block go (a gradient registered elsewhere meanwhile, in another thread, could go too:
-    tsattn trains in one thread per process). Where TensorFlow's registry is not where this looks, nothing is done."""
+    training function (the all-reduce of the gradients, even on one device), so every fit kept its graphs: 11 MB
+    (simple-rnn) to 94 MB (tft) of resident memory per fit, 0 to 4 with this (benchmarks/results/fit_memory.md).
+    Dropping them after training is safe: a traced function holds its gradient graph already, and a retrace
+    registers anew. Only keys added inside the block go (a gradient registered elsewhere meanwhile, in another
+    thread, could go too: tsattn trains in one thread per process). Where TensorFlow's registry is not where this
+    looks, nothing is done."""
     try:
         from tensorflow.python.framework import ops
 
