@@ -1,7 +1,7 @@
 """Memory over many fits in one process: how much resident memory each further fit keeps.
 
     python benchmarks/fit_memory.py             # -> benchmarks/results/fit_memory.md (4 models, 25 fits each)
-    python benchmarks/fit_memory.py --quick     # simple-rnn, 6 fits (run by the tests)
+    python benchmarks/fit_memory.py --quick     # simple-rnn, 6 fits (a smoke run; not in the test suite)
 
 A search, a backtest with refits, an ensemble or a notebook fits many models in one process. Each model here is fitted
 `--fits` times, one after another, in a fresh process, through `tsattn.Forecaster(model, horizon=6, epochs=2)
@@ -14,6 +14,7 @@ tsattn trains (the gradient functions TensorFlow registers during a fit released
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -38,8 +39,6 @@ def child(model: str, fits: int, release: bool) -> None:
 
     if not release:
         _backend.gradient_functions_released = contextlib.nullcontext
-    from tensorflow.python.framework import ops
-
     t = np.arange(200)
     series = pd.Series(50 + 30 * np.sin(2 * np.pi * t / 12) + np.random.default_rng(0).normal(size=200),
                        index=pd.date_range("2000-01-01", periods=200, freq="MS"))
@@ -50,15 +49,14 @@ def child(model: str, fits: int, release: bool) -> None:
         del forecaster
         gc.collect()
         anon.append(C.memory_mb()["anon"])
-    registered = sum(str(key).startswith("CustomGradient-") for key in ops._gradient_registry._registry)
-    print(json.dumps({"anon": anon, "registered": registered}))
+    print(json.dumps({"anon": anon, "registered": len(_backend.custom_gradient_keys())}))
 
 
 def main() -> None:
     parser = C.parser(__doc__.splitlines()[0], "fit_memory.md")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--fits", type=int, default=25)
-    parser.add_argument("--child", nargs=3, metavar=("MODEL", "FITS", "RELEASE"), help=argparse_hidden())
+    parser.add_argument("--child", nargs=3, metavar=("MODEL", "FITS", "RELEASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         model, fits, release = args.child
@@ -86,12 +84,6 @@ def main() -> None:
     lines += C.table(["model", "gradient functions", "fits", f"RssAnon after fit {SKIP}, MB", "after the last, MB",
                       "kept per fit, MB", "gradient functions registered at the end"], rows)
     C.write(args.out, lines)
-
-
-def argparse_hidden():
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Execution engines: local (sequential / processes) and Ray, on a real multi-node Ray cluster on this machine.
 
 The Ray tests share a head node and two worker nodes of one CPU each (ray.cluster_utils.Cluster, started once per
-module) and are slow (seconds to tens of seconds each); CI runs them. They are skipped only where Ray is not installed (it is in the test extra).
+module) and are slow (seconds to tens of seconds each); CI runs them. They are skipped only where Ray is not
+installed (it is in the test extra).
 """
 
 import json

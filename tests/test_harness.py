@@ -42,20 +42,17 @@ def test_same_seed_same_metrics_other_seed_differs(small_series):
     assert first.metrics["test"]["model"]["rmse"] != other.metrics["test"]["model"]["rmse"]
 
 
-def _registered_gradients() -> set:
-    from tensorflow.python.framework import ops
-
-    return {key for key in ops._gradient_registry._registry if str(key).startswith("CustomGradient-")}
-
-
 def test_a_fit_leaves_no_gradient_function_and_graph_behind(small_series):
     """TensorFlow keeps each tf.custom_gradient's function, and with it the traced graph, until the process ends;
     Keras' optimizer registers one per compiled training function: 11-94 MB kept per fit
     (benchmarks/results/fit_memory.md). A fit releases those it registered, and the same seed still gives the same
     result after a release (the next fit traces its own)."""
-    before = _registered_gradients()
+    from tsattn._backend import _gradient_registry, custom_gradient_keys
+
+    assert _gradient_registry() is not None  # where TensorFlow keeps them (else nothing here would be checked)
+    before = custom_gradient_keys()
     first = fit(tiny_config("simple-rnn"), series=small_series)
-    assert _registered_gradients() == before
+    assert custom_gradient_keys() == before
     again = fit(tiny_config("simple-rnn"), series=small_series)
     pd.testing.assert_frame_equal(first.history, again.history)
 
@@ -63,7 +60,7 @@ def test_a_fit_leaves_no_gradient_function_and_graph_behind(small_series):
 def test_a_keras_model_trains_on_after_its_gradient_functions_are_released():
     """The release is safe for a model trained again: its traced step holds its gradient graph (same shapes), and a
     retrace (another batch size) registers its own."""
-    from tsattn._backend import gradient_functions_released
+    from tsattn._backend import custom_gradient_keys, gradient_functions_released
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(64, 4)).astype("float32"), rng.normal(size=(64, 1)).astype("float32")
@@ -72,11 +69,11 @@ def test_a_keras_model_trains_on_after_its_gradient_functions_are_released():
     model.compile(optimizer="adam", loss="mse")
     with gradient_functions_released():
         first = model.fit(x, y, batch_size=16, epochs=2, verbose=0).history["loss"]
-    registered = _registered_gradients()
+    registered = custom_gradient_keys()
     later = model.fit(x, y, batch_size=16, epochs=3, verbose=0).history["loss"]  # the same traced step
     retraced = model.fit(x, y, batch_size=64, epochs=3, verbose=0).history["loss"]  # a new trace
     assert later[-1] < first[-1] and retraced[-1] < later[-1]
-    assert len(_registered_gradients() - registered) >= 1  # the retrace registered its own (kept: outside the block)
+    assert len(custom_gradient_keys() - registered) >= 1  # the retrace registered its own (kept: outside the block)
 
 
 def test_early_stopping_restores_best_weights(small_series):

@@ -44,7 +44,6 @@ with _native_stderr_silenced():
     import keras  # noqa: F401
 
 
-
 @contextlib.contextmanager
 def gradient_functions_released():
     """Drop, at the end of the block, the gradient functions TensorFlow registered in it for ``tf.custom_gradient``.
@@ -57,19 +56,34 @@ def gradient_functions_released():
     registers anew. Only keys added inside the block go (a gradient registered elsewhere meanwhile, in another
     thread, could go too: tsattn trains in one thread per process). Where TensorFlow's registry is not where this
     looks, nothing is done."""
+    registry = _gradient_registry()
+    if registry is None:
+        yield
+        return
+    before = custom_gradient_keys()
+    try:
+        yield
+    finally:
+        for key in custom_gradient_keys() - before:
+            registry.pop(key, None)
+
+
+def _gradient_registry() -> dict | None:
+    """TensorFlow's global gradient registry (name -> entry), or None where it is not where this looks."""
     try:
         from tensorflow.python.framework import ops
 
         registry = ops._gradient_registry._registry
-        before = set(registry)
-    except (ImportError, AttributeError, TypeError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        for key in [key for key in registry if key not in before and str(key).startswith("CustomGradient-")]:
-            registry.pop(key, None)
+    except (ImportError, AttributeError):
+        return None
+    return registry if isinstance(registry, dict) else None
 
 
-__all__ = ["tf", "keras", "gradient_functions_released"]
+def custom_gradient_keys() -> set:
+    """The keys of the gradient functions ``tf.custom_gradient`` has registered and nobody dropped (empty where the
+    registry is not found)."""
+    registry = _gradient_registry()
+    return {key for key in registry if str(key).startswith("CustomGradient-")} if registry is not None else set()
+
+
+__all__ = ["tf", "keras", "gradient_functions_released", "custom_gradient_keys"]

@@ -175,7 +175,7 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
         counts[inside + 1:end + 1] = np.cumsum(present[inside:end])
     high = np.clip(origins + 1, 0, len(values))
 
-    def over(span: int) -> np.ndarray:  # the mean of the last ``span`` differences up to each origin (the one set of sums)
+    def over(span: int) -> np.ndarray:  # the mean of the last ``span`` differences up to each origin (one set of sums)
         low = np.minimum(np.maximum(first + lag, high - span), high)
         number = counts[high] - counts[low]
         with np.errstate(invalid="ignore", divide="ignore"):
