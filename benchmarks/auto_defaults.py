@@ -46,11 +46,14 @@ CASES = (
 QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the longest series alone", "m3-monthly", 1))
 
 
-def selection_frame(name: str, count: int | None, quick: bool):
-    """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part)."""
+def selection_frame(name: str, count: int | None, quick: bool, origin: int = 1):
+    """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part). With
+    ``origin`` K > 1 another K - 1 horizons are cut off too: the selection part is the K-th horizon before the
+    hold-out (an earlier forecast origin, for a second look at the same choice)."""
     if name == "sunspots":
         return None, 1
-    return C.before_holdout(name, count)
+    frame, horizon = C.before_holdout(name, count)
+    return C.without_last(frame, horizon * (origin - 1)), horizon
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:
@@ -80,6 +83,8 @@ def main() -> None:
     p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all by "
                                                 "default")
     p.add_argument("--candidates", default=None, help="JSON {label: settings} in place of classic and recipe")
+    p.add_argument("--origin", type=int, default=1, help="score on the K-th horizon before each hold-out (default 1: "
+                                                          "the last horizon before it; panels only)")
     args = p.parse_args()
     import json
 
@@ -94,7 +99,7 @@ def main() -> None:
                      args.quick)
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
     for label, name, count in cases:
-        frame, horizon = selection_frame(name, count, args.quick)
+        frame, horizon = selection_frame(name, count, args.quick, args.origin)
         rows = []
         for model in models:
             found = {}
@@ -113,7 +118,8 @@ def main() -> None:
                 row.append("")
             rows[-1].append(f"{better}")
         metric = "RMSE" if frame is None else "sMAPE"
-        part = "validation part" if frame is None else f"selection part, h = {horizon}"
+        part = "validation part" if frame is None else f"selection part, h = {horizon}" + (
+            f", ending {args.origin - 1} horizon(s) before the hold-out" if args.origin > 1 else "")
         lines += [f"## {label} ({part})", "",
                   *C.table(["model", "candidate", "window", "series", f"{metric} (mean)", "per seed",
                             f"naive {metric}", "fit s", "lower"], rows), ""]
