@@ -15,7 +15,7 @@ horizon, length) is chosen on data that lies before every figure the README repo
 Candidates: "classic" is the settings tsattn used before the rule (per-series min-max scaling, epochs over every
 training window with early stopping on the validation part, an automatic window); "recipe" is the `nbeats-recipe`
 preset with `pad=true` (each window over its largest value, the sMAPE loss, a window of 2 horizons from the last
-20 horizons of each series, 800 sampled batches of 1024 windows (fewer where that would draw each training window
+20 horizons of each series, 400 sampled batches of 1024 windows (800 before 4e25c6f; fewer where that would draw each training window
 more than 20 times: max_passes, added after the classic/recipe comparison), the rate halved in thirds; short series padded so
 every series is forecast).
 """

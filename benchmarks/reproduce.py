@@ -74,12 +74,6 @@ CELLS = (
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
-    Cell("sampler and clipping candidates, M3 other before its hold-out, nbeats (the recipe's row)", "recipe_sampler.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--candidates",
-          '{"recipe (by window, clip per variable)": {"preset": "nbeats-recipe", "pad": true}, "by series": '
-          '{"preset": "nbeats-recipe", "pad": true, "sample_by": "series"}, "global clipping": {"preset": '
-          '"nbeats-recipe", "pad": true, "clip_scope": "global"}}'),
-         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
     Cell("the N-BEATS 18-member ensemble (lookbacks 2-7 x three losses, stacked), M3 other", "m3_ensemble18.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0", "--ensemble", "1",
           "--ensemble-models", "nbeats", "--ensemble-settings",
@@ -99,45 +93,16 @@ CELLS = (
     Cell("patch-transformer over 3 seeds, M3 other", "m3_patch_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0,1,2"),
          "M3 other", "patch-transformer", "test sMAPE"),
-    Cell("history of 20 against 10 horizons, M3 other before its hold-out, nbeats over 3 seeds (the recipe's row)",
-         "recipe_history.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--candidates",
-          '{"recipe (history 20 horizons)": {"preset": "nbeats-recipe", "pad": true}, "history 10 horizons": '
-          '{"preset": "nbeats-recipe", "pad": true, "history": 10}}'),
-         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
-    Cell("training budget, M3 other before its hold-out, nbeats over 3 seeds (the recipe's 800 steps, its row)",
-         "recipe_budget.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--candidates",
-          '{"recipe (800 steps)": {"preset": "nbeats-recipe", "pad": true}}'),
-         "M3 other, all 174", "nbeats", "sMAPE (mean)"),
-    Cell("masked targets (targets past the training part's end), M3 yearly before its hold-out, nbeats, seed 0",
-         "masked_targets.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 645", "--models", "nbeats", "--seeds", "0", "--candidates",
-          '{"masked targets": {"preset": "nbeats-recipe", "pad": true, "masked_targets": true}}'),
-         "M3 yearly, all 645", "nbeats | masked targets", "per seed"),
-    Cell("masked targets for the other networks, M3 yearly before its hold-out, patch-transformer, seed 0",
-         "masked_targets_networks.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 645", "--models", "patch-transformer", "--seeds", "0",
-          "--candidates", '{"masked targets": {"preset": "nbeats-recipe", "pad": true, "masked_targets": true}}'),
-         "M3 yearly, all 645", "patch-transformer | masked targets", "sMAPE (mean)"),
     Cell("M1 monthly, patch-transformer, seed 0 (attention against nbeats on data nothing was chosen on)",
          "m1_attention.md",
          ("benchmarks/m3.py", "--collection", "m1", "--frequencies", "monthly", "--models", "patch-transformer",
           "--seeds", "0"), "M1 monthly", "patch-transformer", "test sMAPE"),
-    Cell("the transformer's defaults on M3 quarterly before its hold-out: the tutorial's two blocks (the first row)",
-         "transformer_defaults.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 756", "--models", "transformer", "--candidates",
-          '{"2 blocks (the tutorial\'s encoder)": {"preset": "nbeats-recipe", "pad": true, "num_blocks": 2}}'),
-         "M3 quarterly, all 756", "transformer", "sMAPE (mean)"),
     Cell("M3 monthly, the transformer at its defaults (one block), seed 0", "m3_transformer.md",
          ("benchmarks/m3.py", "--frequencies", "monthly", "--models", "transformer", "--seeds", "0"),
          "M3 monthly", "transformer", "test sMAPE"),
     Cell("tft with covariates on PromoData, seeds 0-2 (every covariate set, minutes)", "covariates_attention.md",
          ("benchmarks/covariates.py", "--models", "tft", "--lift-models", "tft"),
          "promodata", "tft with covariates", "test MAE"),
-    Cell("auto's statistical candidates, M3 other (validation only)", "auto_candidates.md",
-         ("benchmarks/auto_candidates.py", "--frequencies", "other"), "M3 other",
-         "DynamicOptimizedTheta, AutoETS | best three, at most one network", "validation sMAPE"),
     Cell("which covariate patch-transformer used on the synthetic panel (permutation importance; normalise=auto "
          "drops its normalisation there), seeds 0-2",
          "covariates_importance.md", ("benchmarks/covariates.py", "--importance-only", "--models", "patch-transformer"),
@@ -146,11 +111,13 @@ CELLS = (
          "covariates_importance_tft_auto.md", ("benchmarks/covariates.py", "--importance-only", "--models", "tft",
                                                "--set", '{"normalise": "auto"}'),
          "tft's variable importance", "0", "noise"),
+    Cell("the recipe's budget one origin earlier, M3 other, nbeats over 3 seeds (the 400-step recipe's row)",
+         "recipe_budget_origin2.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin",
+          "2", "--candidates", '{"400 steps (the recipe at 4e25c6f)": {"preset": "nbeats-recipe", "pad": true}}'),
+         "M3 other, all 174", "nbeats | 400 steps (the recipe at 4e25c6f)", "sMAPE (mean)"),
     Cell("does attention help? the gathered summary (M3 monthly, patch-transformer vs nbeats)", "attention.md",
          ("benchmarks/attention.py",), "Summary", "M3 monthly", "patch-transformer vs nbeats"),
-    Cell("final fit vs training part only, M3 yearly 10 series, simple-rnn", "final_fit.md",
-         ("benchmarks/final_fit.py", "--cases", "M3 yearly, 10 series"),
-         "M3 yearly, 10 series", "simple-rnn", "final fit (mean)"),
 )
 
 # results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell
@@ -184,8 +151,12 @@ ARCHIVED = {
     "the least-squares start's lags of the future-known covariates, fixed (0, 3, 6) and auto against 0, compared on "
     "validation for every network (10-16 minutes each, at the commit each names)": (
         "covariates_lags.md", "covariates_lags_auto.md"),
-    "the recipe's training budget on M3 monthly before its hold-out (3 candidates x 3 seeds, 20 minutes; its recipe "
-    "row's seed 0 is recipe_sampler.md's, which is rerun)": ("recipe_budget_monthly.md",),
+    "choices made on the values before the hold-outs with the recipe's earlier budget of 800 sampled batches (its "
+    "candidates name the preset, which now trains 400, so a rerun at main measures another recipe): the sampler and "
+    "clipping, the history, the budget itself, masked targets, the transformer's defaults, auto's statistical pool "
+    "and the final fit, each at the commit it names": (
+        "recipe_sampler.md", "recipe_history.md", "recipe_budget.md", "recipe_budget_monthly.md", "masked_targets.md",
+        "masked_targets_networks.md", "transformer_defaults.md", "auto_candidates.md", "final_fit.md"),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
