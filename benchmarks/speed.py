@@ -229,7 +229,7 @@ def cli_section(repeats: int, before: dict):
     return lines, raw
 
 
-def m3_section(quick: bool, before: dict):
+def m3_section(quick: bool, before: dict, models: list[str] | None = None):
     import keras
 
     import tsattn
@@ -240,7 +240,7 @@ def m3_section(quick: bool, before: dict):
     if quick:
         frame = C.quick_subset(frame)
     raw, rows = {}, []
-    for model in quick_models(quick):
+    for model in models or quick_models(quick):
         keras.backend.clear_session()
         start = time.perf_counter()
         result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0, **({"epochs": 2} if quick else {})),
@@ -343,6 +343,8 @@ def main():
                            "if it has darts)")
     arguments.add_argument("--json", type=Path, help="also save the raw figures here")
     arguments.add_argument("--before", type=Path, help="raw figures of an earlier version (from --json)")
+    arguments.add_argument("--models", default="", help="the m3 section's models, in this order (default: every "
+                           "registered model)")
     args = arguments.parse_args()
     sections = args.sections.split(",")
     unknown = set(sections) - set(SECTIONS)
@@ -361,7 +363,7 @@ def main():
         elif section == "cli":
             part, raw[section] = cli_section(1 if args.quick else 5, before)
         elif section == "m3":
-            part, raw[section] = m3_section(args.quick, before)
+            part, raw[section] = m3_section(args.quick, before, [m for m in args.models.split(",") if m])
         elif section == "predict":
             part, raw[section] = predict_section(repeats, args.quick, before)
         elif section == "compare":
