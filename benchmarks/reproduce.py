@@ -158,7 +158,8 @@ ARCHIVED = {
     "auto's intervals in each interval scale before the hold-outs (the scale was chosen on nbeats' runs, "
     "intervals_scale.md, which is rerun)": ("m3_transformer.md", "intervals_scale_auto.md"),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
-        "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md", "xla.md"),
+        "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
+        "speed_m3.md", "xla.md"),
 }
 
 
