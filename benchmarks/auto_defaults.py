@@ -15,9 +15,9 @@ horizon, length) is chosen on data that lies before every figure the README repo
 Candidates: "classic" is the settings tsattn used before the rule (per-series min-max scaling, epochs over every
 training window with early stopping on the validation part, an automatic window); "recipe" is the `nbeats-recipe`
 preset with `pad=true` (each window over its largest value, the sMAPE loss, a window of 2 horizons from the last
-20 horizons of each series, 400 sampled batches of 1024 windows (800 before 4e25c6f; fewer where that would draw each training window
-more than 20 times: max_passes, added after the classic/recipe comparison), the rate halved in thirds; short series padded so
-every series is forecast).
+20 horizons of each series, 400 sampled batches of 1024 windows (800 before 4e25c6f; fewer where that would draw
+each training window more than 20 times: max_passes, added after the classic/recipe comparison), the rate halved in
+thirds; short series padded so every series is forecast).
 """
 
 from __future__ import annotations
@@ -86,6 +86,8 @@ def main() -> None:
     p.add_argument("--origin", type=int, default=1, help="score on the K-th horizon before each hold-out (default 1: "
                                                           "the last horizon before it; panels only)")
     args = p.parse_args()
+    if args.origin < 1:
+        p.error(f"--origin must be 1 or more (the K-th horizon before each hold-out), not {args.origin}")
     import json
 
     candidates = json.loads(args.candidates) if args.candidates else CANDIDATES

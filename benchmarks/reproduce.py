@@ -66,6 +66,11 @@ CELLS = (
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--interval-scales", "insample,expanding,recent,blend"),
          "m3-yearly", "nbeats seed 0 (conformal, blend scale)", "MSIS 80%"),
+    Cell("auto's 80% MSIS before the hold-out in each interval scale, M3 other (the blend row)",
+         "intervals_scale_auto.md",
+         ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-other", "--models",
+          "auto", "--interval-scales", "insample,expanding,recent,blend"),
+         "m3-other", "auto seed 0 (conformal, blend scale)", "MSIS 80%"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -92,6 +97,9 @@ CELLS = (
          "m1_attention.md",
          ("benchmarks/m3.py", "--collection", "m1", "--frequencies", "monthly", "--models", "patch-transformer",
           "--seeds", "0"), "M1 monthly", "patch-transformer", "test sMAPE"),
+    Cell("M3 monthly, the transformer at its defaults (one block), seed 0", "m3_transformer.md",
+         ("benchmarks/m3.py", "--frequencies", "monthly", "--models", "transformer", "--seeds", "0"),
+         "M3 monthly", "transformer", "test sMAPE"),
     Cell("tft with covariates on PromoData, seeds 0-2 (every covariate set, minutes)", "covariates_attention.md",
          ("benchmarks/covariates.py", "--models", "tft", "--lift-models", "tft"),
          "promodata", "tft with covariates", "test MAE"),
@@ -153,10 +161,6 @@ ARCHIVED = {
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
-    "measured with the recipe's 800-step budget and not rerun at 4e25c6f, which halved it (each 20-30 minutes; their "
-    "figures describe the commit each names): the tutorial transformer's fit time against nbeats' on M3 monthly, and "
-    "auto's intervals in each interval scale before the hold-outs (the scale was chosen on nbeats' runs, "
-    "intervals_scale.md, which is rerun)": ("m3_transformer.md", "intervals_scale_auto.md"),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "xla.md"),
