@@ -39,9 +39,11 @@ def without_last(frame, count: int):
     return frame[frame.groupby("unique_id", sort=False).cumcount(ascending=False) >= count].copy()
 
 
-def before_holdout(name: str, count: int | None = None):
+def before_holdout(name: str, count: int | None = None, origin: int = 1):
     """(a competition panel's long frame without its hold-out, horizon): ``count`` series evenly spaced over the panel
-    (1: its longest series alone; None: every series), for choosing on the values before every test part."""
+    (1: its longest series alone; None: every series), for choosing on the values before every test part. With
+    ``origin`` K > 1 another K - 1 horizons are cut off too, so a choice scored on the frame's last horizon is scored
+    on the K-th horizon before the hold-out (an earlier forecast origin)."""
     import tsattn
 
     frame = tsattn.load_dataset(name)
@@ -51,7 +53,7 @@ def before_holdout(name: str, count: int | None = None):
         frame = frame[frame["unique_id"] == longest]
     elif count is not None:
         frame = quick_subset(frame, count)
-    return without_last(frame, horizon), horizon
+    return without_last(frame, horizon * origin), horizon
 
 
 def dataset_for_run(name: str, quick: bool):

@@ -47,13 +47,11 @@ QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the long
 
 
 def selection_frame(name: str, count: int | None, quick: bool, origin: int = 1):
-    """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part). With
-    ``origin`` K > 1 another K - 1 horizons are cut off too: the selection part is the K-th horizon before the
-    hold-out (an earlier forecast origin, for a second look at the same choice)."""
+    """(frame without its hold-out, horizon), or (None, 1) for sunspots (scored on its own validation part); with
+    ``origin`` K the selection part is the K-th horizon before the hold-out (:func:`_common.before_holdout`)."""
     if name == "sunspots":
         return None, 1
-    frame, horizon = C.before_holdout(name, count)
-    return C.without_last(frame, horizon * (origin - 1)), horizon
+    return C.before_holdout(name, count, origin)
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:

@@ -350,6 +350,13 @@ def main():
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         arguments.error(f"unknown sections {sorted(unknown)}; choose from {','.join(SECTIONS)}")
+    models = [m for m in args.models.split(",") if m]
+    if models:  # checked before any section runs (imports tsattn, so only when asked)
+        from tsattn.specs import list_models
+
+        unknown = set(models) - set(list_models())
+        if unknown:
+            arguments.error(f"unknown models {sorted(unknown)}; choose from {','.join(list_models())}")
     repeats = 1 if args.quick else 3
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     before = json.loads(args.before.read_text()) if args.before else {}
@@ -363,7 +370,7 @@ def main():
         elif section == "cli":
             part, raw[section] = cli_section(1 if args.quick else 5, before)
         elif section == "m3":
-            part, raw[section] = m3_section(args.quick, before, [m for m in args.models.split(",") if m])
+            part, raw[section] = m3_section(args.quick, before, models)
         elif section == "predict":
             part, raw[section] = predict_section(repeats, args.quick, before)
         elif section == "compare":
