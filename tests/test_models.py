@@ -235,6 +235,8 @@ def test_patches_are_the_window_cut_oldest_first():
     patches = keras.ops.convert_to_numpy(Patches(4, 2)(x))  # (2, 3, 8): starts 0, 2, 4
     assert patches.shape == (2, 3, 8)
     np.testing.assert_array_equal(patches[1, 2], x[1, 4:8].reshape(-1))
+    side_by_side = keras.ops.convert_to_numpy(Patches(4, 4)(x))  # (2, 2, 8): the reshape path, the same cut
+    np.testing.assert_array_equal(side_by_side, x[:, [[0, 1, 2, 3], [4, 5, 6, 7]]].reshape(2, 2, 8))
 
 
 @pytest.mark.parametrize("params, message", [

@@ -697,8 +697,10 @@ class Patches(layers.Layer):
         self.indices = np.arange(count)[:, None] * self.stride + np.arange(self.length)[None, :]  # (patches, length)
 
     def call(self, inputs):
-        patches = ops.take(inputs, ops.convert_to_tensor(self.indices.reshape(-1), dtype="int32"), axis=1)
         count, features = self.indices.shape[0], inputs.shape[-1]
+        if self.stride == self.length:  # side by side, tiling the window: a reshape (no gather and no scatter-add
+            return ops.reshape(inputs, (-1, count, self.length * features))  # in its gradient), the same values
+        patches = ops.take(inputs, ops.convert_to_tensor(self.indices.reshape(-1), dtype="int32"), axis=1)
         return ops.reshape(patches, (-1, count, self.length * features))
 
     def compute_output_shape(self, input_shape):
