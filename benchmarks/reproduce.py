@@ -159,6 +159,8 @@ ARCHIVED = {
         "masked_targets_networks.md", "transformer_defaults.md", "auto_candidates.md", "final_fit.md"),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
+    "patch-transformer's number of heads before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 20 "
+    "minutes; its 4-head rows equal recipe_budget_patch.md's)": ("patch_heads.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (

@@ -272,7 +272,7 @@ def test_patch_attention_reads_per_patch_and_per_lag():
     1); per lag, each patch's weight shared by its steps (sums to 1 over the window)."""
     from tsattn.models import attention_per_lag, attention_per_patch, read_attention
 
-    model = get_model("patch-transformer", window=12, horizon=2, num_blocks=2)
+    model = get_model("patch-transformer", window=12, horizon=2, num_blocks=2, num_heads=4)  # (the default is 1)
     x = np.random.default_rng(1).normal(size=(5, 12, 1)).astype("float32")
     weights = read_attention(model, x)
     assert [w.shape for w in weights] == [(5, 4, 6, 6)] * 2  # 6 patches of 2 steps, 4 heads, per block
