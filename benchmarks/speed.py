@@ -4,7 +4,7 @@
     python benchmarks/speed.py                                   # every section -> benchmarks/results/speed.md
     python benchmarks/speed.py --darts-python /path/to/venv/bin/python   # Darts side by side (its own venv)
     python benchmarks/speed.py --quick                           # tiny sizes, 1 run, the first model only (the test suite)
-    python benchmarks/speed.py --quick                           # tiny sizes, 1 run (run by the test suite)
+    python benchmarks/speed.py --sections m3 --models nbeats,patch-transformer --rounds 3   # fit-time ratios, 3 rounds
 
 Sections (``--sections``): whole (fit + 564 one-step test forecasts on sunspots, each in a fresh process, tsattn
 beside Darts' RNNModel when a Python with darts is given or darts is importable here; wall time, epochs, test
@@ -229,7 +229,10 @@ def cli_section(repeats: int, before: dict):
     return lines, raw
 
 
-def m3_section(quick: bool, before: dict, models: list[str] | None = None):
+def m3_section(quick: bool, before: dict, models: list[str] | None = None, rounds: int = 1):
+    """One global fit on M3 monthly per model at its defaults; with ``rounds`` > 1 the models are fitted again in
+    turn (nbeats, patch-transformer, ..., nbeats, ...) and each round's training seconds and ratios to the first
+    model's are listed (on a shared virtual machine one fit's seconds move by a third from run to run)."""
     import keras
 
     import tsattn
@@ -240,25 +243,45 @@ def m3_section(quick: bool, before: dict, models: list[str] | None = None):
     if quick:
         frame = C.quick_subset(frame)
     raw, rows = {}, []
-    for model in models or quick_models(quick):
-        keras.backend.clear_session()
-        start = time.perf_counter()
-        result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0, **({"epochs": 2} if quick else {})),
-                     series=frame)
-        total = time.perf_counter() - start
-        raw[model] = {"fit_seconds": result.fit_seconds, "total_seconds": total, "epochs": result.epochs_run,
-                      "validation_smape": result.metrics["validation"]["model"]["smape"],
-                      "test_smape": result.metrics["test"]["model"]["smape"]}
-        old = before.get("m3", {}).get(model, {})
-        target = 120 if model != "transformer" else 300
-        rows.append([model, _was(old.get("fit_seconds"), result.fit_seconds, "{:.1f}"), f"{total:.1f}",
-                     result.epochs_run, _was(old.get("validation_smape"), raw[model]["validation_smape"], "{:.3f}"),
-                     _was(old.get("test_smape"), raw[model]["test_smape"], "{:.3f}"),
-                     f"< {target} s: {'met' if result.fit_seconds < target else 'NOT met'}"])
+    names = models or quick_models(quick)
+    seconds = {model: [] for model in names}
+    for round_ in range(rounds):
+        for model in names:
+            keras.backend.clear_session()
+            start = time.perf_counter()
+            result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0,
+                                   **({"epochs": 2} if quick else {})), series=frame)
+            total = time.perf_counter() - start
+            seconds[model].append(result.fit_seconds)
+            if round_:
+                continue
+            raw[model] = {"fit_seconds": result.fit_seconds, "total_seconds": total, "epochs": result.epochs_run,
+                          "validation_smape": result.metrics["validation"]["model"]["smape"],
+                          "test_smape": result.metrics["test"]["model"]["smape"]}
+            old = before.get("m3", {}).get(model, {})
+            target = 120 if model != "transformer" else 300
+            rows.append([model, _was(old.get("fit_seconds"), result.fit_seconds, "{:.1f}"), f"{total:.1f}",
+                         result.epochs_run, _was(old.get("validation_smape"), raw[model]["validation_smape"],
+                                                 "{:.3f}"),
+                         _was(old.get("test_smape"), raw[model]["test_smape"], "{:.3f}"),
+                         f"< {target} s: {'met' if result.fit_seconds < target else 'NOT met'}"])
     lines = ["## Global fit on M3 monthly (1428 series, horizon 18, defaults, seed 0)", "",
              "Training seconds (what the targets are about) and the whole `fit()` call (windowing, training, "
              "forecasting and scoring every part with the baselines).", ""]
     lines += C.table(["model", "training s", "fit() s", "epochs", "validation sMAPE", "test sMAPE", "target"], rows)
+    if rounds > 1:
+        reference = names[0]
+        ratios = {model: [mine / theirs for mine, theirs in zip(seconds[model], seconds[reference])]
+                  for model in names}
+        for model in names:
+            raw[model].update(rounds=seconds[model], ratios=ratios[model])
+        lines += ["", f"### Training seconds in {rounds} rounds (the models in turn, each round in this order)", ""]
+        lines += C.table(["model", "training s, each round", "median s", f"ratio to {reference}, each round",
+                          "median ratio"],
+                         [[model, " / ".join(f"{v:.1f}" for v in seconds[model]),
+                           f"{statistics.median(seconds[model]):.1f}",
+                           " / ".join(f"{v:.2f}" for v in ratios[model]), f"{statistics.median(ratios[model]):.2f}"]
+                          for model in names])
     return lines + [""], raw
 
 
@@ -345,7 +368,11 @@ def main():
     arguments.add_argument("--before", type=Path, help="raw figures of an earlier version (from --json)")
     arguments.add_argument("--models", default="", help="the m3 section's models, in this order (default: every "
                            "registered model)")
+    arguments.add_argument("--rounds", type=int, default=1, help="the m3 section's fits, repeated in turn this many "
+                           "times (each round's seconds and ratios to the first model listed)")
     args = arguments.parse_args()
+    if args.rounds < 1:
+        arguments.error(f"--rounds must be at least 1; got {args.rounds}")
     sections = args.sections.split(",")
     unknown = set(sections) - set(SECTIONS)
     if unknown:
@@ -370,7 +397,7 @@ def main():
         elif section == "cli":
             part, raw[section] = cli_section(1 if args.quick else 5, before)
         elif section == "m3":
-            part, raw[section] = m3_section(args.quick, before, models)
+            part, raw[section] = m3_section(args.quick, before, models, args.rounds)
         elif section == "predict":
             part, raw[section] = predict_section(repeats, args.quick, before)
         elif section == "compare":

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("tutorials.py", ["Sunspots SimpleRNN", "published", "MSE of predicting 0", "QUICK MODE"]),
     ("accuracy.py", ["linear AR(24), fit on all data before the test part", "naive (last value)",
                      "Fibonacci known answer", "QUICK MODE"]),
-    ("speed.py", ["Predict throughput", "Growth with series length", "tsattn compare", "QUICK MODE",
-                  "whole process", "Commands that do not train", "M3 monthly"]),
+    ("speed.py --rounds 2", ["Predict throughput", "Growth with series length", "tsattn compare", "QUICK MODE",
+                             "whole process", "Commands that do not train", "M3 monthly",
+                             "Training seconds in 2 rounds", "median ratio"]),
     ("panel.py", ["M3 monthly: one global model per network", "seasonal naive", "per series",
                   "Peak resident memory", "QUICK MODE"]),
     ("m3.py", ["M3 monthly", "Theta (statsforecast)", "AutoETS (statsforecast)", "Does attention help?",
@@ -50,7 +51,8 @@ def test_benchmark_quick_mode(script, expected, tmp_path, monkeypatch, request):
     """Run in this process as ``python benchmarks/SCRIPT --quick`` runs it (TensorFlow is imported once per worker, not
     once per script: 4 s each); the script that starts Ray runs in its own process, as the Ray tests do."""
     out = tmp_path / "result.md"
-    argv = [str(ROOT / "benchmarks" / script), "--quick", "--out", str(out)]
+    script, *options = script.split()  # "script.py --option value": the script, then its options
+    argv = [str(ROOT / "benchmarks" / script), "--quick", *options, "--out", str(out)]
     if request.node.get_closest_marker("ray"):  # conftest marks the scripts that start Ray
         result = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
@@ -66,3 +68,13 @@ def test_benchmark_quick_mode(script, expected, tmp_path, monkeypatch, request):
     for fragment in expected:
         assert fragment in text, fragment
     assert "- machine: " in text and "- versions: tsattn" in text
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--rounds", "0"], "--rounds must be at least 1; got 0"),
+    (["--models", "nbeats,foo"], "unknown models ['foo']"),
+])
+def test_speed_refuses_bad_options_in_one_line_before_any_section(options, message):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--sections", "m3", *options],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
