@@ -5,6 +5,7 @@ validation data only (the values before each hold-out).
     python benchmarks/auto_defaults.py --quick    # two small cases, 2 epochs / 2 sampled steps
     python benchmarks/auto_defaults.py --cases "all 645" --out benchmarks/results/max_passes.md \
         --candidates '{"recipe": {"preset": "nbeats-recipe", "pad": true}, "recipe, at most 20 passes": {...}}'
+    python benchmarks/auto_defaults.py --models auto --candidates '{"pool": {"auto_networks": ["nbeats"]}}'
 
 For a panel with a competition horizon H (M3, M1), the last H values of every series (the hold-out, the test part of
 benchmarks/m3.py) are cut off first; on what is left, the last H values are this script's "selection" part, and
@@ -61,6 +62,16 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     from tsattn.harness import fit
 
     keras.backend.clear_session()
+    settings = dict(settings)
+    pool = settings.pop("auto_networks", None)  # model auto: the networks it chooses among (default: AUTO_NETWORKS)
+    if pool is not None:
+        from tsattn import selection
+
+        real, selection.AUTO_NETWORKS = selection.AUTO_NETWORKS, tuple(pool)
+        try:
+            return score(frame, horizon, model, settings, seed, quick)
+        finally:
+            selection.AUTO_NETWORKS = real
     config = RunConfig(model=model, seed=seed).updated(**settings)
     config = config.updated(**({"dataset": "sunspots"} if frame is None else {"dataset": None, "horizon": horizon}))
     if quick:
@@ -78,9 +89,11 @@ def main() -> None:
     p = C.parser(__doc__.splitlines()[0], "auto_defaults.md")
     p.add_argument("--models", default=None, help="default: every model (--quick: simple-rnn, nbeats)")
     p.add_argument("--seeds", default="0")
-    p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all by "
-                                                "default")
-    p.add_argument("--candidates", default=None, help="JSON {label: settings} in place of classic and recipe")
+    p.add_argument("--cases", default="", help="labels of the cases to run (substrings separated by semicolons); all "
+                                                "by default")
+    p.add_argument("--candidates", default=None,
+                   help='JSON {label: settings} in place of classic and recipe (for model auto, "auto_networks": the '
+                        'networks it chooses among)')
     p.add_argument("--origin", type=int, default=1, help="score on the K-th horizon before each hold-out (default 1: "
                                                           "the last horizon before it; panels only)")
     args = p.parse_args()
