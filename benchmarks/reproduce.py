@@ -163,6 +163,8 @@ ARCHIVED = {
     "minutes; its 4-head rows equal recipe_budget_patch.md's)": ("patch_heads.md",),
     "patch-transformer's lookback before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 22 minutes; "
     "its default rows equal patch_heads.md's one-head rows)": ("patch_lookback.md",),
+    "which networks auto chooses among, before each M3 hold-out (2 pools x 2 seeds x 4 frequencies, 22 minutes)": (
+        "auto_pool.md",),
     "patch-transformer's patch length before each M3 hold-out (3 runs, one per window, 3 seeds, 28 minutes; their "
     "default rows equal patch_heads.md's one-head rows)": (
         "patch_length_monthly.md", "patch_length_quarterly_other.md", "patch_length_yearly.md"),
