@@ -133,7 +133,7 @@ ARCHIVED = {
     "rerun; each of these costs minutes)": (
         "intervals_windows_monthly_1.md", "intervals_windows_monthly_2.md", "intervals_windows_monthly_3.md",
         "intervals_windows_yearly_1.md", "intervals_windows_yearly_3.md"),
-    "the default model's intervals on M3 monthly's test part at main (nbeats 5 minutes, auto 18, with AutoETS's own "
+    "the default model's intervals on M3 monthly's test part at main (nbeats 5 minutes, auto 7, with AutoETS's own "
     "intervals; the yearly coverage cell runs the same calibration code)": ("intervals_main.md", "intervals_auto.md"),
     "tft's heads, then its size, normalisation, covariate path and variable dropout, with covariates compared on "
     "validation (8-35 minutes each, at the commit each names: the files before covariates_tft_vardrop.md ran before "
