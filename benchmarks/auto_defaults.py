@@ -6,6 +6,7 @@ validation data only (the values before each hold-out).
     python benchmarks/auto_defaults.py --cases "all 645" --out benchmarks/results/max_passes.md \
         --candidates '{"recipe": {"preset": "nbeats-recipe", "pad": true}, "recipe, at most 20 passes": {...}}'
     python benchmarks/auto_defaults.py --models auto --candidates '{"pool": {"auto_networks": ["nbeats"]}}'
+    python benchmarks/auto_defaults.py --models auto --candidates '{"lowest": {}, "margin 2%": {"auto_margin": 0.02}}'
 
 For a panel with a competition horizon H (M3, M1), the last H values of every series (the hold-out, the test part of
 benchmarks/m3.py) are cut off first; on what is left, the last H values are this script's "selection" part, and
@@ -55,23 +56,54 @@ def selection_frame(name: str, count: int | None, quick: bool, origin: int = 1):
     return C.before_holdout(name, count, origin)
 
 
+_FITTED: dict = {}  # model auto: the candidates' fitted states of the last (case, seed, settings), by candidate
+
+
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:
+    import json
+
     import keras
 
+    from tsattn import harness, selection
     from tsattn.config import RunConfig
     from tsattn.harness import fit
 
-    keras.backend.clear_session()
     settings = dict(settings)
-    pool = settings.pop("auto_networks", None)  # model auto: the networks it chooses among (default: AUTO_NETWORKS)
-    if pool is not None:
-        from tsattn import selection
-
-        real, selection.AUTO_NETWORKS = selection.AUTO_NETWORKS, tuple(pool)
+    swaps = {"auto_networks": "AUTO_NETWORKS", "auto_margin": "SINGLE_MARGIN"}  # model auto: its pool and its rule
+    given = {key: settings.pop(key) for key in list(settings) if key in swaps}
+    key = (id(frame), horizon, seed, quick, json.dumps(settings, sort_keys=True))
+    if model != "auto" or _FITTED.get("key") != key:  # a new fit: nothing of the last one is reused
+        _FITTED.clear()
+        _FITTED["key"] = key
+        keras.backend.clear_session()
+    if given:
+        real = {name: getattr(selection, swaps[name]) for name in given}
+        for name, value in given.items():
+            setattr(selection, swaps[name], tuple(value) if name == "auto_networks" else float(value))
         try:
             return score(frame, horizon, model, settings, seed, quick)
         finally:
-            selection.AUTO_NETWORKS = real
+            for name, value in real.items():
+                setattr(selection, swaps[name], value)
+    if model == "auto":  # each candidate is fitted once per (case, seed, settings): rules choose among the same fits
+        real_fit_auto = harness.fit_auto
+
+        def fit_auto(config, data, fit_state, *args, **kwargs):
+            def once(candidate, data_, *a, **k):
+                if candidate.model not in _FITTED:
+                    _FITTED[candidate.model] = fit_state(candidate, data_, *a, **k)
+                return _FITTED[candidate.model]
+            return real_fit_auto(config, data, once, *args, **kwargs)
+
+        harness.fit_auto = fit_auto
+        try:
+            return _score(frame, horizon, model, settings, seed, quick, RunConfig, fit)
+        finally:
+            harness.fit_auto = real_fit_auto
+    return _score(frame, horizon, model, settings, seed, quick, RunConfig, fit)
+
+
+def _score(frame, horizon, model, settings, seed, quick, RunConfig, fit) -> dict:
     config = RunConfig(model=model, seed=seed).updated(**settings)
     config = config.updated(**({"dataset": "sunspots"} if frame is None else {"dataset": None, "horizon": horizon}))
     if quick:

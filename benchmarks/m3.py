@@ -62,6 +62,7 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
 
     from tsattn.config import RunConfig
     from tsattn.harness import fit
+    from tsattn.selection import chosen_candidate
 
     keras.backend.clear_session()
     config = RunConfig(model=model, dataset=None, horizon=int(frame.attrs["horizon"]), seed=seed,
@@ -78,7 +79,7 @@ def run(frame: pd.DataFrame, model: str, seed: int, quick: bool, baselines=(), e
     return {"model": model, "seed": seed, "ensemble": ensemble, "per_series": per_series,
             # auto: every candidate's fit (the chosen one's alone would hide the search)
             "fit_seconds": total if model == "auto" else result.fit_seconds,
-            "chosen": None if result.state.choice is None else str(result.state.choice["candidate"].iloc[0]),
+            "chosen": None if result.state.choice is None else chosen_candidate(result.state.choice),
             # windowing, forecasting and scoring the network and the always-on baselines (not the statistical ones)
             "forecast_seconds": total - result.fit_seconds - sum((result.baseline_seconds or {}).get(k, 0.0)
                                                                    for k in STATISTICAL),

@@ -49,6 +49,8 @@ def candidate_config(config, name: str):
 
 
 COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
+SINGLE_MARGIN = 0.0  # a single candidate is chosen over the combination only when its validation score is lower by
+# more than this fraction of the combination's (0: the lowest score wins)
 
 
 def combination_members(ranked: list, network: dict) -> list:
@@ -120,6 +122,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice = pd.concat([choice, pd.DataFrame([{"candidate": label, metric: combined_score, "seconds": 0.0}])],
                        ignore_index=True).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
     winner = str(choice["candidate"].iloc[0])
+    if winner != label and not choice[metric].iloc[0] <= combined_score * (1 - SINGLE_MARGIN):
+        winner = label  # the best single candidate is not better than the combination by more than the margin
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
     if winner == label:
@@ -150,13 +154,19 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     return state
 
 
+def chosen_candidate(choice: pd.DataFrame) -> str:
+    """The candidate auto chose (the row marked ``chosen``; the lowest score unless the margin kept the median)."""
+    return str(choice["candidate"][choice["chosen"].astype(bool)].iloc[0])
+
+
 def describe_choice(choice: pd.DataFrame) -> str:
-    """One line: what auto chose, on which metric, against the runner-up."""
+    """One line: what auto chose, on which metric, against the best other candidate."""
     metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
-    first = choice.iloc[0]
+    chosen = choice["chosen"].astype(bool)
+    first = choice[chosen].iloc[0]
     text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
     if len(choice) > 1:
-        second = choice.iloc[1]
+        second = choice[~chosen].iloc[0]
         text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
     return text
 
