@@ -116,3 +116,24 @@ def test_compare_takes_auto_beside_the_networks():
     assert build_spec(models=["nbeats", "auto"], seeds=[0]).models == ["nbeats", "auto"]
     with pytest.raises(ConfigError, match="unknown model.*auto"):
         build_spec(models=["automatic"], seeds=[0])
+
+
+def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(monkeypatch):
+    """With ``SINGLE_MARGIN`` the lowest single candidate wins only when it beats the median combination by more
+    than that fraction of its score; otherwise the median is chosen, and the line tsattn fit prints names it."""
+    import tsattn.selection as S
+
+    choice = pd.DataFrame({"candidate": ["linear", "median of a, b, c", "naive"], "smape": [9.7, 10.0, 12.0],
+                           "seconds": 0.0})
+    choice.attrs["metric"] = "smape"
+    assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "linear"  # no margin: the lowest
+    monkeypatch.setattr(S, "SINGLE_MARGIN", 0.02)
+    assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "linear"  # 3% lower: clears 2%
+    monkeypatch.setattr(S, "SINGLE_MARGIN", 0.05)
+    assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "median of a, b, c"
+    choice["chosen"] = choice["candidate"] == "median of a, b, c"
+    assert S.chosen_candidate(choice) == "median of a, b, c"
+    assert S.describe_choice(choice) == ("auto chose median of a, b, c: validation smape 10 (next: linear 9.7; "
+                                         "3 candidates)")
+    best = choice.iloc[[1, 0, 2]].reset_index(drop=True)  # the median lowest: chosen whatever the margin
+    assert S.chosen_by_margin(best, "smape", "median of a, b, c") == "median of a, b, c"

@@ -66,6 +66,17 @@ def combination_members(ranked: list, network: dict) -> list:
     return best
 
 
+def chosen_by_margin(choice: pd.DataFrame, metric: str, label: str) -> str:
+    """The winner of ``choice`` (every candidate's validation score, lowest first, the combination ``label`` among
+    them): the lowest, unless it is a single candidate not lower than the combination by more than
+    :data:`SINGLE_MARGIN` of the combination's score."""
+    winner = str(choice["candidate"].iloc[0])
+    combined = float(choice.loc[choice["candidate"] == label, metric].iloc[0])
+    if winner != label and not choice[metric].iloc[0] <= combined * (1 - SINGLE_MARGIN):
+        return label
+    return winner
+
+
 def _validation_score(actual, predicted, series, ids, scale, metric: str) -> float:
     from . import metrics as M
 
@@ -121,9 +132,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     combined_score = _validation_score(part.actual, combined, part.series, data.panel.ids, first.mase_scale, metric)
     choice = pd.concat([choice, pd.DataFrame([{"candidate": label, metric: combined_score, "seconds": 0.0}])],
                        ignore_index=True).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
-    winner = str(choice["candidate"].iloc[0])
-    if winner != label and not choice[metric].iloc[0] <= combined_score * (1 - SINGLE_MARGIN):
-        winner = label  # the best single candidate is not better than the combination by more than the margin
+    winner = chosen_by_margin(choice, metric, label)
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
     if winner == label:
