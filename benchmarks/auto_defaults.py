@@ -56,7 +56,7 @@ def selection_frame(name: str, count: int | None, quick: bool, origin: int = 1):
     return C.before_holdout(name, count, origin)
 
 
-_FITTED: dict = {}  # model auto: the candidates' fitted states of the last (case, seed, settings), by candidate
+_FITTED: dict = {}  # model auto: {(case, seed, settings): {candidate: fitted state}} for the case being run
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool) -> dict:
@@ -72,10 +72,11 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     swaps = {"auto_networks": "AUTO_NETWORKS", "auto_margin": "SINGLE_MARGIN"}  # model auto: its pool and its rule
     given = {key: settings.pop(key) for key in list(settings) if key in swaps}
     key = (id(frame), horizon, seed, quick, json.dumps(settings, sort_keys=True))
-    if model != "auto" or _FITTED.get("key") != key:  # a new fit: nothing of the last one is reused
-        _FITTED.clear()
-        _FITTED["key"] = key
+    if model != "auto" or key not in _FITTED:  # a new fit (a new case: nothing of the last one is kept)
+        if model != "auto" or any(k[:2] != key[:2] for k in _FITTED):
+            _FITTED.clear()
         keras.backend.clear_session()
+    fitted = _FITTED.setdefault(key, {}) if model == "auto" else {}
     if given:
         real = {name: getattr(selection, swaps[name]) for name in given}
         for name, value in given.items():
@@ -90,9 +91,9 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
 
         def fit_auto(config, data, fit_state, *args, **kwargs):
             def once(candidate, data_, *a, **k):
-                if candidate.model not in _FITTED:
-                    _FITTED[candidate.model] = fit_state(candidate, data_, *a, **k)
-                return _FITTED[candidate.model]
+                if candidate.model not in fitted:
+                    fitted[candidate.model] = fit_state(candidate, data_, *a, **k)
+                return fitted[candidate.model]
             return real_fit_auto(config, data, once, *args, **kwargs)
 
         harness.fit_auto = fit_auto
