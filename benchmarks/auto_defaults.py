@@ -114,8 +114,11 @@ def _score(frame, horizon, model, settings, seed, quick, RunConfig, fit) -> dict
     part = "validation" if frame is None else "test"  # sunspots: its validation part; panels: the selection part
     metric = "rmse" if frame is None else "smape"
     scores = result.metrics[part]
+    from tsattn.selection import chosen_candidate
+
     return {"value": scores["model"][metric], "naive": scores["naive"][metric], "metric": metric,
-            "series": result.panel.n_series, "window": result.data.window, "seconds": time.perf_counter() - start}
+            "series": result.panel.n_series, "window": result.data.window, "seconds": time.perf_counter() - start,
+            "chosen": None if result.state.choice is None else chosen_candidate(result.state.choice)}
 
 
 def main() -> None:
@@ -157,7 +160,7 @@ def main() -> None:
                 found[candidate] = values
                 mean = sum(v["value"] for v in values) / len(values)
                 rows.append([model, candidate, values[0]["window"], values[0]["series"], f"{mean:.3f}",
-                             " / ".join(f"{v['value']:.3f}" for v in values), f"{values[0]['naive']:.3f}",
+                             " / ".join(f"{v['value']:.3f}" + (f" ({v['chosen']})" if v["chosen"] else "") for v in values), f"{values[0]['naive']:.3f}",
                              f"{sum(v['seconds'] for v in values) / len(values):.0f}"])
             better = min(found, key=lambda c: sum(v["value"] for v in found[c]))
             for row in rows[-len(candidates):-1]:
