@@ -160,7 +160,8 @@ def main() -> None:
                 found[candidate] = values
                 mean = sum(v["value"] for v in values) / len(values)
                 rows.append([model, candidate, values[0]["window"], values[0]["series"], f"{mean:.3f}",
-                             " / ".join(f"{v['value']:.3f}" + (f" ({v['chosen']})" if v["chosen"] else "") for v in values), f"{values[0]['naive']:.3f}",
+                             " / ".join(f"{v['value']:.3f}" + (f" ({v['chosen']})" if v["chosen"] else "")
+                                        for v in values), f"{values[0]['naive']:.3f}",
                              f"{sum(v['seconds'] for v in values) / len(values):.0f}"])
             better = min(found, key=lambda c: sum(v["value"] for v in found[c]))
             for row in rows[-len(candidates):-1]:

@@ -72,7 +72,7 @@ def chosen_by_margin(choice: pd.DataFrame, metric: str, label: str) -> str:
     :data:`SINGLE_MARGIN` of the combination's score."""
     winner = str(choice["candidate"].iloc[0])
     combined = float(choice.loc[choice["candidate"] == label, metric].iloc[0])
-    if winner != label and not choice[metric].iloc[0] <= combined * (1 - SINGLE_MARGIN):
+    if winner != label and np.isfinite(combined) and not choice[metric].iloc[0] <= combined * (1 - SINGLE_MARGIN):
         return label
     return winner
 
