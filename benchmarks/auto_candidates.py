@@ -59,8 +59,9 @@ def variants(frame, quick: bool) -> list[tuple]:
                 selection.statistical_candidates = lambda pool=pool: pool
                 selection.combination_members = rule
                 state = real_fit_auto(config, data, once, progress, engine, params=params, columns=columns)
-                found.append((pool_name, rule_name, str(state.choice["candidate"].iloc[0]),
-                              float(state.choice.iloc[0][state.choice.attrs["metric"]])))
+                chosen = state.choice[state.choice["candidate"] == selection.chosen_candidate(state.choice)].iloc[0]
+                found.append((pool_name, rule_name, str(chosen["candidate"]),
+                              float(chosen[state.choice.attrs["metric"]])))
         return state
 
     harness.fit_auto = every_variant

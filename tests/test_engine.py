@@ -122,13 +122,18 @@ def cluster(_one_cluster):
     worker processes that keep TensorFlow imported from test to test. A worker node a test killed is replaced when
     a later test asks for the cluster, so each finds two (the tests that kill one come last)."""
     nodes, workers = _one_cluster
+    _replace_lost_workers(nodes, workers)
+    return nodes, workers
+
+
+def _replace_lost_workers(nodes, workers):
+    """Replace each worker node a test killed with a new one-CPU node (``workers`` is updated in place)."""
     lost = [node for node in workers if node not in nodes.worker_nodes]
     for node in lost:
         workers.remove(node)
         workers.append(nodes.add_node(num_cpus=1))
     if lost:
         nodes.wait_for_nodes()
-    return nodes, workers
 
 
 @pytest.mark.slow
@@ -262,11 +267,7 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
         outcomes.append(_kill_a_node_mid_run(nodes, workers, tmp_path / f"ray{attempt}", small_csv))
         if not outcomes[-1].startswith("missed"):
             break
-        lost = [node for node in workers if node not in nodes.worker_nodes]
-        for node in lost:
-            workers.remove(node)
-            workers.append(nodes.add_node(num_cpus=1))
-        nodes.wait_for_nodes()
+        _replace_lost_workers(nodes, workers)
     assert outcomes[-1] == "retried", outcomes
     compare(out=tmp_path / "one", **options(small_csv, seeds=[0, 1, 2], epochs=40))
     last = tmp_path / f"ray{len(outcomes) - 1}"
