@@ -69,6 +69,16 @@ def dataset_for_run(name: str, quick: bool):
     return frame, {"dataset": None, "horizon": int(frame.attrs["horizon"])}
 
 
+def fit_each_once(fit_state, fitted: dict):
+    """A `fit_state` for `harness.fit_auto` that fits each candidate model once and hands back that fit after, so
+    several selection rules are compared on the same fitted candidates (`fitted` holds them: {model: state})."""
+    def once(candidate, data, *args, **kwargs):
+        if candidate.model not in fitted:
+            fitted[candidate.model] = fit_state(candidate, data, *args, **kwargs)
+        return fitted[candidate.model]
+    return once
+
+
 def memory_mb() -> dict:
     """This process's memory in MB: ``peak`` resident set (VmHWM; getrusage's ru_maxrss would carry the parent's
     peak over fork + exec on Linux, so a child of a process holding TensorFlow could not report less than it)

@@ -46,13 +46,7 @@ def variants(frame, quick: bool) -> list[tuple]:
     found = []
 
     def every_variant(config, data, fit_state, progress=None, engine=None, params=None, columns=None):
-        fitted = {}
-
-        def once(candidate, data_, *args, **kwargs):
-            if candidate.model not in fitted:
-                fitted[candidate.model] = fit_state(candidate, data_, *args, **kwargs)
-            return fitted[candidate.model]
-
+        once = C.fit_each_once(fit_state, {})
         state = None
         for pool_name, pool in POOLS.items():
             for rule_name, rule in rules.items():

@@ -90,11 +90,7 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
         real_fit_auto = harness.fit_auto
 
         def fit_auto(config, data, fit_state, *args, **kwargs):
-            def once(candidate, data_, *a, **k):
-                if candidate.model not in fitted:
-                    fitted[candidate.model] = fit_state(candidate, data_, *a, **k)
-                return fitted[candidate.model]
-            return real_fit_auto(config, data, once, *args, **kwargs)
+            return real_fit_auto(config, data, C.fit_each_once(fit_state, fitted), *args, **kwargs)
 
         harness.fit_auto = fit_auto
         try:

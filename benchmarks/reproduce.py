@@ -165,11 +165,12 @@ ARCHIVED = {
     "its default rows equal patch_heads.md's one-head rows)": ("patch_lookback.md",),
     "which networks auto chooses among, before each M3 hold-out (2 pools x 2 seeds x 4 frequencies, 22 minutes)": (
         "auto_pool.md",),
-    "auto's margin rule (selection.SINGLE_MARGIN) before each M3 hold-out at two origins, yearly, other and "
-    "quarterly (4 rules choosing among one fit of each candidate per seed, 3 seeds; 10-19 minutes each on the Intel "
-    "Xeon they name; the default rows are today's auto)": (
+    "auto's margin rule (selection.SINGLE_MARGIN) before each M3 hold-out at two origins, all four frequencies "
+    "(4 rules choosing among one fit of each candidate per seed, 3 seeds; 10-19 minutes each for yearly, other and "
+    "quarterly on the Intel Xeon they name, 25-30 minutes each for monthly on an AMD EPYC; the rows named 'lowest "
+    "(default)' were the default when they ran, 'margin 2%' is the default since)": (
         "auto_margin_yearly_other_o1.md", "auto_margin_yearly_other_o2.md", "auto_margin_quarterly_o1.md",
-        "auto_margin_quarterly_o2.md"),
+        "auto_margin_quarterly_o2.md", "auto_margin_monthly_o1.md", "auto_margin_monthly_o2.md"),
     "patch-transformer's patch length before each M3 hold-out (3 runs, one per window, 3 seeds, 28 minutes; their "
     "default rows equal patch_heads.md's one-head rows)": (
         "patch_length_monthly.md", "patch_length_quarterly_other.md", "patch_length_yearly.md"),

@@ -41,6 +41,7 @@ def test_auto_chooses_the_lowest_validation_score_and_forecasts_with_it(tmp_path
     f.save(tmp_path / "auto")
     again = Forecaster.load(tmp_path / "auto")
     pd.testing.assert_frame_equal(again.choice_, choice)
+    assert again.choice_.attrs == choice.attrs  # the metric and the margin rule it was chosen under
     np.testing.assert_allclose(again.predict()["auto"], f.predict()["auto"])
 
 
@@ -126,6 +127,7 @@ def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(mo
     choice = pd.DataFrame({"candidate": ["linear", "median of a, b, c", "naive"], "smape": [9.7, 10.0, 12.0],
                            "seconds": 0.0})
     choice.attrs["metric"] = "smape"
+    monkeypatch.setattr(S, "SINGLE_MARGIN", 0.0)
     assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "linear"  # no margin: the lowest
     monkeypatch.setattr(S, "SINGLE_MARGIN", 0.02)
     assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "linear"  # 3% lower: clears 2%
@@ -133,8 +135,13 @@ def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(mo
     assert S.chosen_by_margin(choice, "smape", "median of a, b, c") == "median of a, b, c"
     choice["chosen"] = choice["candidate"] == "median of a, b, c"
     assert S.chosen_candidate(choice) == "median of a, b, c"
-    assert S.describe_choice(choice) == ("auto chose median of a, b, c: validation smape 10 (next: linear 9.7; "
+    choice.attrs["margin"] = 0.05
+    assert S.describe_choice(choice) == ("auto chose median of a, b, c: validation smape 10 (kept over linear 9.7, "
+                                         "which was not lower by more than 5% of its score; 3 candidates)")
+    choice["chosen"] = choice["candidate"] == "linear"
+    assert S.describe_choice(choice) == ("auto chose linear: validation smape 9.7 (next: median of a, b, c 10; "
                                          "3 candidates)")
+    choice["chosen"] = choice["candidate"] == "median of a, b, c"
     best = choice.iloc[[1, 0, 2]].reset_index(drop=True)  # the median lowest: chosen whatever the margin
     assert S.chosen_by_margin(best, "smape", "median of a, b, c") == "median of a, b, c"
     unscored = choice.assign(smape=[9.7, np.nan, 12.0])  # a median without a score is never preferred

@@ -93,6 +93,7 @@ def metadata(state) -> dict:
         "calibration": None if state.calibration is None else state.calibration.state(),
         "note": state.note,
         "choice": None if state.choice is None else {"metric": state.choice.attrs.get("metric"),
+                                                      "margin": state.choice.attrs.get("margin"),
                                                       "rows": state.choice.to_dict(orient="records")},
         "config": state.config.to_dict(),
         "versions": versions(),
@@ -386,6 +387,8 @@ def load(path: Path):
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
             fitted.choice.attrs["metric"] = state["choice"]["metric"]
+            if state["choice"].get("margin") is not None:  # artefacts written before the margin rule lack it
+                fitted.choice.attrs["margin"] = state["choice"]["margin"]
         if fitted.covariates is not None:
             fitted.covariates.check_panel(tails)
             layout = fitted.covariates.layout

@@ -49,8 +49,9 @@ def candidate_config(config, name: str):
 
 
 COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
-SINGLE_MARGIN = 0.0  # a single candidate is chosen over the combination only when its validation score is lower by
-# more than this fraction of the combination's (0: the lowest score wins)
+SINGLE_MARGIN = 0.02  # a single candidate is chosen over the combination only when its validation score is lower by
+# more than this fraction of the combination's (0: the lowest score wins); 2% chosen before the M3 hold-outs at two
+# origins (benchmarks/results/auto_margin_*.md)
 
 
 def combination_members(ranked: list, network: dict) -> list:
@@ -135,6 +136,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     winner = chosen_by_margin(choice, metric, label)
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
+    choice.attrs["margin"] = SINGLE_MARGIN
     if winner == label:
         network = next((states[name] for name in best if name in states and
                         isinstance(states[name].estimator, NetworkModel)), first)
@@ -169,14 +171,21 @@ def chosen_candidate(choice: pd.DataFrame) -> str:
 
 
 def describe_choice(choice: pd.DataFrame) -> str:
-    """One line: what auto chose, on which metric, against the best other candidate."""
+    """One line: what auto chose, on which metric, against the best other candidate (and, when the margin kept the
+    median over a lower single candidate, why)."""
     metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
     chosen = choice["chosen"].astype(bool)
     first = choice[chosen].iloc[0]
     text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
     if len(choice) > 1:
         second = choice[~chosen].iloc[0]
-        text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
+        if second[metric] < first[metric]:  # the margin rule kept the median
+            margin = choice.attrs.get("margin")
+            rule = "the margin rule" if margin is None else f"{float(margin):.0%} of its score"
+            text += (f" (kept over {second['candidate']} {second[metric]:.4g}, which was not lower by more than "
+                     f"{rule}; {len(choice)} candidates)")
+        else:
+            text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
     return text
 
 
