@@ -99,13 +99,21 @@ def memory_mb() -> dict:
 
 
 def cpu_model() -> str:
+    """The processor's name and the widest vector instructions it has ("AMD EPYC (AVX2)"): TensorFlow's CPU kernels
+    differ by instruction set, so two processors of one name without the same set round a network's figures apart."""
+    name, flags = None, set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            if line.startswith("model name") and name is None:
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    name = name or platform.processor() or "unknown"
+    widest = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"))
+                   if flag in flags), None)
+    return f"{name} ({widest})" if widest else name
 
 
 def header(title: str, command: str, quick: bool) -> list[str]:

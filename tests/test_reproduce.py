@@ -34,3 +34,14 @@ def test_table_value_reads_a_markdown_table_by_section_row_and_column():
     assert R.number(R.table_value(text, "M3 other", "nbeats", "test sMAPE")) == 4.3
     with pytest.raises(LookupError, match="no row 'simple-rnn'"):
         R.table_value(text, "M3 yearly", "simple-rnn", "test sMAPE")
+
+
+def test_a_figure_is_checked_only_on_the_processor_and_instruction_set_it_was_measured_on():
+    text = "# t\n\n- machine: 2 cores, AMD EPYC (AVX2), Linux x86_64, no GPU used\n"
+    assert R.processor(text) == "AMD EPYC (AVX2)"
+    assert R.same_processor("AMD EPYC (AVX2)", "AMD EPYC (AVX2)")
+    assert not R.same_processor("AMD EPYC (AVX-512)", "AMD EPYC (AVX2)")
+    assert not R.same_processor("AMD EPYC", "AMD EPYC (AVX2)")  # written before the set was recorded: unknown
+    import _common
+
+    assert R.this_processor() == _common.cpu_model() and _common.cpu_model().strip()
