@@ -141,7 +141,6 @@ def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(mo
     choice["chosen"] = choice["candidate"] == "linear"
     assert S.describe_choice(choice) == ("auto chose linear: validation smape 9.7 (next: median of a, b, c 10; "
                                          "3 candidates)")
-    choice["chosen"] = choice["candidate"] == "median of a, b, c"
     best = choice.iloc[[1, 0, 2]].reset_index(drop=True)  # the median lowest: chosen whatever the margin
     assert S.chosen_by_margin(best, "smape", "median of a, b, c") == "median of a, b, c"
     unscored = choice.assign(smape=[9.7, np.nan, 12.0])  # a median without a score is never preferred
