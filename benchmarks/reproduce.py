@@ -221,11 +221,18 @@ def processor(text: str) -> str | None:
     return found.group(1).strip() if found else None
 
 
+def names_instruction_set(processor_name: str) -> bool:
+    """Whether a "- machine:" processor records its widest vector instruction set, as _common.cpu_model() writes it
+    since session 65: "AMD EPYC (AVX2)"; older files say only "AMD EPYC" (or "Intel(R) Xeon(R) CPU @ 2.20GHz", whose
+    brackets are not a set)."""
+    return re.search(r" \((AVX-512|AVX2|AVX)\)$", processor_name) is not None
+
+
 def same_processor(measured_on: str, here: str) -> bool:
     """Whether a file's processor is this one: the same name and instruction set ("AMD EPYC (AVX2)"). Files written
     before the instruction set was recorded name only the processor ("AMD EPYC", made with AVX-512 and with AVX2
     alike), so they are never taken for this one: a figure of theirs that differs is reported as OTHER."""
-    return measured_on == here and "(" in here
+    return measured_on == here and names_instruction_set(here)
 
 
 def this_processor() -> str:
@@ -321,7 +328,7 @@ def main() -> int:
             # TensorFlow's CPU kernels differ by instruction set (AVX-512 on one processor, AVX2 on another): the same
             # code and seed round differently, and over hundreds of training steps a figure moves by up to ~0.2
             # (M3 yearly nbeats at 06eb6a8: 16.45 on AMD EPYC, 16.61 on an Intel Xeon); not a change of the code
-            unknown = "" if "(" in measured_on else ", its instruction set not recorded"
+            unknown = "" if names_instruction_set(measured_on) else ", its instruction set not recorded"
             print(f"OTHER {cell.file}: {cell.label}: {detail} (measured on {measured_on}{unknown}, rerun on {here})")
             elsewhere.append(cell.label)
             continue

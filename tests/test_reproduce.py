@@ -42,6 +42,8 @@ def test_a_figure_is_checked_only_on_the_processor_and_instruction_set_it_was_me
     assert R.same_processor("AMD EPYC (AVX2)", "AMD EPYC (AVX2)")
     assert not R.same_processor("AMD EPYC (AVX-512)", "AMD EPYC (AVX2)")
     assert not R.same_processor("AMD EPYC", "AMD EPYC (AVX2)")  # written before the set was recorded: unknown
+    assert not R.same_processor("Intel(R) Xeon(R)", "Intel(R) Xeon(R)")  # brackets in a name are not a set
+    assert R.same_processor("Intel(R) Xeon(R) CPU @ 2.20GHz (AVX-512)", "Intel(R) Xeon(R) CPU @ 2.20GHz (AVX-512)")
     import _common
 
     assert R.this_processor() == _common.cpu_model() and _common.cpu_model().strip()
