@@ -176,6 +176,8 @@ ARCHIVED = {
         "patch_length_monthly.md", "patch_length_quarterly_other.md", "patch_length_yearly.md"),
     "patch-transformer's width, depth and overlapping patches at equal work before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 28 minutes; none adopted)": ("patch_width_monthly.md",),
+    "patch-transformer's learning rate and a skip path before the M3 monthly hold-out (4 candidates x 3 seeds, 22 "
+    "minutes; none adopted; its default rows equal patch_width_monthly.md's)": ("patch_rate_monthly.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
