@@ -228,7 +228,7 @@ def processor(text: str) -> str | None:
 
 def names_instruction_set(processor_name: str) -> bool:
     """Whether a "- machine:" processor records its widest vector instruction set, as _common.cpu_model() writes it
-    since session 65: "AMD EPYC (AVX2)"; older files say only "AMD EPYC" (or "Intel(R) Xeon(R) CPU @ 2.20GHz", whose
+    since 19f9dfb: "AMD EPYC (AVX2)"; older files say only "AMD EPYC" (or "Intel(R) Xeon(R) CPU @ 2.20GHz", whose
     brackets are not a set)."""
     return re.search(r" \((AVX-512|AVX2|AVX)\)$", processor_name) is not None
 
