@@ -98,6 +98,10 @@ def memory_mb() -> dict:
     return {"peak": status["VmHWM"], "anon": status.get("RssAnon", float("nan"))}
 
 
+# (the /proc/cpuinfo flag, the label cpu_model() writes after the name), widest first; reproduce.py reads the labels
+VECTOR_SETS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"))
+
+
 def cpu_model() -> str:
     """The processor's name and the widest vector instructions it has ("AMD EPYC (AVX2)"): TensorFlow's CPU kernels
     differ by instruction set, so two processors of one name without the same set round a network's figures apart."""
@@ -111,8 +115,7 @@ def cpu_model() -> str:
     except OSError:
         pass
     name = name or platform.processor() or "unknown"
-    widest = next((label for flag, label in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"))
-                   if flag in flags), None)
+    widest = next((label for flag, label in VECTOR_SETS if flag in flags), None)
     return f"{name} ({widest})" if widest else name
 
 

@@ -28,6 +28,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 TOLERANCE = 0.01
@@ -230,7 +233,7 @@ def names_instruction_set(processor_name: str) -> bool:
     """Whether a "- machine:" processor records its widest vector instruction set, as _common.cpu_model() writes it
     since 19f9dfb: "AMD EPYC (AVX2)"; older files say only "AMD EPYC" (or "Intel(R) Xeon(R) CPU @ 2.20GHz", whose
     brackets are not a set)."""
-    return re.search(r" \((AVX-512|AVX2|AVX)\)$", processor_name) is not None
+    return any(processor_name.endswith(f" ({label})") for _, label in C.VECTOR_SETS)
 
 
 def same_processor(measured_on: str, here: str) -> bool:
@@ -241,10 +244,7 @@ def same_processor(measured_on: str, here: str) -> bool:
 
 
 def this_processor() -> str:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import _common
-
-    return _common.cpu_model()
+    return C.cpu_model()
 
 
 def check_cell(cell: Cell) -> tuple[bool, str]:
