@@ -70,6 +70,12 @@ def test_scaled_dot_product_attention_matches_numpy():
     mask = np.tril(np.ones((5, 5), dtype=bool))
     _, masked = scaled_dot_product_attention(q, k, v, mask)
     assert np.allclose(np.asarray(masked)[..., ~mask], 0.0)
+    # residual attention: an earlier block's scores are added before the softmax, and the sum is passed on
+    previous = RNG.normal(size=(2, 3, 5, 5)).astype("float32")
+    own = q @ np.swapaxes(k, -1, -2) / np.sqrt(4)
+    _, carried, scores = scaled_dot_product_attention(q, k, v, previous_scores=previous, return_scores=True)
+    np.testing.assert_allclose(scores, own + previous, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(carried, softmax(own + previous), rtol=1e-5, atol=1e-6)
 
 
 def test_multi_head_self_attention_matches_numpy():
@@ -117,10 +123,26 @@ def test_encoder_block_shapes_symbolic_and_eager():
     assert np.allclose(np.triu(np.asarray(eager_scores)[0, 0], k=1), 0.0)
 
 
+def test_encoder_block_batch_norm_and_residual_attention():
+    """norm="batch" normalises each feature over the batch and the tokens in training (moving statistics after);
+    residual attention adds the previous block's scores, so a second block's weights change with them."""
+    x = RNG.normal(size=(16, 6, 8)).astype("float32") * 3 + 1
+    block = TransformerEncoderBlock(8, 2, 16, norm="batch")
+    out, weights, scores = block(x, training=True, return_attention_scores=True, return_scores=True)
+    flat = np.asarray(out).reshape(-1, 8)
+    np.testing.assert_allclose(flat.mean(axis=0), 0.0, atol=1e-4)  # BatchNorm's gamma 1, beta 0 at the start
+    np.testing.assert_allclose(flat.std(axis=0), 1.0, atol=1e-2)
+    assert [w.name for w in block.non_trainable_weights].count("moving_mean") == 2  # one per norm
+    second = TransformerEncoderBlock(8, 2, 16)
+    _, alone = second(np.asarray(out), return_attention_scores=True)
+    _, carried = second(np.asarray(out), previous_scores=scores, return_attention_scores=True)
+    assert not np.allclose(alone, carried) and np.allclose(np.asarray(carried).sum(-1), 1.0, atol=1e-5)
+
+
 @pytest.mark.parametrize("layer", [
     AdditiveAttention(name="a"), BahdanauAttention(5, name="b"), LuongAttention("general", name="c"),
     PositionalEncoding("learned", n=50.0, name="d"), MultiHeadSelfAttention(2, 3, causal=True, name="e"),
-    TransformerEncoderBlock(8, 2, 16, 0.2, True, name="f"),
+    TransformerEncoderBlock(8, 2, 16, 0.2, True, name="f"), TransformerEncoderBlock(8, 2, 16, norm="batch", name="g"),
 ])
 def test_layer_config_round_trip(layer):
     config = layer.get_config()
@@ -150,6 +172,7 @@ def test_warmup_schedule_values_and_serialisation():
 @pytest.mark.parametrize("make, message", [
     (lambda: TransformerEncoderBlock(10, 3, 8), "d_model must be divisible by num_heads=3; got 10"),
     (lambda: TransformerEncoderBlock(8, 2, 8, dropout=-0.1), "dropout must be in \\[0, 1\\); got -0.1"),
+    (lambda: TransformerEncoderBlock(8, 2, 8, norm="group"), "norm must be one of layer, batch; got 'group'"),
     (lambda: LuongAttention("cosine"), "score must be one of dot, general; got 'cosine'"),
     (lambda: PositionalEncoding("rotary"), "positional must be one of sinusoidal, learned"),
     (lambda: WarmupSchedule(warmup_steps=0), "warmup_steps must be an integer >= 1; got 0"),

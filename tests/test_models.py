@@ -10,6 +10,8 @@ VARIANTS = [(name, {}) for name in MODELS] + [
     ("attention-rnn", {"attention": "luong-dot", "cell": "gru"}),
     ("attention-rnn", {"attention": "luong-general", "cell": "lstm"}),
     ("transformer", {"positional": "learned", "pooling": "average", "causal": True}),
+    ("transformer", {"norm": "batch", "residual_attention": True, "num_blocks": 2}),
+    ("patch-transformer", {"norm": "batch", "residual_attention": True, "num_heads": 2}),  # PatchTST's encoder
     ("simple-rnn", {"cell": "lstm", "skip": "none"}),
     ("nbeats", {"blocks": 1, "layers": 1, "units": 8, "skip": "linear", "center": "none"}),
     ("nbeats", {"dropout": 0.1, "skip": "none"}),

@@ -175,22 +175,28 @@ class PositionalEncoding(layers.Layer):
         return {**super().get_config(), "mode": self.mode, "n": self.n}
 
 
-def scaled_dot_product_attention(query, key, value, mask=None):
-    """softmax(Q K^T / sqrt(d_k)) V.
+def scaled_dot_product_attention(query, key, value, mask=None, previous_scores=None, return_scores=False):
+    """softmax(Q K^T / sqrt(d_k) [+ previous scores]) V.
 
     Args:
         query: (..., q_len, d_k); key: (..., k_len, d_k); value: (..., k_len, d_v).
         mask: optional boolean (q_len, k_len) or broadcastable; False positions get no weight.
+        previous_scores: optional (..., q_len, k_len) scores of an earlier block added before the softmax
+            (residual attention, as in PatchTST's encoder).
+        return_scores: also return the scores the softmax read (to carry to the next block).
 
     Returns:
-        output (..., q_len, d_v) and weights (..., q_len, k_len).
+        output (..., q_len, d_v) and weights (..., q_len, k_len) [and the scores (..., q_len, k_len)].
     """
     d_k = ops.cast(ops.shape(key)[-1], query.dtype)
     scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) / ops.sqrt(d_k)  # (..., q_len, k_len)
+    if previous_scores is not None:
+        scores = scores + previous_scores
     if mask is not None:
         scores = ops.where(mask, scores, ops.full_like(scores, -1e9))
     weights = ops.softmax(scores, axis=-1)
-    return ops.matmul(weights, value), weights
+    output = ops.matmul(weights, value)
+    return (output, weights, scores) if return_scores else (output, weights)
 
 
 @keras.saving.register_keras_serializable(package="tsattn")
@@ -222,7 +228,9 @@ class MultiHeadSelfAttention(layers.Layer):
         split = ops.reshape(projected, (-1, shape[1], self.num_heads, self.key_dim))
         return ops.transpose(split, (0, 2, 1, 3))  # (batch, heads, window, key_dim)
 
-    def call(self, inputs, return_attention_scores=False):
+    def call(self, inputs, previous_scores=None, return_attention_scores=False, return_scores=False):
+        """``previous_scores`` (batch, heads, window, window): an earlier block's pre-softmax scores, added to this
+        one's (residual attention); ``return_scores`` appends this block's scores to the outputs."""
         query = self._heads(inputs, self.query_kernel, self.query_bias)
         key = self._heads(inputs, self.key_kernel, self.key_bias)
         value = self._heads(inputs, self.value_kernel, self.value_bias)
@@ -230,11 +238,13 @@ class MultiHeadSelfAttention(layers.Layer):
         if self.causal:
             steps = ops.shape(inputs)[1]
             mask = ops.tril(ops.ones((steps, steps), dtype="bool"))  # position k sees positions <= k
-        attended, weights = scaled_dot_product_attention(query, key, value, mask)  # weights: (b, h, w, w)
+        attended, weights, scores = scaled_dot_product_attention(query, key, value, mask, previous_scores,
+                                                                 return_scores=True)  # weights: (b, h, w, w)
         shape = ops.shape(inputs)
         merged = ops.reshape(ops.transpose(attended, (0, 2, 1, 3)), (-1, shape[1], self.num_heads * self.key_dim))
         output = ops.matmul(merged, self.output_kernel) + self.output_bias  # (batch, window, d_model)
-        return (output, weights) if return_attention_scores else output
+        found = (output,) + ((weights,) if return_attention_scores else ()) + ((scores,) if return_scores else ())
+        return found if len(found) > 1 else output
 
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim, "causal": self.causal}
@@ -244,27 +254,40 @@ class MultiHeadSelfAttention(layers.Layer):
 class TransformerEncoderBlock(layers.Layer):
     """One post-norm transformer encoder block.
 
-    x = LayerNorm(x + Dropout(MultiHeadSelfAttention(x)))
-    x = LayerNorm(x + Dropout(Dense(d_model)(Dense(ff_dim, relu)(x))))
+    x = Norm(x + Dropout(MultiHeadSelfAttention(x)))
+    x = Norm(x + Dropout(Dense(d_model)(Dense(ff_dim, relu)(x))))
+
+    ``norm``: "layer" (LayerNormalization over each token's features, the tutorial's) or "batch"
+    (BatchNormalization of each feature over the batch and the tokens, PatchTST's). ``residual_attention``: the
+    block adds the previous block's pre-softmax scores (``previous_scores``) to its own (PatchTST's residual
+    attention); ``return_scores`` returns its scores for the next block.
     """
 
+    NORMS = ("layer", "batch")
+
     def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.0, causal: bool = False,
-                 **kwargs):
+                 norm: str = "layer", **kwargs):
         super().__init__(**kwargs)
         _require(isinstance(d_model, int) and d_model >= 1, "d_model", d_model, "an integer >= 1")
         _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
         _require(d_model % num_heads == 0, "d_model", d_model, f"divisible by num_heads={num_heads}")
         _require(isinstance(ff_dim, int) and ff_dim >= 1, "ff_dim", ff_dim, "an integer >= 1")
         _require(isinstance(dropout, (int, float)) and 0 <= dropout < 1, "dropout", dropout, "in [0, 1)")
+        _require(norm in self.NORMS, "norm", norm, f"one of {', '.join(self.NORMS)}")
         self.d_model, self.num_heads, self.ff_dim = d_model, num_heads, ff_dim
-        self.dropout, self.causal = float(dropout), bool(causal)
+        self.dropout, self.causal, self.norm = float(dropout), bool(causal), norm
         self.attention = MultiHeadSelfAttention(num_heads, d_model // num_heads, causal=causal, name="attention")
         self.attention_dropout = layers.Dropout(self.dropout)
-        self.attention_norm = layers.LayerNormalization(epsilon=1e-6, name="attention_norm")
+        self.attention_norm = self._norm("attention_norm")
         self.ff_hidden = layers.Dense(ff_dim, activation="relu", name="ff_hidden")
         self.ff_output = layers.Dense(d_model, name="ff_output")
         self.ff_dropout = layers.Dropout(self.dropout)
-        self.ff_norm = layers.LayerNormalization(epsilon=1e-6, name="ff_norm")
+        self.ff_norm = self._norm("ff_norm")
+
+    def _norm(self, name):
+        if self.norm == "batch":  # PyTorch's BatchNorm1d defaults (PatchTST): momentum 0.1 there is 0.9 here
+            return layers.BatchNormalization(axis=-1, momentum=0.9, epsilon=1e-5, name=name)
+        return layers.LayerNormalization(epsilon=1e-6, name=name)
 
     def build(self, input_shape):
         _require(int(input_shape[-1]) == self.d_model, "input features", input_shape[-1], f"d_model={self.d_model}")
@@ -274,16 +297,18 @@ class TransformerEncoderBlock(layers.Layer):
         self.ff_output.build((*input_shape[:-1], self.ff_dim))
         self.ff_norm.build(input_shape)
 
-    def call(self, inputs, training=None, return_attention_scores=False):
-        attended, weights = self.attention(inputs, return_attention_scores=True)  # weights: (b, heads, w, w)
-        x = self.attention_norm(inputs + self.attention_dropout(attended, training=training))
+    def call(self, inputs, previous_scores=None, training=None, return_attention_scores=False, return_scores=False):
+        attended, weights, scores = self.attention(inputs, previous_scores, return_attention_scores=True,
+                                                   return_scores=True)  # weights, scores: (b, heads, w, w)
+        x = self.attention_norm(inputs + self.attention_dropout(attended, training=training), training=training)
         feed_forward = self.ff_output(self.ff_hidden(x))
-        x = self.ff_norm(x + self.ff_dropout(feed_forward, training=training))
-        return (x, weights) if return_attention_scores else x
+        x = self.ff_norm(x + self.ff_dropout(feed_forward, training=training), training=training)
+        found = (x,) + ((weights,) if return_attention_scores else ()) + ((scores,) if return_scores else ())
+        return found if len(found) > 1 else x
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "ff_dim": self.ff_dim, "dropout": self.dropout, "causal": self.causal}
+                "ff_dim": self.ff_dim, "dropout": self.dropout, "causal": self.causal, "norm": self.norm}
 
 
 @keras.saving.register_keras_serializable(package="tsattn")

@@ -163,27 +163,34 @@ def _build_attention_rnn(inputs, units, activation, cell, dropout, attention):
 # ----------------------------------------------------------------------------------------------------
 # transformer
 # ----------------------------------------------------------------------------------------------------
-def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, pooling, positional,
-                       positional_base, causal):
+def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, norm, residual_attention, pooling,
+                       positional, positional_base, causal):
     x = layers.Dense(d_model, name="projection")(inputs)  # (batch, window, d_model)
-    x = _encoder(x, "transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal)
+    x = _encoder(x, "transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal, norm,
+                 residual_attention)
     if pooling == "last":
         return LastStep(name="last_step")(x)  # (batch, d_model)
     return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
 
 
-def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal=False):
+def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal=False, norm="layer",
+             residual_attention=False):
     """The tutorial's encoder over tokens (batch, tokens, d_model): positional encoding, dropout, encoder blocks
-    (their attention weights, (batch, heads, tokens, tokens), are read by :func:`attention_model`)."""
+    (their attention weights, (batch, heads, tokens, tokens), are read by :func:`attention_model`); with
+    ``residual_attention`` each block adds the previous block's pre-softmax scores to its own (PatchTST)."""
     d_model = int(x.shape[-1])
     if d_model % num_heads:
         raise ConfigError(f"{model} parameter d_model must be divisible by num_heads={num_heads}; got {d_model} (e.g. "
                           f"d_model={max(num_heads, d_model // num_heads * num_heads)} or num_heads=1)")
     x = PositionalEncoding(positional, positional_base, name="positional_encoding")(x)
     x = layers.Dropout(dropout, name="input_dropout")(x)
+    scores = None
     for block in range(num_blocks):
-        x, _weights = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, causal, name=f"encoder_{block}")(
-            x, return_attention_scores=True)
+        encoder = TransformerEncoderBlock(d_model, num_heads, ff_dim, dropout, causal, norm, name=f"encoder_{block}")
+        if residual_attention:
+            x, _weights, scores = encoder(x, previous_scores=scores, return_attention_scores=True, return_scores=True)
+        else:
+            x, _weights = encoder(x, return_attention_scores=True)
     return x
 
 
@@ -191,13 +198,14 @@ def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, posit
 # patch-transformer
 # ----------------------------------------------------------------------------------------------------
 def _build_patch_transformer(inputs, patch_length, patch_stride, d_model, num_heads, ff_dim, num_blocks, dropout,
-                             head_dropout, positional, positional_base):
+                             norm, residual_attention, head_dropout, positional, positional_base):
     """PatchTST's encoder on tsattn's parts: patches as tokens, a linear embedding, the tutorial's positional
     encoding and encoder blocks, and a flatten head (every patch's vector reaches the forecast)."""
     length, stride, _ = patch_layout(int(inputs.shape[1]), patch_length, patch_stride)
     x = Patches(length, stride, name="patches")(inputs)  # (batch, patches, length * features)
     x = layers.Dense(d_model, name="patch_embedding")(x)  # (batch, patches, d_model)
-    x = _encoder(x, "patch-transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base)
+    x = _encoder(x, "patch-transformer", num_heads, ff_dim, num_blocks, dropout, positional, positional_base,
+                 norm=norm, residual_attention=residual_attention)
     x = layers.Flatten(name="flatten_patches")(x)  # (batch, patches * d_model)
     return layers.Dropout(head_dropout, name="head_dropout")(x) if head_dropout else x
 

@@ -22,6 +22,7 @@ ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 TFT_HEADS = ("auto", "flatten", "per-step")
 POSITIONAL = ("sinusoidal", "learned")
+ENCODER_NORMS = ("layer", "batch")  # normalisation in the encoder blocks (layers.TransformerEncoderBlock.NORMS)
 ENSEMBLE_METHODS = ("median", "mean")  # how an ensemble's member forecasts are combined
 
 
@@ -222,6 +223,12 @@ def _encoder_params(d_model: int, ff_dim: int, num_blocks: int, dropout: float, 
         "ff_dim": Param(ff_dim, "an integer in 1..8192", integer(1, 8192), "hidden units of the ReLU feed-forward network"),
         "num_blocks": Param(num_blocks, "an integer in 1..32", integer(1, 32), "encoder blocks"),
         "dropout": Param(dropout, "a number in [0, 1)", fraction, dropout_help),
+        "norm": Param("layer", one_of(ENCODER_NORMS), choice(*ENCODER_NORMS),
+                      "normalisation in the encoder blocks: layer (each token's features, the tutorial's) or batch "
+                      "(each feature over the batch and the tokens, PatchTST's)"),
+        "residual_attention": Param(False, "true or false", boolean,
+                                    "each encoder block adds the previous block's attention scores (before the "
+                                    "softmax) to its own, as PatchTST's encoder does"),
     }
 
 
