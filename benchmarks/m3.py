@@ -119,7 +119,7 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
                      "-" if any(r["epochs"] is None for r in mine) else f"{np.mean([r['epochs'] for r in mine]):.0f}",
                      f"{wins}/{compared}"])
         if model == "auto":
-            rows[-1][0] = f"auto (chose {', '.join(r['chosen'] for r in mine)})"
+            rows[-1][0] = f"auto (chose {chosen_by_seed([r['chosen'] for r in mine], seeds)})"
     for record in ensembles:
         label = ensemble_label(record["model"], ensemble, ensemble_settings)
         per_series[label] = record["per_series"]["smape"]["model"]
@@ -166,6 +166,18 @@ def frequency_section(frequency: str, frame: pd.DataFrame, seeds, models, quick:
     fit_seconds = {model: float(np.mean([r["fit_seconds"] for r in runs if r["model"] == model])) for model in models}
     fit_seconds.update({ensemble_label(r["model"], ensemble, ensemble_settings): r["fit_seconds"] for r in ensembles})
     return lines, {"per_series": per_series, "rows": rows, "fit_seconds": fit_seconds}
+
+
+def chosen_by_seed(chosen: list, seeds) -> str:
+    """What auto chose, once per distinct choice, with its seeds when more than one seed ran: "median of a, b" or
+    "median of a, b (seeds 0, 2); nbeats (seed 1)"."""
+    if len(seeds) == 1:
+        return chosen[0]
+    groups: dict = {}
+    for choice, seed in zip(chosen, seeds):
+        groups.setdefault(choice, []).append(str(seed))
+    return "; ".join(f"{choice} (seed{'s' if len(found) > 1 else ''} {', '.join(found)})"
+                     for choice, found in groups.items())
 
 
 def ensemble_label(model: str, ensemble: int, ensemble_settings: dict | None) -> str:

@@ -78,3 +78,11 @@ def test_speed_refuses_bad_options_in_one_line_before_any_section(options, messa
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--sections", "m3", *options],
                             capture_output=True, text=True)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_m3_names_each_choice_of_auto_once_with_its_seeds(monkeypatch):
+    monkeypatch.setattr(sys, "path", [str(ROOT / "benchmarks"), *sys.path])
+    chosen_by_seed = runpy.run_path(str(ROOT / "benchmarks" / "m3.py"))["chosen_by_seed"]
+    assert chosen_by_seed(["median of a, b"], [0]) == "median of a, b"
+    assert chosen_by_seed(["median of a, b", "nbeats", "median of a, b"], [0, 1, 2]) == \
+        "median of a, b (seeds 0, 2); nbeats (seed 1)"
