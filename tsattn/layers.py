@@ -258,9 +258,9 @@ class TransformerEncoderBlock(layers.Layer):
     x = Norm(x + Dropout(Dense(d_model)(Dense(ff_dim, relu)(x))))
 
     ``norm``: "layer" (LayerNormalization over each token's features, the tutorial's) or "batch"
-    (BatchNormalization of each feature over the batch and the tokens, PatchTST's). ``residual_attention``: the
-    block adds the previous block's pre-softmax scores (``previous_scores``) to its own (PatchTST's residual
-    attention); ``return_scores`` returns its scores for the next block.
+    (BatchNormalization of each feature over the batch and the tokens, PatchTST's). Residual attention
+    (PatchTST's; the models' ``residual_attention``): ``previous_scores`` are an earlier block's pre-softmax scores,
+    added to this block's; ``return_scores`` returns this block's scores for the next block.
     """
 
     NORMS = ("layer", "batch")
