@@ -163,3 +163,12 @@ def test_a_mistyped_dataset_is_named_before_any_training_line(runner, tmp_path):
     result = invoke(runner, ["fit", "--dataset", "m3-monthy", "--out", str(tmp_path / "out")])
     assert_clean_error(result, "unknown dataset 'm3-monthy'; did you mean 'm3-monthly'\\?")
     assert "Training" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_calendar_on_made_up_dates_is_refused_before_training(runner, tmp_path):
+    """M3 / M1 come without start dates (every series from 1990-01): month of year there would be an arbitrary
+    phase, so calendar features are refused in one line before any epoch, with nothing written."""
+    result = invoke(runner, ["fit", "--dataset", "m3-monthly", "--calendar", "month", "--model", "simple-rnn",
+                             "--out", str(tmp_path / "out")])
+    assert_clean_error(result, r"calendar features \(month\) need real dates, but this data's dates are made up")
+    assert not (tmp_path / "out").exists()

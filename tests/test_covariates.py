@@ -159,6 +159,10 @@ def test_bad_covariate_inputs_get_one_line(frame):
         (lambda: fit(frame.assign(ds=np.arange(len(frame)) % 60), calendar=["month"], stat_exog=None, static=None),
          DataError, "calendar features (month) need dates"),
     ]
+    m3 = tsattn.load_dataset("m3-monthly")
+    m3 = m3[m3["unique_id"].isin(m3["unique_id"].unique()[:2])]  # a user's subset keeps the frame's attrs
+    cases.append((lambda: Forecaster("simple-rnn", horizon=18, epochs=1, calendar=["month"]).fit(m3), DataError,
+                  "calendar features (month) need real dates, but this data's dates are made up"))
     for call, kind, message in cases:
         with pytest.raises(kind) as caught:
             call()

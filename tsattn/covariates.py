@@ -190,7 +190,11 @@ class Covariates:
         return self
 
     def check_panel(self, panel) -> None:
-        """One line when the panel lacks a column these covariates need."""
+        """One line when the panel lacks a column these covariates need, or has made-up dates for calendar ones."""
+        if self.calendar and getattr(panel, "synthetic_dates", False):
+            raise DataError(f"calendar features ({', '.join(self.calendar)}) need real dates, but this data's dates are "
+                            "made up (M3 and M1 come without start dates: every series starts at 1990-01); drop "
+                            "calendar, or give the series with their real dates")
         for name in self.dynamic:
             if name not in panel.exog_names:
                 raise DataError(f"covariate column {name!r} is not in the data; give it beside unique_id, ds and y "

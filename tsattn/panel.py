@@ -43,6 +43,8 @@ class Panel:
         exog: (N, k) float64 covariate columns beside ``values`` (past-observed and future-known ones, raw), or None.
         exog_names: the names of those columns, in order.
         static: one row of static features per series (indexed by id, raw: numbers or categories), or None.
+        synthetic_dates: True when the source gives no real dates and the time labels are made up (the M3 / M1
+            frames: every series from 1990-01); calendar features are refused on them.
     """
 
     ids: list[str]
@@ -56,6 +58,7 @@ class Panel:
     exog: np.ndarray | None = None
     exog_names: tuple = ()
     static: pd.DataFrame | None = None
+    synthetic_dates: bool = False
 
     # -- shape -----------------------------------------------------------------------------------------
     @property
@@ -500,8 +503,10 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         frame_horizon = data.attrs.get("horizon") if horizon is None else horizon
         ids, series_list, exog_list = _from_long(data, id_column, time_column, value_column, fill, "the frame", freq,
                                                  exog)
-        return _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon,
-                         freq=freq, fill=fill, exog_list=exog_list, static=static)
+        panel = _assemble(ids, series_list, value_column if value_column != VALUE_COLUMN else None, frame_horizon,
+                          freq=freq, fill=fill, exog_list=exog_list, static=static)
+        synthetic = bool(data.attrs.get("synthetic_dates", False))  # set by tsattn.data for M3 / M1
+        return dataclasses.replace(panel, synthetic_dates=True) if synthetic else panel
     if exog or static is not None:
         raise DataError("covariates come in a long frame: unique_id, ds, y and the covariate columns (static features: "
                         "a frame with unique_id and one row per series); pass the series that way")
