@@ -191,9 +191,9 @@ class Covariates:
 
     def check_panel(self, panel) -> None:
         """One line when the panel lacks a column these covariates need, or has made-up dates for calendar ones."""
-        if self.calendar and getattr(panel, "synthetic_dates", False):
-            raise DataError(f"calendar features ({', '.join(self.calendar)}) need real dates, but this data's dates are "
-                            "made up (M3 and M1 come without start dates: every series starts at 1990-01); drop "
+        if self.calendar and panel.synthetic_dates:
+            raise DataError(f"calendar features ({', '.join(self.calendar)}) need real dates, but this data's dates "
+                            "are made up (M3 and M1 come without start dates: every series starts at 1990-01); drop "
                             "calendar, or give the series with their real dates")
         for name in self.dynamic:
             if name not in panel.exog_names:

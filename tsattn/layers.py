@@ -15,7 +15,7 @@ import numpy as np
 from keras import layers, ops
 
 from .errors import ConfigError
-from .specs import ENSEMBLE_METHODS
+from .specs import ENCODER_NORMS, ENSEMBLE_METHODS
 
 
 def _require(condition: bool, name: str, value, expected: str):
@@ -263,7 +263,7 @@ class TransformerEncoderBlock(layers.Layer):
     added to this block's; ``return_scores`` returns this block's scores for the next block.
     """
 
-    NORMS = ("layer", "batch")
+    NORMS = ENCODER_NORMS  # the models' `norm` setting (specs.py) offers the same
 
     def __init__(self, d_model: int, num_heads: int, ff_dim: int, dropout: float = 0.0, causal: bool = False,
                  norm: str = "layer", **kwargs):

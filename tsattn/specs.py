@@ -22,7 +22,7 @@ ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 TFT_HEADS = ("auto", "flatten", "per-step")
 POSITIONAL = ("sinusoidal", "learned")
-ENCODER_NORMS = ("layer", "batch")  # normalisation in the encoder blocks (layers.TransformerEncoderBlock.NORMS)
+ENCODER_NORMS = ("layer", "batch")  # normalisation in the encoder blocks (read by layers.TransformerEncoderBlock)
 ENSEMBLE_METHODS = ("median", "mean")  # how an ensemble's member forecasts are combined
 
 
