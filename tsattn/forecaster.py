@@ -44,7 +44,9 @@ class Forecaster(BaseEstimator):
             conformal, calibrated on the validation part like every other model's.
         window: input length of each forecast (values before the first forecast step); None (default) chooses
             as ``tsattn fit`` does: 24, shortened so the shortest series can still be forecast.
-        horizon: steps the model forecasts directly (direct multi-output for horizon > 1).
+        horizon: steps the model forecasts directly (direct multi-output for horizon > 1); None (default): the
+            data's hold-out horizon when it has one (M3, M1 and the covariate sets, and their subsets: 18 for M3
+            monthly, as `tsattn fit --dataset` and `tsattn datasets`), else 1. Once fitted, ``horizon_`` is it.
         **params: model parameters (e.g. ``units=64``) and run settings of :class:`tsattn.config.RunConfig`
             (e.g. ``epochs=100``, ``batch_size=64``, ``scaling="standard"``, ``season=12``,
             ``fill="interpolate"``, ``freq="MS"``: the frequency the data follows when you know it, as
@@ -55,19 +57,20 @@ class Forecaster(BaseEstimator):
     read from it: estimator_ (the fitted model behind the shared interface), model_ (its keras.Model, None
     for baselines), scaler_ (one scaler per series), history_ (DataFrame), season_, config_, tails_ (a Panel
     of the last values of each series, enough to forecast), mase_scale_ (per series), trained_until_,
-    window_ (the resolved window), calibration_ (its interval methods, also as conformal_ and quantile_conformal_),
-    epochs_run_, best_epoch_.
+    window_ (the resolved window), horizon_ (the fitted horizon), calibration_ (its interval methods, also as
+    conformal_ and quantile_conformal_), epochs_run_, best_epoch_.
 
     Forecasts longer than ``horizon`` continue recursively: each block of ``horizon`` forecasts is
     appended to the inputs of the next block (errors then compound; the first ``horizon`` steps are the
     model's direct outputs).
     """
 
-    def __init__(self, model: str = "attention-rnn", window: int | None = None, horizon: int = 1, **params):
+    def __init__(self, model: str = "attention-rnn", window: int | None = None, horizon: int | None = None,
+                 **params):
         from .config import canonical
 
         # the peers' names (h, input_size, random_seed, season_length) under ours, as get_params shows them
-        params = canonical({"window": window, "horizon": horizon, **params}, defaults={"window": None, "horizon": 1})
+        params = canonical({"window": window, "horizon": horizon, **params}, defaults={"window": None, "horizon": None})
         self.model = model
         self.window = params.pop("window")
         self.horizon = params.pop("horizon")
@@ -141,6 +144,7 @@ class Forecaster(BaseEstimator):
     columns_ = property(lambda self: self._state().columns)
     quantiles_ = property(lambda self: self._state().quantiles)
     lookback_ = property(lambda self: self._state().lookback)
+    horizon_ = property(lambda self: self._state().horizon)  # the horizon fitted for (horizon=None: the data's)
     single_ = property(lambda self: self._state().single)
     note_ = property(lambda self: self._state().note)  # what the fit did other than asked (a short series), or None
     choice_ = property(lambda self: self._state().choice)  # model "auto": the candidates' validation scores
@@ -155,7 +159,9 @@ class Forecaster(BaseEstimator):
         settings = dict(self.params)
         if epochs is not None:
             settings["epochs"] = epochs
-        return RunConfig(model=self.model, dataset=None, window=self.window, horizon=self.horizon, seed=seed,
+        if self.horizon is not None:  # None: the data's hold-out horizon (M3, M1, ...: attrs["horizon"]), else 1
+            settings["horizon"] = self.horizon
+        return RunConfig(model=self.model, dataset=None, window=self.window, seed=seed,
                          **validation_split(validation)).updated(**settings)
 
     def fit(self, data=None, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
