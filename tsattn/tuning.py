@@ -451,15 +451,18 @@ def _search_worker(job: _Search, worker: int) -> int:
             trial.set_user_attr("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             raise
 
-    running_states = (optuna.trial.TrialState.RUNNING,)
+    counted_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
     ran, failures_in_a_row, mine = 0, 0, []
     while True:
         _fail_stale(study)
-        finished = _counted(study)
+        # finished and running trials read in one snapshot: read one after the other, a trial of another worker that
+        # ended between the two reads was in neither, and both workers started one more trial than asked
+        states = [trial.state for trial in study.get_trials(deepcopy=False)]
+        finished = sum(state in counted_states for state in states)
         left = None if job.deadline is None else job.deadline - time.time()
         if finished >= job.trials or (left is not None and left <= 0):
             return ran
-        if finished + len(study.get_trials(deepcopy=False, states=running_states)) >= job.trials:
+        if finished + states.count(optuna.trial.TrialState.RUNNING) >= job.trials:
             time.sleep(POLL_SECONDS)  # the trials still wanted are running on other workers: wait for them to end
             continue
         if failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
