@@ -1,9 +1,11 @@
 import json
 import re
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import tsattn
 from tsattn.cli.main import main
 
 TINY_ARGS = ["--window", "8", "--epochs", "2", "--batch-size", "32", "--set", "units=4"]
@@ -81,8 +83,6 @@ def test_a_dataset_with_a_hold_out_forecasts_its_own_horizon_unless_told_otherwi
     assert own.exit_code == 0, own.output
     assert "horizon 12" in own.stderr and json.loads((tmp_path / "own" / "config.json").read_text())["config"][
         "horizon"] == 12
-    import pandas as pd
-
     test = pd.read_csv(tmp_path / "own" / "predictions.csv").query("part == 'test'")
     assert sorted(test["step"]) == list(range(1, 13))  # one 12-step forecast of the hold-out, not 12 one-step ones
     told = invoke(runner, ["fit", "--model", "linear", "--dataset", "bjsales", "--horizon", "1",
@@ -90,8 +90,7 @@ def test_a_dataset_with_a_hold_out_forecasts_its_own_horizon_unless_told_otherwi
     assert told.exit_code == 0 and "horizon 1," in told.stderr
     assert resolve({"dataset": "bjsales", "horizon": 3})[0].horizon == 3
     assert resolve({"dataset": "sunspots", "model": "linear"})[0].horizon == 1
-    import tsattn  # the library agrees: the frame carries its hold-out (attrs["horizon"]), kept by a subset
-
+    # the library agrees: the frame carries its hold-out (attrs["horizon"]), kept by a subset
     frame = tsattn.load_dataset("bjsales")
     assert tsattn.Forecaster("naive").fit(frame.head(100)).horizon_ == 12
     assert tsattn.Forecaster("naive", horizon=1).fit(frame).horizon_ == 1

@@ -451,18 +451,17 @@ def _search_worker(job: _Search, worker: int) -> int:
             trial.set_user_attr("error", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             raise
 
-    counted_states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
     ran, failures_in_a_row, mine = 0, 0, []
     while True:
         _fail_stale(study)
         # finished and running trials read in one snapshot: read one after the other, a trial of another worker that
         # ended between the two reads was in neither, and both workers started one more trial than asked
-        states = [trial.state for trial in study.get_trials(deepcopy=False)]
-        finished = sum(state in counted_states for state in states)
+        trials = study.get_trials(deepcopy=False)
+        finished = _counted_of(trials)
         left = None if job.deadline is None else job.deadline - time.time()
         if finished >= job.trials or (left is not None and left <= 0):
             return ran
-        if finished + states.count(optuna.trial.TrialState.RUNNING) >= job.trials:
+        if finished + sum(trial.state == optuna.trial.TrialState.RUNNING for trial in trials) >= job.trials:
             time.sleep(POLL_SECONDS)  # the trials still wanted are running on other workers: wait for them to end
             continue
         if failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
@@ -787,9 +786,13 @@ def _finish(study, model, panel, base, settings, dimensions, metric, seed, refit
 
 
 def _counted(study) -> int:
+    return _counted_of(study.get_trials(deepcopy=False))
+
+
+def _counted_of(trials) -> int:
+    """The trials that count toward the number asked: complete or pruned."""
     optuna = _optuna()
-    return len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
-                                                        optuna.trial.TrialState.PRUNED)))
+    return sum(trial.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED) for trial in trials)
 
 
 def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
