@@ -170,6 +170,46 @@ def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_pa
     assert len(trials) == 5 and trials[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
 
 
+def test_of_two_trials_started_at_once_for_the_last_place_the_later_created_one_is_surplus(tmp_path):
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'study.db'}")
+    study.enqueue_trial({"x": 1.0})  # the defaults: waiting, created first, the next any worker runs
+
+    def created():  # a trial another worker created while the waiting one was still there
+        return optuna.trial.Trial(study, study._storage.create_new_trial(study._study_id))
+
+    second = created()
+    assert T._surplus(study, second, 1) and not T._surplus(study, second, 2)
+    first = study.ask()  # pops the waiting trial: created before the second, so it keeps its place
+    assert first._trial_id < second._trial_id and not T._surplus(study, first, 1)
+    study.tell(first, 1.0)
+    third = created()
+    assert T._surplus(study, third, 2) and not T._surplus(study, third, 3)  # 1 complete + the second running
+    study.tell(second, state=optuna.trial.TrialState.FAIL)  # a failed trial frees its place
+    assert not T._surplus(study, third, 2)
+
+
+def test_a_surplus_trial_is_not_counted_echoed_or_listed_and_the_search_still_runs_the_number_asked(tmp_path,
+                                                                                                      monkeypatch):
+    real, calls = T._surplus, []
+
+    def second_is_surplus(study, trial, wanted):  # as if another worker had claimed the place first
+        calls.append(trial.number)
+        return len(calls) == 2 or real(study, trial, wanted)
+
+    monkeypatch.setattr(T, "_surplus", second_is_surplus)
+    lines = []
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, storage=storage,
+                    refit=False, echo=lines.append)
+    assert calls == [0, 1, 2]
+    assert list(result.trials["number"]) == [0, 2] and (result.trials["state"] == "COMPLETE").all()
+    study = optuna.load_study(study_name=result.study_name, storage=storage)
+    assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL", "COMPLETE"]
+    assert study.trials[1].user_attrs[T.SURPLUS] and "error" not in study.trials[1].user_attrs
+    trials = [line for line in lines if line.startswith("[")]
+    assert [line.split(":")[0] for line in trials] == ["[1/2] trial 0", "[2/2] trial 2"]
+
+
 def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_one_is_left(tmp_path, monkeypatch):
     import os
 

@@ -440,6 +440,9 @@ def _search_worker(job: _Search, worker: int) -> int:
 
     def objective(trial):
         trial.set_user_attr("worker", identity)
+        if _surplus(study, trial, job.trials):  # another worker claimed the last trial asked first: not run
+            trial.set_user_attr(SURPLUS, True)
+            raise _Surplus("not run: the trials asked for were already running")
         values = _sample(trial, job.dimensions)
         trial.set_user_attr("settings", values)
         try:
@@ -474,8 +477,11 @@ def _search_worker(job: _Search, worker: int) -> int:
         # models, 7.4 s a collection; in the test workers the padded-search test took 27 s against 4 s alone)
         study.optimize(objective, n_trials=1, timeout=left, catch=(TsattnError, ValueError, ArithmeticError),
                        gc_after_trial=False, callbacks=[lambda _, trial: mine.append(trial)])
-        ran += 1
         last = mine[-1]
+        if last.user_attrs.get(SURPLUS):  # nothing ran: wait for the other workers' trials (the loop's next look)
+            mine.pop()
+            continue
+        ran += 1
         failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
         if job.echo is not None:
             job.echo(_trial_line(last, job.metric, job.trials, _counted(study)),
@@ -507,6 +513,8 @@ class _Progress:
         for trial in study.get_trials(deepcopy=False):
             if trial.state.is_finished() and trial.number not in self.seen:
                 self.seen.add(trial.number)
+                if trial.user_attrs.get(SURPLUS):  # never ran (see _surplus)
+                    continue
                 self.done += trial.state.name in ("COMPLETE", "PRUNED")
                 self.echo(_trial_line(trial, self.metric, self.wanted, self.done),
                           trial.state.name in ("COMPLETE", "PRUNED"))
@@ -785,6 +793,27 @@ def _finish(study, model, panel, base, settings, dimensions, metric, seed, refit
     return result
 
 
+SURPLUS = "surplus"  # a trial's user attribute: created by a worker after the trials asked were all claimed
+
+
+class _Surplus(TsattnError):
+    """Ends a trial that is not needed (see :func:`_surplus`)."""
+
+
+def _surplus(study, trial, wanted: int) -> bool:
+    """Whether ``trial``, just created, is one more than ``wanted``: the counted trials (complete or pruned) and the
+    ones still running that were created before it already make up the number asked. Two workers that looked at the
+    study at the same moment both start a trial; of the two, the later-created one is surplus (a storage numbers its
+    trials in the order they were created), so a search never runs more trials than asked. A trial created earlier
+    that fails later leaves a place that the workers' next look fills. A waiting trial (the defaults, enqueued when the
+    study was made) is created first and every worker runs it before any other, so it counts as claimed."""
+    optuna = _optuna()
+    trials = study.get_trials(deepcopy=False)
+    claimed = (optuna.trial.TrialState.RUNNING, optuna.trial.TrialState.WAITING)  # a waiting one: the next to run
+    earlier = sum(other.state in claimed and other._trial_id < trial._trial_id for other in trials)
+    return _counted_of(trials) + earlier >= wanted
+
+
 def _counted(study) -> int:
     return _counted_of(study.get_trials(deepcopy=False))
 
@@ -810,6 +839,8 @@ def trials_table(study, metric: str) -> pd.DataFrame:
     optuna = _optuna()
     rows = []
     for trial in study.trials:
+        if trial.user_attrs.get(SURPLUS):  # never ran (see _surplus)
+            continue
         complete = trial.state == optuna.trial.TrialState.COMPLETE
         losses = trial.intermediate_values
         rows.append({"number": trial.number, "state": trial.state.name,
