@@ -22,13 +22,18 @@ from tsattn.cli.main import main
 from tsattn.errors import TsattnError
 from tsattn.forecaster import Forecaster
 
-LIMIT = 30  # seconds a case may take before it counts as a hang
+LIMIT = 60  # seconds a case may take before it counts as a hang (the few that run a tune took 45 s on loaded cores)
+
+
+class Hang(BaseException):
+    """The time limit's alarm: not an Exception, so neither the CLI's error handling (which turns an OSError, such as
+    TimeoutError, into one line and exit 2) nor the code under test takes it for an error of its own."""
 
 
 @contextmanager
 def time_limit(seconds=LIMIT):
     def hang(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s")
+        raise Hang(f"still running after {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, hang)
     signal.alarm(seconds)
@@ -258,8 +263,10 @@ def test_the_cli_sweep_ends_cleanly_in_every_case(files):
     for name, args, out in cases:
         try:
             codes[name] = _check_cli(name, args, out)
-        except (AssertionError, TimeoutError) as exc:
-            failures.append(str(exc).splitlines()[0] if isinstance(exc, TimeoutError) else str(exc)[:600])
+        except Hang as exc:
+            failures.append(f"{name}: {exc}")
+        except AssertionError as exc:
+            failures.append(str(exc)[:600])
     assert not failures, f"{len(failures)} of {len(cases)} cases did not end cleanly:\n" + "\n\n".join(failures)
     assert (files / "mine" / "thesis.docx").read_text() == "a user's own file"  # nothing a user owns touched
     assert sum(code == 2 for code in codes.values()) >= 0.9 * len(cases)  # bad input is refused, not run
@@ -348,7 +355,7 @@ def test_the_api_sweep_ends_cleanly_in_every_case():
         except TsattnError as exc:
             if "\n" in str(exc) or not str(exc):
                 failures.append(f"{name}: not one line: {exc!r}")
-        except TimeoutError:
+        except Hang:
             failures.append(f"{name}: hangs")
         except Exception as exc:  # noqa: BLE001 -- any other exception is what the sweep looks for
             failures.append(f"{name}: {type(exc).__name__}: {str(exc)[:300]}")
