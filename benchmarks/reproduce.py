@@ -187,6 +187,9 @@ ARCHIVED = {
     "PatchTST's BatchNorm and residual attention in patch-transformer's encoder before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 27 minutes; none adopted; its default rows equal patch_rate_monthly.md's)": (
         "patch_encoder_monthly.md",),
+    "patch-transformer as 3 stacked members at a third of the batch each before each M3 hold-out (2 candidates x 3 "
+    "seeds x 4 frequencies, 95 minutes on shared cores; not adopted; its monthly default rows equal "
+    "patch_encoder_monthly.md's)": ("patch_ensemble.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
