@@ -485,7 +485,7 @@ def _search_worker(job: _Search, worker: int) -> int:
         failures_in_a_row = failures_in_a_row + 1 if last.state == optuna.trial.TrialState.FAIL else 0
         if job.echo is not None:
             job.echo(_trial_line(last, job.metric, job.trials, _counted(study)),
-                     last.state.name in ("COMPLETE", "PRUNED"))  # a failed trial is not counted (another runs)
+                     _counts(last))  # a failed trial is not counted (another runs)
 
 
 class _Progress:
@@ -515,9 +515,8 @@ class _Progress:
                 self.seen.add(trial.number)
                 if trial.user_attrs.get(SURPLUS):  # never ran (see _surplus)
                     continue
-                self.done += trial.state.name in ("COMPLETE", "PRUNED")
-                self.echo(_trial_line(trial, self.metric, self.wanted, self.done),
-                          trial.state.name in ("COMPLETE", "PRUNED"))
+                self.done += _counts(trial)
+                self.echo(_trial_line(trial, self.metric, self.wanted, self.done), _counts(trial))
 
     def __enter__(self):
         self.thread.start()
@@ -819,9 +818,13 @@ def _counted(study) -> int:
 
 
 def _counted_of(trials) -> int:
-    """The trials that count toward the number asked: complete or pruned."""
+    return sum(_counts(trial) for trial in trials)
+
+
+def _counts(trial) -> bool:
+    """Whether a trial counts toward the number asked: complete or pruned (a failed one is run again)."""
     optuna = _optuna()
-    return sum(trial.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED) for trial in trials)
+    return trial.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
 
 
 def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
