@@ -2,6 +2,7 @@
 so the same data, settings and seed give the same forecasts, intervals and metrics; and the fitted state, its
 calibration and its artefact are shared by all of them."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import tsattn
 from conftest import make_series
 from tsattn import artefacts
 from tsattn.cli.main import main
-from tsattn.config import AUTO_MIN_SERIES, RunConfig, auto_preset, check_config, settle, window_config
+from tsattn.config import AUTO_MIN_SERIES, RunConfig, auto_preset, check_config, resolve, settle, window_config
 from tsattn.errors import ConfigError, DataError
 from tsattn.evaluation import calibrate, origins_in, score_origins, summarise
 from tsattn.forecaster import Forecaster
@@ -245,7 +246,8 @@ def test_settings_given_explicitly_survive_the_automatic_preset():
     config = check_config(RunConfig(model="simple-rnn", dataset=None, horizon=4).updated(scaling="minmax", units=4,
                                                                                          epochs=2))
     settled = settle(config, many)
-    assert settled.preset == "nbeats-recipe" and settled.given == ["epochs", "scaling", "units"]
+    assert settled.preset == "nbeats-recipe"
+    assert settled.given == ["dataset", "epochs", "horizon", "model", "scaling", "units"]
     assert (settled.scaling, settled.epochs, settled.loss, settled.lookback, settled.pad) == ("minmax", 2, "smape", 2, True)
     assert settled.model_params == {"units": 4, "normalise": "window"}
     assert settle(settled, many) is settled  # settled once: a refit keeps what was chosen
@@ -253,6 +255,27 @@ def test_settings_given_explicitly_survive_the_automatic_preset():
     assert (windowed.window, windowed.lookback) == (6, None)
     assert settle(config.updated(pad=False), many).pad is False
     assert settle(config.updated(preset="classic"), many).loss == "mse"  # a preset named is kept
+
+
+def test_settings_named_to_the_constructor_at_their_default_survive_the_preset_and_the_hold_out():
+    """RunConfig(...) records the settings it is named (as updated() does): early_stopping=True, the classic default
+    the recipe turns off, is kept; horizon=1 is kept on data whose hold-out would give its own horizon. A copy by
+    dataclasses.replace, which names every field and its given list, records nothing more."""
+    many = tsattn.as_panel(panel(n_series=AUTO_MIN_SERIES, n=40))
+    named = RunConfig(model="simple-rnn", dataset=None, horizon=4, early_stopping=True, batch_size=32)
+    assert named.given == ["batch_size", "dataset", "early_stopping", "horizon", "model"]
+    settled = settle(check_config(named), many)
+    assert (settled.preset, settled.early_stopping, settled.batch_size, settled.loss) == ("nbeats-recipe", True, 32,
+                                                                                          "smape")
+    unnamed = settle(check_config(RunConfig(model="simple-rnn", dataset=None, horizon=4)), many)
+    assert (unnamed.early_stopping, unnamed.batch_size) == (False, 1024)  # the recipe's, where nothing was named
+    assert dataclasses.replace(unnamed, epochs=3).given == unnamed.given == ["dataset", "horizon", "model"]
+    assert RunConfig("nbeats").given == ["model"] and RunConfig().given == []
+    held = panel(n_series=3, n=40)
+    held.attrs["horizon"] = 6  # data with its own hold-out horizon (as M3's frames carry)
+    assert resolve(RunConfig(model="simple-rnn", horizon=1), held)[0].horizon == 1
+    assert resolve(RunConfig(model="simple-rnn"), held)[0].horizon == 6
+    assert resolve({"model": "simple-rnn"}, held)[0].horizon == 6
 
 
 def test_the_automatic_preset_is_the_same_through_the_forecaster_and_the_cli(tmp_path):

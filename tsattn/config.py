@@ -12,6 +12,7 @@ so the same settings mean the same windows everywhere. Importing this module doe
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,8 +124,8 @@ class RunConfig:
                                      # least one inside), the missing targets masked out of the loss (N-BEATS' sampler)
     history: int | None = None       # train only on windows whose targets lie in the last `history` horizons of
                                      # each series' training part (N-BEATS' L_H); None: every training window
-    horizon: int = 1                 # unless given (updated(), the CLI, Forecaster), data with a hold-out gives its own
-                                     # (M3, M1, the covariate sets: attrs["horizon"]; resolve)
+    horizon: int = 1                 # unless given (by name here, updated(), the CLI, Forecaster), data with a hold-out
+                                     # gives its own (M3, M1, the covariate sets: attrs["horizon"]; resolve)
     stride: int = 1
     split: str = "auto"
     train_fraction: float = 0.7
@@ -192,8 +193,8 @@ class RunConfig:
     level: list = field(default_factory=list)  # interval levels in percent (e.g. [80, 95]): lo-80 / hi-80 ...
     preset: str | None = "auto"      # the preset these settings started from (PRESETS), recorded; "auto": chosen
                                      # from the data's shape when it is fitted (auto_preset), then recorded by name
-    given: list = field(default_factory=list)  # the settings given explicitly (RunConfig.updated's keys): a preset
-                                               # chosen automatically never replaces them
+    given: list = field(default_factory=list)  # the settings given explicitly (named to RunConfig(...) or
+                                               # updated()): a preset chosen automatically never replaces them
     hist_exog: list | None = None    # past-observed covariate columns (known up to each forecast origin)
     futr_exog: list | None = None    # future-known covariate columns (known for the forecast steps too)
     stat_exog: list | None = None    # static feature columns (one row per series, in static_csv / static_df)
@@ -315,6 +316,25 @@ class RunConfig:
         params = {**self.model_params, **{k: v for k, v in settings.pop("model_params", {}).items()
                                           if k in accepted and k not in own}}
         return dataclasses.replace(self, **settings, model=model, model_params=params, preset=name)
+
+
+def _recording_given(init):
+    """RunConfig's constructor, recording the settings it is given by name in ``given`` (as :meth:`RunConfig.updated`
+    does), so ``RunConfig(horizon=1)`` or ``RunConfig(early_stopping=True)`` keeps its value where the data's hold-out
+    or an automatic preset would otherwise choose one, although the value is the default's. A call that passes
+    ``given`` itself (``dataclasses.replace``, an artefact's saved settings) states it and is taken as it is."""
+    names = [f.name for f in dataclasses.fields(RunConfig) if f.init]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        named = set(names[:len(args)]) | set(kwargs)
+        if "given" not in named:
+            self.given = sorted(set(self.given) | (named - {"preset", "given"}))
+    return __init__
+
+
+RunConfig.__init__ = _recording_given(RunConfig.__init__)
 
 
 # Presets: the tutorials' exact setups, and N-BEATS' training recipe for any model (benchmarks/results/recipe.md);

@@ -161,8 +161,9 @@ class Forecaster(BaseEstimator):
             settings["epochs"] = epochs
         if self.horizon is not None:  # None: the data's hold-out horizon (M3, M1, ...: attrs["horizon"]), else 1
             settings["horizon"] = self.horizon
-        return RunConfig(model=self.model, dataset=None, window=self.window, seed=seed,
-                         **validation_split(validation)).updated(**settings)
+        if self.window is not None:  # named only when set: a window named is kept over an automatic preset's lookback
+            settings["window"] = self.window
+        return RunConfig(model=self.model, dataset=None, seed=seed, **validation_split(validation)).updated(**settings)
 
     def fit(self, data=None, validation: float | int | str = "auto", epochs: int | None = None, seed: int = 0,
             verbose: int | None = None, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
