@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from tsattn.cli.main import main
 from tsattn.compare import compare
-from tsattn.engine import LocalEngine, Outcome, get_engine
+from tsattn.engine import MAX_JOBS, LocalEngine, Outcome, get_engine
 from tsattn.errors import ConfigError
 
 TIMING = ("fit_seconds", "predict_seconds")
@@ -47,11 +47,13 @@ def _square(shared, key):
     return shared["factor"] * key * key
 
 
-def test_local_engine_runs_units_and_keeps_failures_apart():
+def test_local_engine_runs_units_and_keeps_failures_apart(monkeypatch):
     outcomes = dict(LocalEngine(1).map(_square, {"factor": 2}, [1, 2, 3, 4]))
     assert outcomes[2] == Outcome(8) and outcomes[4].value == 32
     assert not outcomes[3].ok and outcomes[3].error == "ValueError: three is not welcome"
-    parallel = dict(LocalEngine(2).map(_square, {"factor": 2}, [1, 2, 3, 4]))
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # more processes than cores: said, and the runs still go
+    with pytest.warns(UserWarning, match="2 local processes on 1 cores: they share the cores.*jobs=1 uses every"):
+        parallel = dict(LocalEngine(2).map(_square, {"factor": 2}, [1, 2, 3, 4]))
     assert parallel == outcomes
 
 
@@ -62,8 +64,9 @@ def test_engine_choices_are_checked():
         get_engine("local", address="auto")
     with pytest.raises(ConfigError, match="--jobs is for the local engine"):
         get_engine("ray", jobs=2)
-    with pytest.raises(ConfigError, match="jobs must be an integer >= 1"):
-        get_engine("local", jobs=0)
+    for jobs in (0, MAX_JOBS + 1, 99999999999):
+        with pytest.raises(ConfigError, match=f"jobs must be an integer from 1 to {MAX_JOBS} .*; got {jobs}"):
+            get_engine("local", jobs=jobs)
 
 
 def test_ray_missing_gives_one_line(monkeypatch, tmp_path, small_csv):

@@ -18,6 +18,7 @@ message and the others go on; only an interrupt stops everything.
 from __future__ import annotations
 
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -27,6 +28,7 @@ from .errors import ConfigError, TsattnError
 ENGINES = ("local", "ray")
 RAY_HINT = "pip install 'tsattn[ray]' (or pip install 'ray[default]')"
 RAY_MAX_RETRIES = 3  # a task lost with its worker or node is run again this many times
+MAX_JOBS = 256  # local processes at most: each starts its own Python and TensorFlow
 
 
 @dataclass
@@ -96,8 +98,9 @@ class LocalEngine:
         """Nothing to reach: this machine."""
 
     def __init__(self, jobs: int = 1):
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise ConfigError(f"jobs must be an integer >= 1; got {jobs!r}")
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+            raise ConfigError(f"jobs must be an integer from 1 to {MAX_JOBS} (local processes, each holding "
+                              f"TensorFlow); got {jobs!r}; this machine has {os.cpu_count() or 1} cores")
         self.jobs = jobs
 
     @property
@@ -117,9 +120,15 @@ class LocalEngine:
             return
         import multiprocessing
 
-        threads = max(1, (os.cpu_count() or 1) // self.jobs)
+        cores = os.cpu_count() or 1
+        processes = min(self.jobs, len(keys))
+        if processes > cores:
+            warnings.warn(f"{processes} local processes on {cores} cores: they share the cores with one TensorFlow "
+                          f"thread each and each holds its own TensorFlow (memory); jobs={cores} uses every core",
+                          UserWarning, stacklevel=2)
+        threads = max(1, cores // self.jobs)
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(self.jobs, len(keys)), mp_context=context, initializer=_local_worker_init,
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_local_worker_init,
                                  initargs=(shared, threads)) as pool:
             futures = {pool.submit(_local_worker_call, function, key): key for key in keys}
             for future in as_completed(futures):
