@@ -854,8 +854,12 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     else:
         from sqlalchemy.engine import make_url
 
-        study = (f"(the study {result.study_name} is in "
-                 f"{make_url(storage).render_as_string(hide_password=True)})")
+        from tsattn.tuning import in_memory_sqlite
+
+        url = make_url(storage)
+        study = (f"(the study {result.study_name} was in memory and ends with this command; --storage "
+                 f"sqlite:///study.db keeps one to resume)" if in_memory_sqlite(url) else
+                 f"(the study {result.study_name} is in {url.render_as_string(hide_password=True)})")
     output.say(f"Wrote {out}: trials.csv, best.json, report.md, history.png, importance.png, {study} "
                f"(refit: tsattn fit --config {Path(out) / 'best.json'} ...)")
 

@@ -415,6 +415,26 @@ def test_an_in_memory_study_is_refused_for_parallel_trials_and_postgresql_gets_t
     assert T.storage_url("postgresql://u:secret@h/db") == "postgresql+psycopg2://u:secret@h/db"
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_study_is_one_database_for_every_thread(url):
+    """The heartbeat and the progress line read the study from their own threads: an in-memory SQLite study is one
+    database for all of them (SQLAlchemy's default gave each thread its own, empty one: the heartbeat thread died
+    with a traceback on stderr, "no such table: trial_heartbeats")."""
+    import threading
+
+    from sqlalchemy.engine import make_url
+
+    storage = T._storage(url)
+    study = optuna.create_study(storage=storage, study_name="memory")
+    study.enqueue_trial({"x": 1.0})
+    seen = []
+    reader = threading.Thread(target=lambda: seen.append(len(storage.get_all_trials(study._study_id))))
+    reader.start()
+    reader.join()
+    assert seen == [1] and T.in_memory_sqlite(make_url(url))
+    assert not T.in_memory_sqlite(make_url("sqlite:///study.db"))
+
+
 @pytest.fixture(scope="module")
 def postgres():
     """A PostgreSQL server of this machine's Debian package, started on 127.0.0.1 in a scratch directory for

@@ -300,7 +300,7 @@ def storage_url(storage: str, jobs: int = 1) -> str:
     shown = storage if url.password is None else url.render_as_string(hide_password=True)
     if url.get_backend_name() == "sqlite":
         database = url.database or ":memory:"
-        if database == ":memory:" or database.startswith("file::memory:"):
+        if in_memory_sqlite(url):
             if jobs > 1:
                 raise ConfigError(f"--storage {shown} is an in-memory database, which parallel trials cannot share; "
                                   f"give a file ({STORAGE_EXAMPLE}) or run one job")
@@ -340,6 +340,12 @@ def storage_url(storage: str, jobs: int = 1) -> str:
     return storage
 
 
+def in_memory_sqlite(url) -> bool:
+    """Whether a SQLAlchemy URL names an in-memory SQLite database (``sqlite://``, ``sqlite:///:memory:``)."""
+    database = url.database or ":memory:"
+    return url.get_backend_name() == "sqlite" and (database == ":memory:" or database.startswith("file::memory:"))
+
+
 def _storage(storage):
     """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
     others), or an in-memory storage object as it is. A database that cannot be opened (a server that is down, no
@@ -352,6 +358,12 @@ def _storage(storage):
     from sqlalchemy.engine import make_url
 
     engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
+    if in_memory_sqlite(make_url(storage)):
+        # one connection for every thread (the heartbeat's, the progress line's): SQLAlchemy's default gives each
+        # thread its own connection, and so its own empty in-memory database ("no such table: trial_heartbeats")
+        from sqlalchemy.pool import StaticPool
+
+        engine = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
