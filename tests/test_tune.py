@@ -417,8 +417,8 @@ def test_an_in_memory_study_is_refused_for_parallel_trials_and_postgresql_gets_t
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_an_in_memory_study_is_one_database_for_every_thread(url):
-    """The heartbeat and the progress line read the study from their own threads: an in-memory SQLite study is one
-    database for all of them (SQLAlchemy's default gave each thread its own, empty one: the heartbeat thread died
+    """The progress line reads the study from its own thread: an in-memory SQLite study is Optuna's in-memory storage,
+    one study for every thread (through SQLAlchemy each thread had its own, empty database: the heartbeat thread died
     with a traceback on stderr, "no such table: trial_heartbeats")."""
     import threading
 

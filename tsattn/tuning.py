@@ -348,7 +348,7 @@ def in_memory_sqlite(url) -> bool:
 
 def _storage(storage):
     """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
-    others), or an in-memory storage object as it is. A database that cannot be opened (a server that is down, no
+    others), Optuna's in-memory storage for an in-memory SQLite URL, or a storage object as it is. A database that cannot be opened (a server that is down, no
     permission) is one line naming it."""
     if not isinstance(storage, str):
         return storage
@@ -357,13 +357,13 @@ def _storage(storage):
 
     from sqlalchemy.engine import make_url
 
-    engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
     if in_memory_sqlite(make_url(storage)):
-        # one connection for every thread (the heartbeat's, the progress line's): SQLAlchemy's default gives each
-        # thread its own connection, and so its own empty in-memory database ("no such table: trial_heartbeats")
-        from sqlalchemy.pool import StaticPool
-
-        engine = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
+        # Optuna's own in-memory storage, made for threads (the progress line reads the study from its own): through
+        # SQLAlchemy every thread got its own connection and so its own empty database, and the heartbeat thread died
+        # with a traceback ("no such table: trial_heartbeats"). No heartbeat is needed: only this process's trials
+        # use it (parallel trials are refused an in-memory study), and they end with it
+        return optuna.storages.InMemoryStorage()
+    engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
