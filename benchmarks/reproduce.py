@@ -122,6 +122,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin",
           "2", "--candidates", '{"400 steps (the recipe at 4e25c6f)": {"preset": "nbeats-recipe", "pad": true}}'),
          "M3 other, all 174", "nbeats | 400 steps (the recipe at 4e25c6f)", "sMAPE (mean)"),
+    Cell("masked targets for nbeats at the current recipe, M3 other, 3 seeds (the masked row)",
+         "masked_targets_nbeats.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin",
+          "1", "--candidates", '{"masked targets": {"preset": "nbeats-recipe", "pad": true, "masked_targets": true}}'),
+         "M3 other, all 174", "nbeats | masked targets", "sMAPE (mean)"),
     Cell("does attention help? the gathered summary (M3 monthly, patch-transformer vs nbeats)", "attention.md",
          ("benchmarks/attention.py",), "Summary", "M3 monthly", "patch-transformer vs nbeats"),
 )
