@@ -195,8 +195,9 @@ ARCHIVED = {
     "patch-transformer as 3 stacked members at a third of the batch each before each M3 hold-out (2 candidates x 3 "
     "seeds x 4 frequencies, 95 minutes on shared cores; not adopted; its monthly default rows equal "
     "patch_encoder_monthly.md's)": ("patch_ensemble.md",),
-    "masked targets for nbeats one horizon earlier (2 candidates x 3 seeds x 2 frequencies, 15 minutes; the same code "
-    "path as masked_targets_nbeats.md, whose cell reruns it)": ("masked_targets_nbeats_origin2.md",),
+    "masked targets for nbeats one horizon earlier (2 candidates x 3 seeds x 2 frequencies each, 15 minutes; the "
+    "same code path as masked_targets_nbeats.md, whose cell reruns it)": ("masked_targets_nbeats_origin2.md",
+                                                              "masked_targets_nbeats_origin2_monthly_other.md"),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
