@@ -323,7 +323,7 @@ def _recording_given(init):
     does), so ``RunConfig(horizon=1)`` or ``RunConfig(early_stopping=True)`` keeps its value where the data's hold-out
     or an automatic preset would otherwise choose one, although the value is the default's. A call that passes
     ``given`` itself (``dataclasses.replace``, an artefact's saved settings) states it and is taken as it is."""
-    names = [f.name for f in dataclasses.fields(RunConfig) if f.init]
+    names = RunConfig.fields()  # in the constructor's order (every field is an init field)
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):

@@ -299,13 +299,12 @@ def storage_url(storage: str, jobs: int = 1) -> str:
         raise ConfigError(f"--storage {storage!r} is not a database URL; give one, {STORAGE_EXAMPLE}") from None
     shown = storage if url.password is None else url.render_as_string(hide_password=True)
     if url.get_backend_name() == "sqlite":
-        database = url.database or ":memory:"
         if in_memory_sqlite(url):
             if jobs > 1:
                 raise ConfigError(f"--storage {shown} is an in-memory database, which parallel trials cannot share; "
                                   f"give a file ({STORAGE_EXAMPLE}) or run one job")
             return storage
-        path = Path(database)
+        path = Path(url.database)
         if not path.parent.is_dir():
             raise ConfigError(f"--storage {shown}: the directory {path.parent} does not exist; create it or name "
                               "another file")
@@ -348,8 +347,8 @@ def in_memory_sqlite(url) -> bool:
 
 def _storage(storage):
     """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
-    others), Optuna's in-memory storage for an in-memory SQLite URL, or a storage object as it is. A database that cannot be opened (a server that is down, no
-    permission) is one line naming it."""
+    others), Optuna's in-memory storage for an in-memory SQLite URL, or a storage object as it is. A database that
+    cannot be opened (a server that is down, no permission) is one line naming it."""
     if not isinstance(storage, str):
         return storage
     optuna = _optuna()
