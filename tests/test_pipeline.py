@@ -257,6 +257,32 @@ def test_settings_given_explicitly_survive_the_automatic_preset():
     assert settle(config.updated(preset="classic"), many).loss == "mse"  # a preset named is kept
 
 
+def test_the_recipe_gives_nbeats_alone_masked_targets_and_a_setting_named_beside_it_wins():
+    """Under the N-BEATS recipe nbeats trains with masked targets (chosen on validation for nbeats only), whether the
+    recipe is chosen for the data, named, or reached through auto's candidate; other networks do not, and
+    masked_targets=false named beside it is kept. A split the preset's masking cannot take says which preset set it."""
+    from tsattn.selection import candidate_config
+
+    many = tsattn.as_panel(panel(n_series=AUTO_MIN_SERIES, n=40))
+    chosen = {model: settle(check_config(RunConfig(model=model, dataset=None, horizon=4)), many)
+              for model in ("nbeats", "simple-rnn", "patch-transformer", "auto")}
+    assert [c.masked_targets for c in chosen.values()] == [True, False, False, False]
+    assert candidate_config(chosen["auto"], "nbeats").masked_targets is True
+    assert candidate_config(chosen["auto"], "attention-rnn").masked_targets is False
+    assert RunConfig().updated(preset="nbeats-recipe", model="nbeats").masked_targets is True
+    assert RunConfig().updated(preset="classic", model="nbeats").masked_targets is False
+    kept = settle(check_config(RunConfig(model="nbeats", dataset=None, horizon=4, masked_targets=False)), many)
+    assert (kept.preset, kept.masked_targets) == ("nbeats-recipe", False)
+    assert candidate_config(settle(check_config(RunConfig(model="auto", dataset=None, horizon=4,
+                                                          masked_targets=False)), many), "nbeats").masked_targets \
+        is False
+    shuffled = RunConfig().updated(preset="nbeats-recipe", model="nbeats", dataset=None, horizon=4, split="shuffled",
+                                   pad=False)
+    with pytest.raises(ConfigError, match="set for nbeats by the nbeats-recipe preset.*masked_targets=false"):
+        window_config(many, check_config(shuffled))
+    window_config(many, check_config(shuffled.updated(masked_targets=False)))
+
+
 def test_settings_named_to_the_constructor_at_their_default_survive_the_preset_and_the_hold_out():
     """RunConfig(...) records the settings it is named (as updated() does): early_stopping=True, the classic default
     the recipe turns off, is kept; horizon=1 is kept on data whose hold-out would give its own horizon. A copy by
