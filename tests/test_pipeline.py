@@ -283,6 +283,19 @@ def test_the_recipe_gives_nbeats_alone_masked_targets_and_a_setting_named_beside
     window_config(many, check_config(shuffled.updated(masked_targets=False)))
 
 
+def test_masked_targets_stay_off_where_future_known_covariates_would_be_read_past_the_data():
+    """A window whose targets run past the end of the data (the final fit's masked windows) would read the unknown
+    future values of future-known covariates (NaN: the loss became non-finite): the recipe's masking is turned off
+    there, past-observed covariates keep it, and masked_targets=true named with futr_exog is refused in one line."""
+    many = tsattn.as_panel(panel(n_series=AUTO_MIN_SERIES, n=40))
+    settled = {kind: settle(check_config(RunConfig(model="nbeats", dataset=None, horizon=4, **{kind: ["promo"]})),
+                            many) for kind in ("futr_exog", "hist_exog")}
+    assert (settled["futr_exog"].masked_targets, settled["hist_exog"].masked_targets) == (False, True)
+    assert settled["futr_exog"].preset == "nbeats-recipe"
+    with pytest.raises(ConfigError, match=r"future-known covariates \(promo\) are unknown; drop masked_targets"):
+        check_config(RunConfig(model="nbeats", dataset=None, horizon=4, futr_exog=["promo"], masked_targets=True))
+
+
 def test_settings_named_to_the_constructor_at_their_default_survive_the_preset_and_the_hold_out():
     """RunConfig(...) records the settings it is named (as updated() does): early_stopping=True, the classic default
     the recipe turns off, is kept; horizon=1 is kept on data whose hold-out would give its own horizon. A copy by

@@ -429,7 +429,16 @@ def auto_preset(panel: Panel, horizon: int) -> tuple[str, dict]:
 def settle(config: RunConfig, panel: Panel) -> RunConfig:
     """``config`` with ``preset="auto"`` replaced by the preset :func:`auto_preset` chooses for ``panel``, keeping every
     setting given explicitly (``config.given``) or set away from its default; any other preset is returned as it is.
+    Masked targets a preset turned on (not named by the user) are turned off where there are future-known covariates:
+    a window whose targets run past the end of the data would read their unknown values.
     Every fit path calls this once the data is known, before :func:`window_config`."""
+    settled = _settled_preset(config, panel)
+    if settled.masked_targets and settled.futr_exog and "masked_targets" not in settled.given:
+        settled = dataclasses.replace(settled, masked_targets=False)
+    return settled
+
+
+def _settled_preset(config: RunConfig, panel: Panel) -> RunConfig:
     if config.preset != "auto":
         return config
     name, extra = auto_preset(panel, config.horizon)
@@ -515,6 +524,10 @@ def check_config(config: RunConfig) -> RunConfig:
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
     statistical_keys(config.baselines)
     check_covariates(config.hist_exog, config.futr_exog, config.stat_exog, config.calendar)
+    if config.masked_targets and config.futr_exog and "masked_targets" in config.given:
+        raise ConfigError("masked_targets trains on windows whose targets run past the end of the data, where the "
+                          f"future-known covariates ({', '.join(config.futr_exog)}) are unknown; drop masked_targets "
+                          "or pass those columns as hist_exog")
     C.text("static_csv", config.static_csv)
     C.mapping("model_params", config.model_params)
     C.mapping("dataset_options", config.dataset_options)
