@@ -145,3 +145,21 @@ def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(mo
     assert S.chosen_by_margin(best, "smape", "median of a, b, c") == "median of a, b, c"
     unscored = choice.assign(smape=[9.7, np.nan, 12.0])  # a median without a score is never preferred
     assert S.chosen_by_margin(unscored, "smape", "median of a, b, c") == "linear"
+
+
+def test_auto_with_covariates_leaves_out_the_statistical_candidates_that_cannot_read_them():
+    """auto with a future-known covariate chose among the candidates that use it (and the naive references): the
+    statistical methods, which refuse covariates, used to stop the fit with their refusal."""
+    from tsattn.selection import takes_covariates
+    from tsattn.covariates import Covariates
+
+    assert takes_covariates("ets", None) and takes_covariates("linear", Covariates.of(None, ["promo"], None, None))
+    assert not takes_covariates("ets", Covariates.of(None, ["promo"], None, None))
+    frame = panel(n=3)
+    frame["promo"] = (np.arange(len(frame)) % 5 == 0).astype(float)
+    f = Forecaster("auto", horizon=4, epochs=1, futr_exog=["promo"]).fit(frame)
+    candidates = set(f.choice_["candidate"])
+    assert {*AUTO_NETWORKS, "naive", "linear"} <= candidates and not candidates & set(statistical_candidates())
+    future = frame.groupby("unique_id").tail(4)[["unique_id", "ds", "promo"]].copy()
+    future["ds"] = future["ds"] + pd.DateOffset(months=4)
+    assert f.predict(futr_df=future)["auto"].notna().all()

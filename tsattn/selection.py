@@ -39,6 +39,19 @@ def statistical_candidates() -> tuple:
     return AUTO_STATISTICAL if statsforecast_installed() else ()
 
 
+def takes_covariates(name: str, covariates) -> bool:
+    """Whether the baseline ``name`` uses every covariate kind the data gives (``covariates``: the windowed data's, or
+    None). auto leaves out a statistical candidate that does not: fitted as the model it would refuse them, and the
+    user asked for them (naive, seasonal naive and linear are scored beside the first network as references)."""
+    from .baselines import BASELINES
+
+    if covariates is None:
+        return True
+    given = {kind for kind, names in (("hist", covariates.hist), ("futr", covariates.futr + covariates.calendar),
+                                      ("stat", covariates.stat)) if names}
+    return given <= set(BASELINES[name].capabilities.covariates)
+
+
 def candidate_config(config, name: str):
     """``config`` (model "auto", settled) for candidate ``name``: the same preset and every setting given explicitly,
     with the preset's model parameters that this model takes."""
@@ -104,7 +117,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     metric = headline_metric(data.panel.n_series)
     rows, states, members = [], {}, {}  # members: candidate -> (final estimator, selection estimator, forecasts)
     part = None
-    for name in (*AUTO_NETWORKS, *statistical_candidates()):
+    statistical = [name for name in statistical_candidates() if takes_covariates(name, data.covariates)]
+    for name in (*AUTO_NETWORKS, *statistical):
         candidate = candidate_config(config, name)
         if hasattr(progress, "stage"):  # each candidate's epoch lines name it
             progress.stage(f"auto, {name}: ", candidate.epochs)
