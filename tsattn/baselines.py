@@ -68,6 +68,14 @@ class Capabilities:
     attention: bool = False
     scored_on: tuple = ("train", "validation", "test")
 
+    def refused_covariates(self, covariates) -> list:
+        """The covariate kinds of ``covariates`` (a :class:`tsattn.covariates.Covariates`, or None) this forecaster
+        does not use (calendar features count as future-known)."""
+        if covariates is None:
+            return []
+        given = {"hist": covariates.hist, "futr": covariates.futr + covariates.calendar, "stat": covariates.stat}
+        return [kind for kind, names in given.items() if names and kind not in self.covariates]
+
 
 class WindowModel:
     """The interface shared by baselines and networks (see the module docstring)."""

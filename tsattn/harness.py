@@ -677,10 +677,7 @@ def with_regression_baseline(baselines, covariates) -> list:
 
 def check_takes_covariates(name: str, estimator, covariates) -> None:
     """One line when a forecaster is given covariate kinds it cannot use (never ignored silently)."""
-    if covariates is None:
-        return
-    given = {"hist": covariates.hist, "futr": covariates.futr + covariates.calendar, "stat": covariates.stat}
-    refused = [kind for kind, names in given.items() if names and kind not in estimator.capabilities.covariates]
+    refused = estimator.capabilities.refused_covariates(covariates)
     if refused:
         from .covariates import KIND_NAMES
 

@@ -45,11 +45,7 @@ def takes_covariates(name: str, covariates) -> bool:
     user asked for them (naive, seasonal naive and linear are scored beside the first network as references)."""
     from .baselines import BASELINES
 
-    if covariates is None:
-        return True
-    given = {kind for kind, names in (("hist", covariates.hist), ("futr", covariates.futr + covariates.calendar),
-                                      ("stat", covariates.stat)) if names}
-    return given <= set(BASELINES[name].capabilities.covariates)
+    return not BASELINES[name].capabilities.refused_covariates(covariates)
 
 
 def candidate_config(config, name: str):
