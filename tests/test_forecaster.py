@@ -343,6 +343,39 @@ def test_one_series_too_short_for_a_network_is_forecast_by_a_baseline_and_says_s
     assert Forecaster("naive", horizon=3).fit(pd.Series(np.arange(1.0, 21))).note_ is None
 
 
+def test_one_short_series_with_future_covariates_falls_back_without_them_and_says_so(tmp_path):
+    """A series too short for a window that holds the future-known steps is forecast by the baseline (which reads
+    no covariates: the note names them), not refused with advice (window >= horizon) that cannot fit either; the
+    futr_df the user's code passes at predict is accepted; a panel that short hears the length it needs."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+    from tsattn.selection import SHORT_FALLBACK, statistical_candidates
+
+    frame = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2020-01-01", periods=14, freq="MS"),
+                          "y": np.arange(14.0) + 10, "x": np.arange(14) % 3})
+    with pytest.warns(UserWarning, match="too short for nbeats"):
+        forecaster = Forecaster("nbeats", horizon=6, futr_exog=["x"]).fit(frame)
+    baseline = SHORT_FALLBACK[0] if statistical_candidates() else SHORT_FALLBACK[1]
+    assert forecaster.note_.endswith(f"forecast with the {baseline} baseline instead of nbeats; {baseline} reads no "
+                                     "covariates, so x is not used"), forecaster.note_
+    future = forecaster.make_future_dataframe().assign(x=[0, 1, 2, 0, 1, 2])
+    direct = Forecaster(baseline, horizon=6).fit(frame.drop(columns="x"))
+    np.testing.assert_allclose(np.asarray(forecaster.predict(futr_df=future)["nbeats"]),
+                               np.asarray(direct.predict()[baseline]), rtol=1e-6)
+    assert forecaster.predict()["nbeats"].equals(forecaster.predict(futr_df=future)["nbeats"])
+    panel = pd.concat([frame, frame.assign(unique_id="b")])
+    with pytest.raises(DataError, match=r"^future-known covariates need a window of at least the horizon \(6\), .*"
+                                        r"give series at least 18 values$"):
+        Forecaster("nbeats", horizon=6, futr_exog=["x"]).fit(panel)
+    frame.drop(columns="unique_id").to_csv(tmp_path / "short.csv", index=False)
+    result = CliRunner().invoke(main, ["fit", "--model", "nbeats", "--csv", str(tmp_path / "short.csv"), "--column",
+                                       "y", "--date-column", "ds", "--horizon", "5", "--futr-exog", "x", "--out",
+                                       str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert f"{baseline} reads no covariates, so x is not used" in result.output
+
+
 def test_a_series_of_one_value_and_a_panels_too_short_series_are_forecast():
     """Every series gets a forecast: one value (naive needs no training window; a network falls back to a baseline),
     and a panel's series too short for a training window (the global model reads its padded values)."""

@@ -24,7 +24,7 @@ from . import metrics as M
 from .baselines import BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
@@ -776,13 +776,19 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
             if not with_test:
                 split = split_for_fit(split)
     window = resolved_window(panel, config)
+    covariates = config.covariates()
     if config.window is None and config.lookback is None and not config.ensemble_lookbacks:
         # the default window also leaves the longest series' training part one window and its horizon
         from .windows import split_bounds
 
-        train = int(split_bounds(np.array([panel.lengths.max()]), split)[0, 0])
+        longest = int(panel.lengths.max())
+        train = int(split_bounds(np.array([longest]), split)[0, 0])
         window = int(max(2, min(window, train - config.horizon)))
-    covariates = config.covariates()
+        if covariates is not None and covariates.layout.futr and window < config.horizon:
+            # the data, not a setting, is too short: the window that holds the future-known steps does not fit
+            raise TooShortError(f"future-known covariates need a window of at least the horizon ({config.horizon}), "
+                                f"but the longest series' training part has {train} values, fewer than that window and "
+                                f"its horizon; give series at least {longest + 2 * config.horizon - train} values")
     if covariates is not None and covariates.layout.futr and window < config.horizon:
         raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
                           f"window, which is {window}; use window >= horizon ({config.horizon})")

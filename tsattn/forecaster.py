@@ -354,12 +354,14 @@ class Forecaster(BaseEstimator):
 
     def _future_values(self, panel, futr_df):
         """(n_series, horizon, futr columns) future-known values after each series of ``panel``, read from
-        ``futr_df``; None when the model takes none (a futr_df is then refused, never ignored)."""
+        ``futr_df``; None when the model takes none (a futr_df is then refused, never ignored, unless the fit was asked
+        for them and its note says the baseline a short series fell back to does not read them)."""
         state = self._state()
         covariates = state.covariates
         names = covariates.futr if covariates is not None else ()
         if not names:
-            if futr_df is not None:
+            if futr_df is not None and not (state.note and (state.params.get("futr_exog") or state.params.get("calendar"))):
+                # (asked for at fit but not read by the baseline a short series fell back to: the fit's note said so)
                 raise ConfigError("this model takes no future-known covariates (futr_exog), so futr_df is not used; drop "
                                   "it, or fit with futr_exog=[...] naming its columns")
             return None

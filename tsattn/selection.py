@@ -225,10 +225,21 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
     given = {key: getattr(config, key) for key in config.given
              if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
+    unread, dropped = [], {}  # the covariates the fallback baseline cannot read: left out, and the note says so
+    if name != config.model:
+        from .baselines import BASELINES
+
+        settings = {"hist": ("hist_exog",), "futr": ("futr_exog", "calendar"), "stat": ("stat_exog",)}
+        for kind in BASELINES[name].capabilities.refused_covariates(config.covariates()):
+            for key in settings[kind]:
+                unread += list(getattr(config, key) or ())
+                given.pop(key, None)
+                dropped[key] = None
 
     for keep_validation in (True, False):
         split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
+        candidate = dataclasses.replace(candidate, **dropped)
         candidate = dataclasses.replace(candidate, preset=None, final_fit=False)
         try:
             windowed = window_config(panel, candidate, with_test=with_test)
@@ -248,7 +259,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         values = f"{counted(n - config.horizon, 'value')} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
         note = (f"the series has {counted(n, 'value')}, too short for {config.model} to {uses} on "
-                f"(horizon {config.horizon}); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})"))
+                f"(horizon {config.horizon}); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})")
+                + (f"; {name} reads no covariates, so {', '.join(unread)} {'is' if len(unread) == 1 else 'are'} not "
+                   "used" if unread else ""))
         return candidate, windowed, note
     if name == config.model:
         raise error
