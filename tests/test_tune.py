@@ -435,6 +435,28 @@ def test_an_in_memory_study_is_one_database_for_every_thread(url):
     assert not T.in_memory_sqlite(make_url("sqlite:///study.db"))
 
 
+@pytest.mark.parametrize("storage, resumes", [("sqlite://", False), (None, True)])
+def test_an_interrupted_search_says_whether_it_resumes_and_study_json_never_names_a_gone_database(storage, resumes,
+                                                                                                   tmp_path, monkeypatch):
+    """An in-memory study ends with its run: Ctrl-C does not promise a resume, and the folder's study.json does not
+    name sqlite:// as where the study is; a search in the folder's own study.db resumes, and says so."""
+    lines = []
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(T, "_search_worker", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, storage=storage,
+               out=tmp_path / "t", refit=False, echo=lines.append)
+    said = [line for line in lines if line.startswith("stopped:")]
+    assert said == ["stopped: the finished trials are in the study; rerun the same command to resume" if resumes
+                    else "stopped: the study was in memory and ends with this run; a search in a database resumes "
+                    "(--out's study.db, or --storage with a file or server URL)"], lines
+    if storage:
+        assert json.loads((tmp_path / "t" / "study.json").read_text())["storage"].startswith("in memory: it ended")
+
+
 @pytest.fixture(scope="module")
 def postgres():
     """A PostgreSQL server of this machine's Debian package, started on 127.0.0.1 in a scratch directory for

@@ -651,8 +651,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             from .io import write_json
 
             study_name = study_name or default_study_name(model, panel, storage)
-            write_json(out / "study.json", {"storage": make_url(storage).render_as_string(hide_password=True),
-                                            "study": study_name})
+            where = ("in memory: it ended with the run that wrote this folder (not resumable)"
+                     if in_memory_sqlite(make_url(storage)) else make_url(storage).render_as_string(hide_password=True))
+            write_json(out / "study.json", {"storage": where, "study": study_name})
         own_folder = storage is None
         storage = storage or f"sqlite:///{out / STUDY_FILE}"
     elif storage is None and not runner.in_process:  # workers in other processes share the study through a file
@@ -661,6 +662,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
     name = study_name or default_study_name(model, panel, storage, own_folder=own_folder)
+    from sqlalchemy.engine import make_url
+
+    resumable = bool(storage) and scratch is None and not in_memory_sqlite(make_url(storage))
     try:
         if opened is None and storage:
             opened = _storage(storage)
@@ -714,7 +718,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                         with _Progress(storage, name, metric, trials, trial_line):
                             outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
                 except KeyboardInterrupt:
-                    beat.echo("stopped: the finished trials are in the study; rerun the same command to resume")
+                    beat.echo("stopped: the finished trials are in the study; rerun the same command to resume"
+                              if resumable else "stopped: the study was in memory and ends with this run; a search in a "
+                              "database resumes (--out's study.db, or --storage with a file or server URL)")
                     raise
             errors = [outcome.error for outcome in outcomes if not outcome.ok]
             if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
