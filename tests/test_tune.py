@@ -436,8 +436,8 @@ def test_an_in_memory_study_is_one_database_for_every_thread(url):
 
 
 @pytest.mark.parametrize("storage, resumes", [("sqlite://", False), (None, True)])
-def test_an_interrupted_search_says_whether_it_resumes_and_study_json_never_names_a_gone_database(storage, resumes,
-                                                                                                   tmp_path, monkeypatch):
+def test_an_interrupted_search_says_whether_it_resumes_and_study_json_never_names_a_gone_database(
+        storage, resumes, tmp_path, monkeypatch):
     """An in-memory study ends with its run: Ctrl-C does not promise a resume, and the folder's study.json does not
     name sqlite:// as where the study is; a search in the folder's own study.db resumes, and says so."""
     lines = []

@@ -360,7 +360,8 @@ class Forecaster(BaseEstimator):
         covariates = state.covariates
         names = covariates.futr if covariates is not None else ()
         if not names:
-            if futr_df is not None and not (state.note and (state.params.get("futr_exog") or state.params.get("calendar"))):
+            asked = state.params.get("futr_exog") or state.params.get("calendar")
+            if futr_df is not None and not (state.note and asked):
                 # (asked for at fit but not read by the baseline a short series fell back to: the fit's note said so)
                 raise ConfigError("this model takes no future-known covariates (futr_exog), so futr_df is not used; drop "
                                   "it, or fit with futr_exog=[...] naming its columns")

@@ -719,8 +719,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                             outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
                 except KeyboardInterrupt:
                     beat.echo("stopped: the finished trials are in the study; rerun the same command to resume"
-                              if resumable else "stopped: the study was in memory and ends with this run; a search in a "
-                              "database resumes (--out's study.db, or --storage with a file or server URL)")
+                              if resumable else "stopped: the study was in memory and ends with this run; a search "
+                              "in a database resumes (--out's study.db, or --storage with a file or server URL)")
                     raise
             errors = [outcome.error for outcome in outcomes if not outcome.ok]
             if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
