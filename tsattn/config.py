@@ -776,20 +776,20 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
             if not with_test:
                 split = split_for_fit(split)
     window = resolved_window(panel, config)
-    covariates = config.covariates()
-    if config.window is None and config.lookback is None and not config.ensemble_lookbacks:
+    default_window = config.window is None and config.lookback is None and not config.ensemble_lookbacks
+    if default_window:
         # the default window also leaves the longest series' training part one window and its horizon
         from .windows import split_bounds
 
         longest = int(panel.lengths.max())
         train = int(split_bounds(np.array([longest]), split)[0, 0])
         window = int(max(2, min(window, train - config.horizon)))
-        if covariates is not None and covariates.layout.futr and window < config.horizon:
-            # the data, not a setting, is too short: the window that holds the future-known steps does not fit
+    covariates = config.covariates()
+    if covariates is not None and covariates.layout.futr and window < config.horizon:
+        if default_window:  # the data, not a setting, is too short for a window that holds the future-known steps
             raise TooShortError(f"future-known covariates need a window of at least the horizon ({config.horizon}), "
                                 f"but the longest series' training part has {train} values, fewer than that window and "
                                 f"its horizon; give series at least {longest + 2 * config.horizon - train} values")
-    if covariates is not None and covariates.layout.futr and window < config.horizon:
         raise ConfigError(f"future-known covariates reach a network through the last {config.horizon} steps of its "
                           f"window, which is {window}; use window >= horizon ({config.horizon})")
     untrained = config.is_baseline and not baseline_learns(config.model)

@@ -239,8 +239,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     for keep_validation in (True, False):
         split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
-        candidate = dataclasses.replace(candidate, **dropped)
-        candidate = dataclasses.replace(candidate, preset=None, final_fit=False)
+        candidate = dataclasses.replace(candidate, preset=None, final_fit=False, **dropped)
         try:
             windowed = window_config(panel, candidate, with_test=with_test)
         except TooShortError as short:

@@ -630,10 +630,13 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
-    opened = None  # the study database too: checked and opened (once) before --out is made
+    opened, in_memory = None, False  # the study database too: checked and opened (once) before --out is made
     if storage is not None:
+        from sqlalchemy.engine import make_url
+
         storage = storage_url(storage, jobs=max(int(jobs or 1), int(workers or 1)))
         opened = _storage(storage)
+        in_memory = in_memory_sqlite(make_url(storage))
     scratch, own_folder = None, False  # own_folder: the study is the result folder's own study.db
     if out is not None:
         from .io import check_output_directory
@@ -646,13 +649,11 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 (out / name).unlink(missing_ok=True)
         out.mkdir(parents=True, exist_ok=True)
         if storage is not None:  # the study lives elsewhere: say where, which also marks this folder as a search
-            from sqlalchemy.engine import make_url
-
             from .io import write_json
 
             study_name = study_name or default_study_name(model, panel, storage)
-            where = ("in memory: it ended with the run that wrote this folder (not resumable)"
-                     if in_memory_sqlite(make_url(storage)) else make_url(storage).render_as_string(hide_password=True))
+            where = ("in memory: it ended with the run that wrote this folder (not resumable)" if in_memory
+                     else make_url(storage).render_as_string(hide_password=True))
             write_json(out / "study.json", {"storage": where, "study": study_name})
         own_folder = storage is None
         storage = storage or f"sqlite:///{out / STUDY_FILE}"
@@ -662,9 +663,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
     name = study_name or default_study_name(model, panel, storage, own_folder=own_folder)
-    from sqlalchemy.engine import make_url
-
-    resumable = bool(storage) and scratch is None and not in_memory_sqlite(make_url(storage))
+    resumable = bool(storage) and scratch is None and not in_memory  # an in-memory or scratch study ends with the run
     try:
         if opened is None and storage:
             opened = _storage(storage)
