@@ -157,14 +157,35 @@ def _workers(trials: pd.DataFrame, db) -> dict:
     return {number: json.loads(value) for number, value in rows}
 
 
+def _search_worker_once_all_joined(job, worker: int) -> int:
+    """The search's own worker, started once every process of the search is up with Keras imported: without this,
+    under the load of the other test workers one process could finish every trial before the other had imported
+    TensorFlow (it happened once in 4 fresh-clone runs), and the test would read that race, not tsattn's sharing."""
+    import os
+    from pathlib import Path
+
+    import keras  # noqa: F401  (the slow import each process pays before its first trial)
+
+    barrier = Path(os.environ["TSATTN_TEST_BARRIER"])
+    (barrier / f"{worker}-{os.getpid()}").touch()
+    deadline = time.time() + 300
+    while len(list(barrier.iterdir())) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    return T._search_worker(job, worker)
+
+
 @pytest.mark.slow
-def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_path):
+def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_path, monkeypatch):
+    (tmp_path / "barrier").mkdir()  # spawned processes read the environment and import this module by name
+    monkeypatch.setenv("TSATTN_TEST_BARRIER", str(tmp_path / "barrier"))
+    monkeypatch.setattr(T, "_search_worker", _search_worker_once_all_joined)
     lines = []
     result = T.tune("simple-rnn", data=make_series(n=80), trials=4, space=SPACE, settings=FIXED, out=tmp_path / "t",
                     refit=False, jobs=2, echo=lines.append)
     assert (result.trials["state"] == "COMPLETE").sum() == 4 and len(result.trials) == 4  # exactly the trials asked
     workers = _workers(result.trials, tmp_path / "t" / "study.db")
     assert len({worker["pid"] for worker in workers.values()}) == 2  # both processes ran trials
+    assert len(list((tmp_path / "barrier").iterdir())) == 2  # ... through the wrapper: two processes, one each
     assert lines[0].startswith("0 of 4 trials done") and "with 2 workers (local, 2 processes)" in lines[0]
     trials = [line for line in lines if not line.startswith("tune: ")]  # the heartbeat's lines between them
     assert len(trials) == 5 and trials[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
