@@ -51,6 +51,11 @@ class Cell:
 UNMASKED = " (masked_targets=false, as measured before nbeats took them by default)"
 UNMASKED_SETTINGS = '{"masked_targets": false}'
 
+# files measured while patch-transformer's default width was d_model 64, ff_dim 128 (32 and 64 since this session's
+# patch_cost_*.md): their cells name the width as it was
+WIDE = " (d_model=64, ff_dim=128, patch-transformer's width when measured)"
+WIDE_SETTINGS = '{"d_model": 64, "ff_dim": 128}'
+
 CELLS = (
     Cell("M3 yearly, nbeats, seed 0 (the README table)", "m3_main.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "nbeats", "--seeds", "0"),
@@ -118,8 +123,9 @@ CELLS = (
          ("benchmarks/covariates.py", "--models", "tft", "--lift-models", "tft"),
          "promodata", "tft with covariates", "test MAE"),
     Cell("which covariate patch-transformer used on the synthetic panel (permutation importance; normalise=auto "
-         "drops its normalisation there), seeds 0-2",
-         "covariates_importance.md", ("benchmarks/covariates.py", "--importance-only", "--models", "patch-transformer"),
+         "drops its normalisation there), seeds 0-2" + WIDE,
+         "covariates_importance.md", ("benchmarks/covariates.py", "--importance-only", "--models", "patch-transformer",
+                                      "--set", WIDE_SETTINGS),
          "Permutation importance", "patch-transformer | 0", "promo shuffled"),
     Cell("tft's selection weights on the synthetic panel with normalise=auto (not its default), seeds 0-2",
          "covariates_importance_tft_auto.md", ("benchmarks/covariates.py", "--importance-only", "--models", "tft",
@@ -198,6 +204,9 @@ ARCHIVED = {
     "candidates x 3 seeds, 28 minutes; none adopted)": ("patch_width_monthly.md",),
     "patch-transformer's learning rate and a skip path before the M3 monthly hold-out (4 candidates x 3 seeds, 22 "
     "minutes; none adopted; its default rows equal patch_width_monthly.md's)": ("patch_rate_monthly.md",),
+    "patch-transformer's cost: one block, d_model 32 with ff_dim 64, one block with patches of 3, before the M3 "
+    "monthly hold-out, then the one that went forward on the other frequencies (4 + 2 candidates x 3 seeds, 14 + 11 "
+    "minutes; d_model 32, ff_dim 64 adopted)": ("patch_cost_monthly.md", "patch_cost_others.md"),
     "PatchTST's BatchNorm and residual attention in patch-transformer's encoder before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 27 minutes; none adopted; its default rows equal patch_rate_monthly.md's)": (
         "patch_encoder_monthly.md",),
