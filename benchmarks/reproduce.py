@@ -51,10 +51,12 @@ class Cell:
 UNMASKED = " (masked_targets=false, as measured before nbeats took them by default)"
 UNMASKED_SETTINGS = '{"masked_targets": false}'
 
-# files measured while patch-transformer's default width was d_model 64, ff_dim 128 (32 and 64 since this session's
-# patch_cost_*.md): their cells name the width as it was
-WIDE = " (d_model=64, ff_dim=128, patch-transformer's width when measured)"
+# patch-transformer's width: d_model 64, ff_dim 128 by default, except from 0aa0552 to a9f93f7 (32 and 64; back after
+# patch_cost_origin2.md): the cells of files measured at a width name it
+WIDE = " (d_model=64, ff_dim=128)"
 WIDE_SETTINGS = '{"d_model": 64, "ff_dim": 128}'
+NARROW = " (d_model=32, ff_dim=64, patch-transformer's default when measured)"
+NARROW_SETTINGS = '{"d_model": 32, "ff_dim": 64}'
 
 CELLS = (
     Cell("M3 yearly, nbeats, seed 0 (the README table)", "m3_main.md",
@@ -106,20 +108,22 @@ CELLS = (
           '{"ensemble_lookbacks": [2, 3], "ensemble_losses": ["smape", "mase", "mape"]}', "--ensemble-frequencies",
           "yearly"),
          "M3 yearly", "nbeats ensemble of 18", "test sMAPE"),
-    Cell("M3 other, patch-transformer, seed 0 (the README table)", "m3_main.md",
-         ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0"),
+    Cell("M3 other, patch-transformer, seed 0 (the README table)" + NARROW, "m3_main.md",
+         ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0", "--set",
+          NARROW_SETTINGS),
          "M3 other", "patch-transformer", "test sMAPE"),
-    Cell("patch-transformer over 3 seeds, M3 other", "m3_patch_seeds.md",
-         ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0,1,2"),
+    Cell("patch-transformer over 3 seeds, M3 other" + NARROW, "m3_patch_seeds.md",
+         ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0,1,2", "--set",
+          NARROW_SETTINGS),
          "M3 other", "patch-transformer", "test sMAPE"),
-    Cell("patch-transformer over 3 seeds at its earlier width (d_model 64, ff_dim 128), M3 other",
+    Cell("patch-transformer over 3 seeds at d_model 64, ff_dim 128, M3 other",
          "m3_patch_seeds_wide.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "patch-transformer", "--seeds", "0,1,2", "--set",
           WIDE_SETTINGS), "M3 other", "patch-transformer", "test sMAPE"),
-    Cell("M1 monthly, patch-transformer, seed 0 (attention against nbeats on data nothing was chosen on)",
+    Cell("M1 monthly, patch-transformer, seed 0 (attention against nbeats on data nothing was chosen on)" + NARROW,
          "m1_main.md",
          ("benchmarks/m3.py", "--collection", "m1", "--frequencies", "monthly", "--models", "patch-transformer",
-          "--seeds", "0"), "M1 monthly", "patch-transformer", "test sMAPE"),
+          "--seeds", "0", "--set", NARROW_SETTINGS), "M1 monthly", "patch-transformer", "test sMAPE"),
     Cell("M3 monthly, the transformer at its defaults (one block), seed 0", "m3_transformer.md",
          ("benchmarks/m3.py", "--frequencies", "monthly", "--models", "transformer", "--seeds", "0"),
          "M3 monthly", "transformer", "test sMAPE"),
@@ -210,7 +214,9 @@ ARCHIVED = {
     "minutes; none adopted; its default rows equal patch_width_monthly.md's)": ("patch_rate_monthly.md",),
     "patch-transformer's cost: one block, d_model 32 with ff_dim 64, one block with patches of 3, before the M3 "
     "monthly hold-out, then the one that went forward on the other frequencies (4 + 2 candidates x 3 seeds, 14 + 11 "
-    "minutes; d_model 32, ff_dim 64 adopted)": ("patch_cost_monthly.md", "patch_cost_others.md"),
+    "minutes; d_model 32, ff_dim 64 adopted), and the two widths one horizon earlier (2 candidates x 3 seeds x 4 "
+    "frequencies, 17 minutes; 64 / 128 back)": ("patch_cost_monthly.md", "patch_cost_others.md",
+                                               "patch_cost_origin2.md"),
     "PatchTST's BatchNorm and residual attention in patch-transformer's encoder before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 27 minutes; none adopted; its default rows equal patch_rate_monthly.md's)": (
         "patch_encoder_monthly.md",),
