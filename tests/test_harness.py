@@ -240,6 +240,35 @@ def test_sampled_training_draws_batches_with_replacement_in_a_seeded_order():
     assert result.epochs_run == 3 and np.isfinite(result.history["loss"]).all()
 
 
+def test_sampled_batches_are_the_per_draw_stream_of_earlier_versions_batched():
+    """The draws are batched before they are mapped to windows (one tf.data call per batch, not per draw): the
+    windows drawn are those of mapping each draw (the published figures' batches), pass after pass, both samplers."""
+    import tensorflow as tf
+
+    scaled = np.arange(1000, dtype=np.float32)
+    starts = np.concatenate([np.arange(0, 900, 3), np.arange(900, 990)])
+    series = (starts >= 900).astype(np.int64)
+    count, batch = len(starts), 50
+    by_window = tf.data.Dataset.random(seed=4, rerandomize_each_iteration=True).map(
+        lambda r: tf.math.floormod(r, count)).batch(batch)
+    _, begin, sizes = np.unique(series, return_index=True, return_counts=True)
+
+    def pick(a, b):
+        group = tf.math.floormod(a, 2)
+        return tf.gather(begin, group) + tf.math.floormod(b, tf.gather(sizes, group))
+
+    by_series = tf.data.Dataset.zip((tf.data.Dataset.random(seed=4, rerandomize_each_iteration=True),
+                                     tf.data.Dataset.random(seed=5, rerandomize_each_iteration=True))).map(
+        pick).batch(batch)
+    for groups, expected in ((None, by_window), (series, by_series)):
+        dataset = make_dataset(scaled, starts, window=5, horizon=2, batch_size=batch, shuffle_seed=4, sampled=True,
+                               series=groups)
+        for _ in range(2):  # a second pass draws anew, as before
+            drawn = [np.asarray(X)[:, 0, 0] for X, _ in dataset.take(3)]
+            want = [starts[np.asarray(i)].astype(np.float32) for i in expected.take(3)]
+            assert all(np.array_equal(a, b) for a, b in zip(drawn, want))
+
+
 def test_sampling_by_series_draws_each_series_equally_often_whatever_its_length():
     """sample_by="series": a series drawn uniformly, then one of its windows (N-BEATS' sampler); by window a long
     series is drawn in proportion to its windows."""

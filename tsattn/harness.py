@@ -182,23 +182,26 @@ def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int,
         target = np.concatenate([target, np.asarray(extras, dtype=np.float32)], axis=1)
     target = tf.constant(target)
     count = tf.constant(len(starts), dtype=tf.int64)
+    # the raw draws are batched first and mapped a batch at a time: the same picks as mapping each draw, in ~1 ms a
+    # batch of 1024 instead of ~33 ms (a tf.data function call per draw), which took a core from training
     if series is None:
-        picks = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).map(
-            lambda r: tf.math.floormod(r, count)).batch(batch_size)
+        picks = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(batch_size).map(
+            lambda r: tf.math.floormod(r, count))
     else:  # windows grouped by series: (first window index, windows) of each series that has any
         order = np.argsort(series, kind="stable")
         inputs, target = tf.gather(inputs, order), tf.gather(target, order)
         _, begin, sizes = np.unique(np.asarray(series)[order], return_index=True, return_counts=True)
         begin, sizes = tf.constant(begin, dtype=tf.int64), tf.constant(sizes, dtype=tf.int64)
         groups = tf.constant(len(sizes), dtype=tf.int64)
-        draws = tf.data.Dataset.zip((tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True),
-                                     tf.data.Dataset.random(seed=seed + 1, rerandomize_each_iteration=True)))
+        draws = tf.data.Dataset.zip(
+            (tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(batch_size),
+             tf.data.Dataset.random(seed=seed + 1, rerandomize_each_iteration=True).batch(batch_size)))
 
         def pick(first_draw, second_draw):
             group = tf.math.floormod(first_draw, groups)
             return tf.gather(begin, group) + tf.math.floormod(second_draw, tf.gather(sizes, group))
 
-        picks = draws.map(pick).batch(batch_size)
+        picks = draws.map(pick)
     return picks.map(lambda i: (tf.gather(inputs, i), tf.gather(target, i))).prefetch(tf.data.AUTOTUNE)
 
 
