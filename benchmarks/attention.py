@@ -23,7 +23,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # (results file, what it measured): the M3 and M1 runs with every attention model beside nbeats and simple-rnn
 SOURCES = (
     ("m3_main.md", "M3, all four frequencies, seed 0"),
-    ("m3_patch_seeds.md", "M3, seeds 0-2"),
+    ("m3_patch_seeds_wide.md", "M3, seeds 0-2 (patch-transformer at its default width, d_model 64, ff_dim 128)"),
     ("m1_main.md", "M1 monthly (nothing was chosen on it), seed 0"),
     ("covariates_attention.md", "covariate sets (PromoData, Seatbelts, BJsales, the synthetic panel), seeds 0-2"),
 )
