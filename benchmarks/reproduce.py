@@ -217,6 +217,8 @@ ARCHIVED = {
     "minutes; d_model 32, ff_dim 64 adopted), and the two widths one horizon earlier (2 candidates x 3 seeds x 4 "
     "frequencies, 17 minutes; 64 / 128 back)": ("patch_cost_monthly.md", "patch_cost_others.md",
                                                "patch_cost_origin2.md"),
+    "patch-transformer on batches of 512 before the M3 hold-outs (1 candidate x 3 seeds, monthly, quarterly and "
+    "yearly, 11 minutes; not adopted, stopped once the rule had failed)": ("patch_batch_origin1.md",),
     "PatchTST's BatchNorm and residual attention in patch-transformer's encoder before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 27 minutes; none adopted; its default rows equal patch_rate_monthly.md's)": (
         "patch_encoder_monthly.md",),
