@@ -3,8 +3,9 @@ import pytest
 import keras
 
 from tsattn.errors import ConfigError
-from tsattn.layers import (AdditiveAttention, BahdanauAttention, LuongAttention, MultiHeadSelfAttention,
-                           PositionalEncoding, TransformerEncoderBlock, VariableSelection, WarmupSchedule,
+from tsattn.layers import (AdditiveAttention, BahdanauAttention, HalvingSchedule, LuongAttention,
+                           MultiHeadSelfAttention, PositionalEncoding, TransformerEncoderBlock, VariableSelection,
+                           WarmupSchedule,
                            scaled_dot_product_attention, sinusoidal_encoding)
 
 RNG = np.random.default_rng(0)
@@ -169,6 +170,24 @@ def test_warmup_schedule_values_and_serialisation():
     assert isinstance(again.learning_rate, WarmupSchedule) or float(again.learning_rate) > 0
 
 
+def test_halving_schedule_gives_keras_piecewise_rates_and_reads_its_total_when_run():
+    """HalvingSchedule replaces Keras' PiecewiseConstantDecay (the same rates, to the bit) with its total in a
+    variable: a traced step sees a new total without being traced again (a final fit restarting a compiled model)."""
+    import tensorflow as tf
+
+    schedule = HalvingSchedule(3e-3, total_steps=400)
+    steps = tf.constant(np.arange(0, 520, dtype=np.int64))
+    keras_rates = keras.optimizers.schedules.PiecewiseConstantDecay([132, 265], [3e-3, 3e-3 / 2, 3e-3 / 4])
+    np.testing.assert_array_equal(np.asarray(schedule(steps)), np.asarray(keras_rates(steps)))
+    traced = tf.function(lambda step: schedule(step))
+    assert float(traced(tf.constant(200, tf.int64))) == np.float32(1.5e-3)
+    schedule.set_total_steps(900)
+    assert float(traced(tf.constant(200, tf.int64))) == np.float32(3e-3)  # the boundary moved to 299
+    assert traced.experimental_get_tracing_count() == 1
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(schedule))
+    assert isinstance(restored, HalvingSchedule) and restored.get_config() == {"learning_rate": 3e-3, "total_steps": 900}
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda: TransformerEncoderBlock(10, 3, 8), "d_model must be divisible by num_heads=3; got 10"),
     (lambda: TransformerEncoderBlock(8, 2, 8, dropout=-0.1), "dropout must be in \\[0, 1\\); got -0.1"),
@@ -176,6 +195,7 @@ def test_warmup_schedule_values_and_serialisation():
     (lambda: LuongAttention("cosine"), "score must be one of dot, general; got 'cosine'"),
     (lambda: PositionalEncoding("rotary"), "positional must be one of sinusoidal, learned"),
     (lambda: WarmupSchedule(warmup_steps=0), "warmup_steps must be an integer >= 1; got 0"),
+    (lambda: HalvingSchedule(total_steps=2), "total_steps must be an integer >= 3; got 2"),
     (lambda: VariableSelection(3, 4, variable_dropout=1.0), "variable_dropout must be in \\[0, 1\\); got 1.0"),
     (lambda: VariableSelection(3, 4, kept=(3,)), "kept must be positions in 0..2; got \\[3\\]"),
 ])

@@ -182,7 +182,9 @@ class RunConfig:
                                             # the window is the longest, each member reads its last steps
     ensemble_losses: list | None = None     # members trained with each of these point losses (x lookbacks x seeds)
     sampled_steps: int | None = None  # an epoch = this many batches of windows drawn with replacement (seeded), as
-                                      # N-BEATS trains; None: every training window once per epoch
+                                      # N-BEATS trains, rounded up to whole calls of steps_per_execution (Keras runs
+                                      # whole calls on an endless stream: 100 at 32 a call trains 128; 32 or fewer
+                                      # exactly); None: every training window once per epoch
     sample_by: str = "window"         # with sampled_steps: draw windows uniformly ("window"), or a series uniformly
                                       # then one of its windows ("series", the N-BEATS authors' sampler)
     max_passes: int | None = None     # with sampled_steps: fewer batches per epoch when epochs x sampled_steps batches
@@ -346,7 +348,9 @@ NBEATS_RECIPE = {
     "model_params": {"normalise": "window"},
     "scaling": "none", "loss": "smape", "lookback": 2, "history": 20, "sampled_steps": 100, "batch_size": 1024,
     "epochs": 4, "lr_schedule": "halving", "clipnorm": 1.0, "early_stopping": False,
-    # 400 sampled batches (4 epochs of 100), half the authors' budget: chosen on the values before each M3 hold-out,
+    # "400 sampled batches" (4 epochs of 100; Keras trains 4 x 128 = 512 where 100 batches fit the max_passes cap:
+    # whole calls of steps_per_execution=32, see sampled_steps; the halving thirds are of 400), half the authors'
+    # budget (800, which trained 1024 the same way): chosen on the values before each M3 hold-out,
     # 3 seeds, 400 minus 800 over all 3003 series: nbeats -0.03, patch-transformer -0.01, simple-rnn -0.035,
     # attention-rnn +0.009, all within the seed spread, in half the time (benchmarks/results/recipe_budget*.md), and
     # one horizon earlier nbeats -0.084 (recipe_budget_origin2.md; on the hold-outs nbeats went the other way)

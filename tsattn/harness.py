@@ -13,6 +13,7 @@ seasonal-naive and linear-autoregression baselines (:func:`tsattn.evaluation.sco
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import sys
 import time
@@ -33,7 +34,7 @@ from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, sea
 from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale, window_scale
-from .layers import EnsembleCombine, WarmupSchedule
+from .layers import EnsembleCombine, HalvingSchedule, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
@@ -343,12 +344,64 @@ def _optimizer(training: TrainingPart, steps_per_epoch: int):
     if training.lr_schedule == "halving":  # N-BEATS: the rate halves after each third of the training steps
         total = max(3, training.epochs * steps_per_epoch)
         rate = training.learning_rate
-        return keras.optimizers.Adam(learning_rate=keras.optimizers.schedules.PiecewiseConstantDecay(
-            [total // 3 - 1, 2 * total // 3 - 1], [rate, rate / 2, rate / 4]), **clip)  # at step <= boundary
+        return keras.optimizers.Adam(learning_rate=HalvingSchedule(rate, total), **clip)
     warmup = max(1, training.warmup_epochs * steps_per_epoch)
     total = max(warmup + 1, training.epochs * steps_per_epoch)
     decay = "cosine" if training.lr_schedule == "warmup-cosine" else "inverse_sqrt"
     return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
+
+
+@dataclass
+class TrainedGraph:
+    """The compiled Keras model of one training and what its traced training step fixed (``key``), so that a later
+    training of the same network with the same settings (a fit's final fit, on training + validation values) trains
+    that model again, restarted from its own initial weights, instead of compiling and tracing a new one: tracing
+    and graph optimisation took ~7 s (nbeats) and ~9 s (patch-transformer) of each M3 monthly training. The restarted
+    model trains to the same weights as a new one would (tests/test_harness.py)."""
+
+    model: keras.Model | None = None
+    key: tuple | None = None
+    restarts: int = 0  # how many trainings restarted the model rather than compiling a new one
+
+
+def _architecture(model: keras.Model) -> tuple:
+    """What fixes a model's traced graph apart from its weights' values: each layer's class and settings (names
+    aside: Keras numbers layers per process) and the weights' shapes."""
+    parts = []
+    for layer in model.layers:
+        if isinstance(layer, keras.Model):
+            parts.append((type(layer).__name__, _architecture(layer)))
+            continue
+        config = {k: v for k, v in layer.get_config().items() if k != "name"}
+        parts.append((type(layer).__name__, json.dumps(config, sort_keys=True, default=repr)))
+    return tuple(parts), tuple(tuple(w.shape) for w in model.weights), tuple(sorted(_choices_of(model).items()))
+
+
+def _optimizer_key(optimizer) -> str:
+    """The optimizer's settings a traced training step holds (a halving schedule's total steps aside: a variable)."""
+    config = {k: v for k, v in optimizer.get_config().items() if k != "name"}  # Keras numbers its optimizers
+    if isinstance(optimizer._learning_rate, HalvingSchedule):
+        config["learning_rate"] = ("halving", optimizer._learning_rate.learning_rate)
+    return json.dumps(config, sort_keys=True, default=repr)
+
+
+def _state_variables(model: keras.Model) -> list:
+    """A model's weights and its random generators' states (dropout's), in an order two builds share."""
+    return list(model.weights) + [v for v in model.variables if v.path.endswith("seed_generator_state")]
+
+
+def _restarted(trainer: keras.Model, fresh: keras.Model, optimizer) -> keras.Model:
+    """``trainer`` (compiled and traced) set to ``fresh``'s initial state (weights, random generators) with its
+    optimizer as new (steps and moments at zero, the schedule's total from ``optimizer``, built for this training)."""
+    for target, source in zip(_state_variables(trainer), _state_variables(fresh), strict=True):
+        target.assign(source)
+    used = trainer.optimizer
+    for variable in used.variables:
+        if variable.name != "learning_rate":  # Adam's steps and moments start at zero; a constant rate stays
+            variable.assign(keras.ops.zeros(variable.shape, variable.dtype))
+    if isinstance(optimizer._learning_rate, HalvingSchedule):
+        used._learning_rate.set_total_steps(int(keras.ops.convert_to_numpy(optimizer._learning_rate.total_steps)))
+    return trainer
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False,
@@ -464,7 +517,7 @@ def _choices_of(model: keras.Model) -> dict:
 
 
 def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
-                progress: keras.callbacks.Callback | None = None, engine=None):
+                progress: keras.callbacks.Callback | None = None, engine=None, graph: TrainedGraph | None = None):
     """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
 
     It receives only its parts of the settings (:meth:`tsattn.config.RunConfig.parts`, checked at the edge):
@@ -489,7 +542,8 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     """
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
-        history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
+        model, history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress,
+                                                    graph)
         history.attrs.update(_choices_of(model))
         return model, history, epochs_run, best
     members = training.members(data.horizon, data.window, loss.name)
@@ -509,8 +563,10 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
         inputs, forecasts = _member_outputs(data, built, members)
         stacked = keras.Model(inputs, layers.Lambda(lambda outputs: keras.ops.stack(outputs, axis=1),
                                                     name="members")(forecasts))
-        history, epochs_run, best = _trained(stacked, data, network, training, [name for _, name, _ in members],
-                                             loss, progress)
+        stacked, history, epochs_run, best = _trained(stacked, data, network, training,
+                                                      [name for _, name, _ in members], loss, progress, graph)
+        built = [stacked.get_layer(f"member_{i}") for i in range(len(members))]  # a restarted graph's members
+        inputs, forecasts = _member_outputs(data, built, members)
         history["loss"] /= len(members)  # the members' mean loss (their sum trained)
         if "val_loss" in history:
             history["val_loss"] /= len(members)
@@ -589,9 +645,11 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
 
 
 def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, training: TrainingPart, losses: list,
-             loss: LossPart, progress) -> tuple:
+             loss: LossPart, progress, graph: TrainedGraph | None = None) -> tuple:
     """Compile and fit ``model`` (one network, or stacked members with one loss each in ``losses``); returns
-    (history frame, epochs, best epoch)."""
+    (the trained model, history frame, epochs, best epoch). With a ``graph`` holding an earlier training's compiled
+    model of the same architecture and settings, that model is restarted from ``model``'s initial state and trained
+    instead (no new trace); the graph then holds what trained."""
     sampled = training.sampled_steps is not None
     starts, limits = data.training_windows()
     masked = data.overhang is not None  # targets past the training part's end: a mask travels with the target
@@ -616,10 +674,20 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     # several training steps per call of the compiled function: the same losses, less dispatch per step
     # (a ~1k-parameter model is dispatch-bound); the non-finite guard then reads the running loss every
     # `steps_per_execution` steps, and a NaN stays in that running mean, so it still stops the same epoch
-    model.compile(optimizer=_optimizer(training, steps_per_epoch), loss=keras_loss,
-                  jit_compile=use_xla(network, training, steps_per_epoch),
-                  steps_per_execution=min(training.steps_per_execution, steps_per_epoch) if sampled else
-                  training.steps_per_execution)
+    optimizer = _optimizer(training, steps_per_epoch)
+    jit = use_xla(network, training, steps_per_epoch)
+    per_call = min(training.steps_per_execution, steps_per_epoch) if sampled else training.steps_per_execution
+    key = None
+    if graph is not None:
+        key = (_architecture(model), _optimizer_key(optimizer), tuple(losses), loss.quantiles, masked, data.horizon,
+               jit, per_call)
+    if graph is not None and graph.model is not None and graph.key == key:
+        model = _restarted(graph.model, model, optimizer)
+        graph.restarts += 1
+    else:
+        model.compile(optimizer=optimizer, loss=keras_loss, jit_compile=jit, steps_per_execution=per_call)
+    if graph is not None:
+        graph.model, graph.key = model, key
     # (n_series, 3) or None: each window's series units, when a loss is computed in them
     extras = _series_units(data, loss) if any(spec.needs_scale for spec in specs) else None
     series = data.panel.series_of(starts + data.window)
@@ -663,7 +731,7 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     best = None
     if "val_loss" in frame:
         best = int(frame["val_loss"].idxmin())
-    return frame, len(frame), best
+    return model, frame, len(frame), best
 
 
 def with_regression_baseline(baselines, covariates) -> list:
@@ -689,6 +757,18 @@ def check_takes_covariates(name: str, estimator, covariates) -> None:
 
         raise ConfigError(f"{name} takes no {' or '.join(KIND_NAMES[k] for k in refused)} covariates (it takes: {takes}); "
                           f"fit a network ({', '.join(list_models())}) or linear to use them, or drop them")
+
+
+# whether a final fit retrains the first training's compiled model (TrainedGraph) rather than a new one: the same
+# weights either way (tests/test_harness.py compares the two), the first saves a trace
+REUSE_TRAINED_GRAPH = True
+
+
+def _copied(model: keras.Model, weights: list) -> keras.Model:
+    """A new Keras model with ``model``'s architecture and ``weights`` (uncompiled: it only forecasts)."""
+    copy = model.__class__.from_config(model.get_config())
+    copy.set_weights(weights)
+    return copy
 
 
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
@@ -723,6 +803,12 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         check_takes_covariates(config.model, forecaster_baseline(config.model, data.window, data.horizon, season,
                                                                  config.linear_fit), data.covariates)
 
+    # the final fit trains the first training's compiled model again (restarted) where nothing its graph holds differs
+    graph = TrainedGraph() if final and not config.is_baseline and REUSE_TRAINED_GRAPH else None
+
+    def network_model(model: keras.Model) -> NetworkModel:
+        return NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
+
     def fitted(on: WindowedPanel, training: TrainingPart | None = None):
         """The model (trained for ``training``, or fitted when a baseline) and the baselines scored beside it (fit,
         evaluate, backtest, compare, tune), on ``on``; with the training history, epochs run and best epoch."""
@@ -730,9 +816,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         if config.is_baseline:
             estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
             return estimator.fit(on), beside, (pd.DataFrame(columns=["loss"]), None, None)
-        model, *trained = train_model(on, network, loss, training, progress, engine)
-        return NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout), beside, \
-            tuple(trained)
+        model, *trained = train_model(on, network, loss, training, progress, engine, graph)
+        return network_model(model), beside, tuple(trained)
 
     estimator, baselines, (history, epochs_run, best) = fitted(data, None if config.is_baseline else training)
     panel = data.panel
@@ -742,14 +827,17 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     calibration = calibrate(estimator, data, insample, season)
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
-        selection = (estimator, baselines)
+        first, weights = estimator, estimator.model.get_weights() if graph is not None else None
         final_training = None
         if not config.is_baseline:
             epochs = int(best if training.early_stopping and best else training.epochs)
             final_training = dataclasses.replace(training, epochs=epochs, early_stopping=False)
             if hasattr(progress, "final_fit"):
                 progress.final_fit(epochs)
+        selection = (first, baselines)
         estimator, baselines, (final_history, _, _) = fitted(data.with_validation_trained(), final_training)
+        if graph is not None and graph.restarts:  # the first model retrained: the selection gets its first weights back
+            selection = (network_model(_copied(first.model, weights)), selection[1])
         if not config.is_baseline:
             history.attrs["final_epochs"] = final_training.epochs
             history.attrs["final_loss"] = [float(v) for v in final_history["loss"]]

@@ -312,6 +312,38 @@ class TransformerEncoderBlock(layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="tsattn")
+class HalvingSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """N-BEATS' schedule: ``learning_rate`` halved after each third of ``total_steps`` (step <= total // 3 - 1: the
+    rate; then half of it up to 2 * total // 3 - 1; then a quarter): the same rates, to the bit, as Keras'
+    ``PiecewiseConstantDecay`` with those boundaries. The total is a variable, read when the traced training step
+    runs: a second training of the same compiled model for another number of steps (a final fit) sets it with
+    :meth:`set_total_steps` instead of tracing the training step again."""
+
+    def __init__(self, learning_rate: float = 1e-3, total_steps: int = 3):
+        _require(learning_rate > 0, "learning_rate", learning_rate, "> 0")
+        _require(isinstance(total_steps, int) and total_steps >= 3, "total_steps", total_steps, "an integer >= 3")
+        self.learning_rate = float(learning_rate)
+        self.total_steps = keras.Variable(total_steps, dtype="int64", trainable=False, name="total_steps")
+
+    def set_total_steps(self, total_steps: int) -> None:
+        _require(isinstance(total_steps, int) and total_steps >= 3, "total_steps", total_steps, "an integer >= 3")
+        self.total_steps.assign(total_steps)
+
+    def __call__(self, step):
+        step = ops.convert_to_tensor(step)
+        total = ops.cast(self.total_steps, step.dtype)
+        first, second = total // 3 - 1, 2 * total // 3 - 1
+        values = [ops.convert_to_tensor(v) for v in (self.learning_rate, self.learning_rate / 2,
+                                                     self.learning_rate / 4)]
+        dtype = values[0].dtype
+        return (ops.cast(step <= first, dtype) * values[0] + ops.cast(step > second, dtype) * values[2]
+                + ops.cast((step > first) & (step <= second), dtype) * values[1])
+
+    def get_config(self):
+        return {"learning_rate": self.learning_rate, "total_steps": int(ops.convert_to_numpy(self.total_steps))}
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
 class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warm-up to ``peak_learning_rate`` over ``warmup_steps``, then a decay.
 
