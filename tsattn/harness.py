@@ -686,6 +686,9 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
         graph.restarts += 1
     else:
         model.compile(optimizer=optimizer, loss=keras_loss, jit_compile=jit, steps_per_execution=per_call)
+        # the optimizer's slots made now: Keras' TensorFlow trainer (no distribution strategy) makes them while it traces
+        # the first training step, and a tf.function that makes variables traces its step a second time
+        model.optimizer.build(model.trainable_variables)
     if graph is not None:
         graph.model, graph.key = model, key
     # (n_series, 3) or None: each window's series units, when a loss is computed in them
