@@ -237,7 +237,7 @@ def m3_section(quick: bool, before: dict, models: list[str] | None = None, round
 
     import tsattn
     from tsattn.config import RunConfig
-    from tsattn.harness import fit
+    from tsattn.harness import TRAINED_GRAPHS, fit
 
     frame = tsattn.load_dataset("m3-monthly")
     if quick:
@@ -248,6 +248,7 @@ def m3_section(quick: bool, before: dict, models: list[str] | None = None, round
     for round_ in range(rounds):
         for model in names:
             keras.backend.clear_session()
+            TRAINED_GRAPHS.clear()  # every round a first fit, as `tsattn fit` is (its final fit restarts its first)
             start = time.perf_counter()
             result = fit(RunConfig(model=model, dataset=None, horizon=18, seed=0,
                                    **({"epochs": 2} if quick else {})), series=frame)

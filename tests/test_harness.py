@@ -295,7 +295,7 @@ def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows()
 
     def steps(**changes):
         result = fit(tiny_config(epochs=2, batch_size=8, early_stopping=False, **changes), series=make_series())
-        return int(result.model.optimizer.iterations.numpy()) // 2, result.data.count("train")
+        return result.state.history.attrs["optimizer_steps"] // 2, result.data.count("train")
 
     capped, windows = steps(sampled_steps=50, max_passes=1)
     assert capped == math.ceil(windows / 16) < 50
@@ -308,34 +308,43 @@ def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows()
     {"dropout": 0.2, "early_stopping": True, "patience": 1, "epochs": 8, "learning_rate": 1e-2},  # fewer final epochs
     {"dropout": 0.1, "sampled_steps": 4, "ensemble": 2, "early_stopping": False},  # members trained stacked
 ], ids=["early-stopping", "stacked-ensemble"])
-def test_the_final_fit_retrains_the_first_compiled_model_to_the_weights_a_new_one_gets(changes, small_series,
-                                                                                      monkeypatch):
-    """A final fit trains the first training's compiled model again, restarted from the new fit's initial weights,
-    dropout's random state and a fresh optimizer (no second trace: ~7 s of an M3 monthly fit): the same forecasts,
-    to the bit, as a newly compiled model, and the selection model keeps the first training's weights."""
+def test_trainings_restart_earlier_compiled_models_to_the_weights_a_new_one_gets(changes, small_series, monkeypatch):
+    """A training with the same traced step as an earlier one in the process (a fit's final fit, the same fit again)
+    trains that training's compiled model, restarted from the new model's initial weights, dropout's random state and
+    a fresh optimizer (no new trace: ~7 s of an M3 monthly fit): the same forecasts, to the bit, as newly compiled
+    models, and no model a fit returned changes when a later training restarts its twin."""
     from tsattn import harness
 
     compiles = []
     original = keras.Model.compile
     monkeypatch.setattr(keras.Model, "compile", lambda self, *a, **k: compiles.append(1) or original(self, *a, **k))
+    monkeypatch.setattr(harness, "TRAINED_GRAPHS", harness.TrainedGraphs())
     changes = dict(changes)
     dropout = changes.pop("dropout")  # nbeats with dropout: a random state to restart; it traces fastest
     config = tiny_config("nbeats", final_fit=True, level=[80], lr_schedule="halving", steps_per_execution=2,
                          **changes).updated(dropout=dropout)
     reused = fit(config, series=small_series)
-    assert len(compiles) == 1  # the final fit restarted the first model
+    assert len(compiles) == 1  # the final fit restarted the first training's model
+    kept = [w.copy() for w in reused.state.keras_model.get_weights()]
+    again = fit(config, series=small_series)
+    assert len(compiles) == 1 and harness.TRAINED_GRAPHS.restarts == 3  # the second fit compiled nothing
     monkeypatch.setattr(harness, "REUSE_TRAINED_GRAPH", False)
     compiles.clear()
     new = fit(config, series=small_series)
     assert len(compiles) == 2
-    assert reused.metrics["test"] == new.metrics["test"] and reused.metrics["validation"] == new.metrics["validation"]
-    for mine, theirs in zip(reused.state.keras_model.get_weights(), new.state.keras_model.get_weights(), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
-    selection, other = reused.state.selection[0].model, new.state.selection[0].model
-    assert selection is not reused.state.keras_model
-    for mine, theirs in zip(selection.get_weights(), other.get_weights(), strict=True):
-        np.testing.assert_array_equal(mine, theirs)
-    assert reused.state.history.attrs["final_loss"] == new.state.history.attrs["final_loss"]
+    for other in (again, new):
+        assert reused.metrics["test"] == other.metrics["test"]
+        assert reused.metrics["validation"] == other.metrics["validation"]
+        for model in ("keras_model", "selection"):
+            mine, theirs = (getattr(r.state, model) for r in (reused, other))
+            if model == "selection":
+                mine, theirs = mine[0].model, theirs[0].model
+            for a, b in zip(mine.get_weights(), theirs.get_weights(), strict=True):
+                np.testing.assert_array_equal(a, b)
+        assert reused.state.history.attrs["final_loss"] == other.state.history.attrs["final_loss"]
+    for mine, before in zip(reused.state.keras_model.get_weights(), kept, strict=True):  # untouched by the later fits
+        np.testing.assert_array_equal(mine, before)
+    assert reused.state.selection[0].model is not reused.state.keras_model
     if "ensemble" not in changes:  # the final fit ran fewer epochs (the schedule's total set anew, not traced anew)
         assert reused.state.history.attrs["final_epochs"] < reused.epochs_run
 
@@ -346,6 +355,9 @@ def test_a_fit_traces_its_training_step_once(monkeypatch):
     (a tiny tft fit 30 s against 16 s). The harness builds the optimizer before fitting."""
     from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
 
+    from tsattn import harness
+
+    monkeypatch.setattr(harness, "TRAINED_GRAPHS", harness.TrainedGraphs())  # nothing compiled earlier to restart
     traces = []
     original = TensorFlowTrainer.train_step
     monkeypatch.setattr(TensorFlowTrainer, "train_step", lambda self, data: traces.append(1) or original(self, data))
@@ -361,7 +373,7 @@ def test_a_sampled_epoch_trains_whole_calls_of_steps_per_execution_as_the_docs_s
 
     def per_epoch(**changes):
         result = fit(tiny_config(epochs=2, batch_size=8, early_stopping=False, **changes), series=make_series())
-        return int(result.model.optimizer.iterations.numpy()) // 2
+        return result.state.history.attrs["optimizer_steps"] // 2
 
     assert per_epoch(sampled_steps=5, steps_per_execution=2) == 6
     assert per_epoch(sampled_steps=5, steps_per_execution=5) == per_epoch(sampled_steps=5) == 5

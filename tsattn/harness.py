@@ -12,6 +12,7 @@ seasonal-naive and linear-autoregression baselines (:func:`tsattn.evaluation.sco
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -34,7 +35,7 @@ from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, sea
 from .errors import ConfigError, TooShortError, TrainingError
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale, window_scale
-from .layers import EnsembleCombine, HalvingSchedule, WarmupSchedule
+from .layers import EnsembleCombine, HalvingSchedule, StackMembers, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
@@ -351,17 +352,33 @@ def _optimizer(training: TrainingPart, steps_per_epoch: int):
     return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
 
 
-@dataclass
-class TrainedGraph:
-    """The compiled Keras model of one training and what its traced training step fixed (``key``), so that a later
-    training of the same network with the same settings (a fit's final fit, on training + validation values) trains
-    that model again, restarted from its own initial weights, instead of compiling and tracing a new one: tracing
-    and graph optimisation took ~7 s (nbeats) and ~9 s (patch-transformer) of each M3 monthly training. The restarted
-    model trains to the same weights as a new one would (tests/test_harness.py)."""
+class TrainedGraphs:
+    """The compiled Keras models of this process's latest trainings (at most ``size``, the least recently used
+    dropped), each under what its traced training step fixed (:func:`_trained`'s key: architecture, optimizer, losses,
+    steps per call). A later training with the same key (a fit's final fit, the next seed of a comparison, an
+    ensemble's next member, a backtest's or cross-validation's refit) takes that model, restarts it from its own
+    initial weights, dropout state and a fresh optimizer, and trains it instead of compiling and tracing a new one:
+    tracing took ~7 s (nbeats) to ~9 s (patch-transformer) of each M3 monthly training, most of a small fit. The
+    restarted model trains to the same weights as a new one would (tests/test_harness.py). The model a caller gets is
+    never the cached one (a later training would change it): it gets the trained weights."""
 
-    model: keras.Model | None = None
-    key: tuple | None = None
-    restarts: int = 0  # how many trainings restarted the model rather than compiling a new one
+    def __init__(self, size: int = 4):
+        self.size, self.models, self.restarts = size, collections.OrderedDict(), 0
+
+    def take(self, key):
+        """The cached model under ``key`` (taken out while it trains), or None."""
+        return self.models.pop(key, None)
+
+    def keep(self, key, model: keras.Model) -> None:
+        self.models[key] = model
+        while len(self.models) > self.size:
+            self.models.popitem(last=False)
+
+    def clear(self) -> None:
+        self.models.clear()
+
+
+TRAINED_GRAPHS = TrainedGraphs()
 
 
 def _architecture(model: keras.Model) -> tuple:
@@ -402,6 +419,14 @@ def _restarted(trainer: keras.Model, fresh: keras.Model, optimizer) -> keras.Mod
     if isinstance(optimizer._learning_rate, HalvingSchedule):
         used._learning_rate.set_total_steps(int(keras.ops.convert_to_numpy(optimizer._learning_rate.total_steps)))
     return trainer
+
+
+def _twin(model: keras.Model) -> keras.Model:
+    """A new model of ``model``'s architecture in its state (weights, random generators), to compile and train."""
+    twin = model.__class__.from_config(model.get_config())
+    for target, source in zip(_state_variables(twin), _state_variables(model), strict=True):
+        target.assign(source)
+    return twin
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False,
@@ -517,7 +542,7 @@ def _choices_of(model: keras.Model) -> dict:
 
 
 def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: TrainingPart,
-                progress: keras.callbacks.Callback | None = None, engine=None, graph: TrainedGraph | None = None):
+                progress: keras.callbacks.Callback | None = None, engine=None):
     """Build, compile and train a network on ``data``; returns (model, history, epochs, best).
 
     It receives only its parts of the settings (:meth:`tsattn.config.RunConfig.parts`, checked at the edge):
@@ -542,8 +567,7 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
     """
     if not training.is_ensemble:
         model = _built(data, network, loss, training)
-        model, history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress,
-                                                    graph)
+        model, history, epochs_run, best = _trained(model, data, network, training, [loss.name], loss, progress)
         history.attrs.update(_choices_of(model))
         return model, history, epochs_run, best
     members = training.members(data.horizon, data.window, loss.name)
@@ -561,12 +585,9 @@ def train_model(data: WindowedPanel, network: NetworkPart, loss: LossPart, train
             chosen.append(_choices_of(model))
             built.append(keras.Model(model.input, model.output, name=f"member_{i}"))
         inputs, forecasts = _member_outputs(data, built, members)
-        stacked = keras.Model(inputs, layers.Lambda(lambda outputs: keras.ops.stack(outputs, axis=1),
-                                                    name="members")(forecasts))
+        stacked = keras.Model(inputs, StackMembers(name="members")(forecasts))
         stacked, history, epochs_run, best = _trained(stacked, data, network, training,
-                                                      [name for _, name, _ in members], loss, progress, graph)
-        built = [stacked.get_layer(f"member_{i}") for i in range(len(members))]  # a restarted graph's members
-        inputs, forecasts = _member_outputs(data, built, members)
+                                                      [name for _, name, _ in members], loss, progress)
         history["loss"] /= len(members)  # the members' mean loss (their sum trained)
         if "val_loss" in history:
             history["val_loss"] /= len(members)
@@ -645,11 +666,12 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
 
 
 def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, training: TrainingPart, losses: list,
-             loss: LossPart, progress, graph: TrainedGraph | None = None) -> tuple:
-    """Compile and fit ``model`` (one network, or stacked members with one loss each in ``losses``); returns
-    (the trained model, history frame, epochs, best epoch). With a ``graph`` holding an earlier training's compiled
-    model of the same architecture and settings, that model is restarted from ``model``'s initial state and trained
-    instead (no new trace); the graph then holds what trained."""
+             loss: LossPart, progress) -> tuple:
+    """Train ``model`` (one network, or stacked members with one loss each in ``losses``) from its initial state;
+    returns (``model`` trained, history frame, epochs, best epoch). The training itself runs in a compiled twin:
+    :data:`TRAINED_GRAPHS`' model of an earlier training with the same traced step, restarted from ``model``'s initial
+    state (no new trace), or a new one compiled and kept there for the next; ``model`` then gets its trained weights.
+    History attrs: ``optimizer_steps``, the batches trained."""
     sampled = training.sampled_steps is not None
     starts, limits = data.training_windows()
     masked = data.overhang is not None  # targets past the training part's end: a mask travels with the target
@@ -677,20 +699,18 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     optimizer = _optimizer(training, steps_per_epoch)
     jit = use_xla(network, training, steps_per_epoch)
     per_call = min(training.steps_per_execution, steps_per_epoch) if sampled else training.steps_per_execution
-    key = None
-    if graph is not None:
-        key = (_architecture(model), _optimizer_key(optimizer), tuple(losses), loss.quantiles, masked, data.horizon,
-               jit, per_call)
-    if graph is not None and graph.model is not None and graph.key == key:
-        model = _restarted(graph.model, model, optimizer)
-        graph.restarts += 1
+    key = repr((_architecture(model), _optimizer_key(optimizer), tuple(losses), loss.quantiles, masked, data.horizon,
+                jit, per_call)) if REUSE_TRAINED_GRAPH else None
+    trainer = TRAINED_GRAPHS.take(key) if key is not None else None
+    if trainer is not None:
+        trainer = _restarted(trainer, model, optimizer)
+        TRAINED_GRAPHS.restarts += 1
     else:
-        model.compile(optimizer=optimizer, loss=keras_loss, jit_compile=jit, steps_per_execution=per_call)
+        trainer = model if key is None else _twin(model)
+        trainer.compile(optimizer=optimizer, loss=keras_loss, jit_compile=jit, steps_per_execution=per_call)
         # the optimizer's slots made now: Keras' TensorFlow trainer (no distribution strategy) makes them while it traces
         # the first training step, and a tf.function that makes variables traces its step a second time
-        model.optimizer.build(model.trainable_variables)
-    if graph is not None:
-        graph.model, graph.key = model, key
+        trainer.optimizer.build(trainer.trainable_variables)
     # (n_series, 3) or None: each window's series units, when a loss is computed in them
     extras = _series_units(data, loss) if any(spec.needs_scale for spec in specs) else None
     series = data.panel.series_of(starts + data.window)
@@ -715,7 +735,7 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     _STOP.update(training=True, requested=False)
     try:
         with _backend.gradient_functions_released():  # else TensorFlow keeps each fit's traced graph till exit
-            history = model.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks,
+            history = trainer.fit(train, validation_data=validation, epochs=training.epochs, callbacks=callbacks,
                                 verbose=0, steps_per_epoch=steps_per_epoch if sampled else None,
                                 shuffle=False)  # the dataset is already shuffled with the seed
     finally:
@@ -729,8 +749,13 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
             f"(now {training.learning_rate:g}, e.g. --set learning_rate={training.learning_rate / 10:g}) or check "
             "the data's scale"
         )
+    if trainer is not model:
+        for target, source in zip(model.weights, trainer.weights, strict=True):
+            target.assign(source)
+        TRAINED_GRAPHS.keep(key, trainer)
     frame = pd.DataFrame(history.history)
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="epoch")
+    frame.attrs["optimizer_steps"] = int(keras.ops.convert_to_numpy(trainer.optimizer.iterations))
     best = None
     if "val_loss" in frame:
         best = int(frame["val_loss"].idxmin())
@@ -762,16 +787,9 @@ def check_takes_covariates(name: str, estimator, covariates) -> None:
                           f"fit a network ({', '.join(list_models())}) or linear to use them, or drop them")
 
 
-# whether a final fit retrains the first training's compiled model (TrainedGraph) rather than a new one: the same
-# weights either way (tests/test_harness.py compares the two), the first saves a trace
+# whether trainings restart the compiled models of earlier ones with the same traced step (TRAINED_GRAPHS) rather
+# than compile new ones: the same weights either way (tests/test_harness.py compares the two), the first saves traces
 REUSE_TRAINED_GRAPH = True
-
-
-def _copied(model: keras.Model, weights: list) -> keras.Model:
-    """A new Keras model with ``model``'s architecture and ``weights`` (uncompiled: it only forecasts)."""
-    copy = model.__class__.from_config(model.get_config())
-    copy.set_weights(weights)
-    return copy
 
 
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
@@ -806,9 +824,6 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         check_takes_covariates(config.model, forecaster_baseline(config.model, data.window, data.horizon, season,
                                                                  config.linear_fit), data.covariates)
 
-    # the final fit trains the first training's compiled model again (restarted) where nothing its graph holds differs
-    graph = TrainedGraph() if final and not config.is_baseline and REUSE_TRAINED_GRAPH else None
-
     def network_model(model: keras.Model) -> NetworkModel:
         return NetworkModel(model, network.model, data.window, data.horizon, loss.quantiles, data.layout)
 
@@ -819,7 +834,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         if config.is_baseline:
             estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
             return estimator.fit(on), beside, (pd.DataFrame(columns=["loss"]), None, None)
-        model, *trained = train_model(on, network, loss, training, progress, engine, graph)
+        model, *trained = train_model(on, network, loss, training, progress, engine)
         return network_model(model), beside, tuple(trained)
 
     estimator, baselines, (history, epochs_run, best) = fitted(data, None if config.is_baseline else training)
@@ -830,7 +845,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     calibration = calibrate(estimator, data, insample, season)
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
-        first, weights = estimator, estimator.model.get_weights() if graph is not None else None
+        first = estimator  # its own model: the final fit trains another (or TRAINED_GRAPHS' twin)
         final_training = None
         if not config.is_baseline:
             epochs = int(best if training.early_stopping and best else training.epochs)
@@ -839,8 +854,6 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                 progress.final_fit(epochs)
         selection = (first, baselines)
         estimator, baselines, (final_history, _, _) = fitted(data.with_validation_trained(), final_training)
-        if graph is not None and graph.restarts:  # the first model retrained: the selection gets its first weights back
-            selection = (network_model(_copied(first.model, weights)), selection[1])
         if not config.is_baseline:
             history.attrs["final_epochs"] = final_training.epochs
             history.attrs["final_loss"] = [float(v) for v in final_history["loss"]]

@@ -456,6 +456,19 @@ class EnsembleCombine(layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="tsattn")
+class StackMembers(layers.Layer):
+    """Members' forecasts, a list of (batch, horizon[, quantiles]) -> (batch, members, horizon[, quantiles]): the
+    output of an ensemble whose members train stacked in one model (each member's loss on its own slice)."""
+
+    def call(self, inputs):
+        return ops.stack(inputs, axis=1)
+
+    def compute_output_shape(self, input_shape):
+        first = tuple(input_shape[0])
+        return (first[0], len(input_shape), *first[1:])
+
+
+@keras.saving.register_keras_serializable(package="tsattn")
 class WindowScale(layers.Layer):
     """(batch, window, features) -> (batch, 1): each window's largest absolute value of the first feature (the
     target), 1 where the window is all zeros. A model with ``normalise="window"`` divides its input by it and
