@@ -358,7 +358,8 @@ class TrainedGraphs:
     steps per call). A later training with the same key (a fit's final fit, the next seed of a comparison, an
     ensemble's next member, a backtest's or cross-validation's refit) takes that model, restarts it from its own
     initial weights, dropout state and a fresh optimizer, and trains it instead of compiling and tracing a new one:
-    tracing took ~7 s (nbeats) to ~9 s (patch-transformer) of each M3 monthly training, most of a small fit. The
+    tracing took ~7 s (nbeats) to ~9 s (patch-transformer) of each M3 monthly training when each traced its step
+    twice (before the optimizer was built ahead of the trace), about half since; most of a small fit. The
     restarted model trains to the same weights as a new one would (tests/test_harness.py). The model a caller gets is
     never the cached one (a later training would change it): it gets the trained weights."""
 
