@@ -311,7 +311,7 @@ def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows()
 def test_trainings_restart_earlier_compiled_models_to_the_weights_a_new_one_gets(changes, small_series, monkeypatch):
     """A training with the same traced step as an earlier one in the process (a fit's final fit, the same fit again)
     trains that training's compiled model, restarted from the new model's initial weights, dropout's random state and
-    a fresh optimizer (no new trace: ~7 s of an M3 monthly fit): the same forecasts, to the bit, as newly compiled
+    a fresh optimizer (no new trace): the same forecasts, to the bit, as newly compiled
     models, and no model a fit returned changes when a later training restarts its twin."""
     from tsattn import harness
 
