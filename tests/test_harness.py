@@ -311,8 +311,8 @@ def test_max_passes_caps_the_sampled_batches_by_the_number_of_training_windows()
 def test_trainings_restart_earlier_compiled_models_to_the_weights_a_new_one_gets(changes, small_series, monkeypatch):
     """A training with the same traced step as an earlier one in the process (a fit's final fit, the same fit again)
     trains that training's compiled model, restarted from the new model's initial weights, dropout's random state and
-    a fresh optimizer (no new trace): the same forecasts, to the bit, as newly compiled
-    models, and no model a fit returned changes when a later training restarts its twin."""
+    a fresh optimizer (no new trace): the same forecasts, to the bit, as newly compiled models, and no model a fit
+    returned changes when a later training restarts its twin."""
     from tsattn import harness
 
     compiles = []
@@ -335,11 +335,8 @@ def test_trainings_restart_earlier_compiled_models_to_the_weights_a_new_one_gets
     for other in (again, new):
         assert reused.metrics["test"] == other.metrics["test"]
         assert reused.metrics["validation"] == other.metrics["validation"]
-        for model in ("keras_model", "selection"):
-            mine, theirs = (getattr(r.state, model) for r in (reused, other))
-            if model == "selection":
-                mine, theirs = mine[0].model, theirs[0].model
-            for a, b in zip(mine.get_weights(), theirs.get_weights(), strict=True):
+        for model_of in (lambda r: r.state.keras_model, lambda r: r.state.selection[0].model):
+            for a, b in zip(model_of(reused).get_weights(), model_of(other).get_weights(), strict=True):
                 np.testing.assert_array_equal(a, b)
         assert reused.state.history.attrs["final_loss"] == other.state.history.attrs["final_loss"]
     for mine, before in zip(reused.state.keras_model.get_weights(), kept, strict=True):  # untouched by the later fits

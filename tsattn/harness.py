@@ -408,11 +408,16 @@ def _state_variables(model: keras.Model) -> list:
     return list(model.weights) + [v for v in model.variables if v.path.endswith("seed_generator_state")]
 
 
+def _copy_state(target: keras.Model, source: keras.Model) -> None:
+    """``target`` (of ``source``'s architecture) set to ``source``'s state: weights and random generators."""
+    for variable, value in zip(_state_variables(target), _state_variables(source), strict=True):
+        variable.assign(value)
+
+
 def _restarted(trainer: keras.Model, fresh: keras.Model, optimizer) -> keras.Model:
     """``trainer`` (compiled and traced) set to ``fresh``'s initial state (weights, random generators) with its
     optimizer as new (steps and moments at zero, the schedule's total from ``optimizer``, built for this training)."""
-    for target, source in zip(_state_variables(trainer), _state_variables(fresh), strict=True):
-        target.assign(source)
+    _copy_state(trainer, fresh)
     used = trainer.optimizer
     for variable in used.variables:
         if variable.name != "learning_rate":  # Adam's steps and moments start at zero; a constant rate stays
@@ -425,8 +430,7 @@ def _restarted(trainer: keras.Model, fresh: keras.Model, optimizer) -> keras.Mod
 def _twin(model: keras.Model) -> keras.Model:
     """A new model of ``model``'s architecture in its state (weights, random generators), to compile and train."""
     twin = model.__class__.from_config(model.get_config())
-    for target, source in zip(_state_variables(twin), _state_variables(model), strict=True):
-        target.assign(source)
+    _copy_state(twin, model)
     return twin
 
 
@@ -846,14 +850,13 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     calibration = calibrate(estimator, data, insample, season)
     selection = None
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
-        first = estimator  # its own model: the final fit trains another (or TRAINED_GRAPHS' twin)
         final_training = None
         if not config.is_baseline:
             epochs = int(best if training.early_stopping and best else training.epochs)
             final_training = dataclasses.replace(training, epochs=epochs, early_stopping=False)
             if hasattr(progress, "final_fit"):
                 progress.final_fit(epochs)
-        selection = (first, baselines)
+        selection = (estimator, baselines)  # its own model: the final fit trains another (or TRAINED_GRAPHS' twin)
         estimator, baselines, (final_history, _, _) = fitted(data.with_validation_trained(), final_training)
         if not config.is_baseline:
             history.attrs["final_epochs"] = final_training.epochs
