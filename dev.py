@@ -64,12 +64,12 @@ def main(argv: list[str]) -> int:
     pytest = [str(python), "-m", "pytest"]
     if len(argv) > 1:  # the user's own selection, in one process
         return subprocess.run([*pytest, *argv[1:]], cwd=ROOT).returncode
-    # The whole suite: everything but the multi-node Ray cluster's tests in two pytest-xdist workers (one per core),
-    # then those (marked ray in tests/conftest.py) on their own, one after another: under xdist a node killed once
-    # took its worker down. The tests that start a local Ray instance run among the others, one at a time (a lock in
-    # tests/conftest.py: two local instances started at once by two workers once both waited for ever). Run beside the
-    # workers in a third process instead, the cluster tests took 13 min (their node starts import TensorFlow in new
-    # processes) and stretched the workers' part by 3: 16 min 32 s in all on a fresh clone at 7a79655, no gain.
+    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), then the tests
+    # that do (marked ray in tests/conftest.py: local instances and multi-node clusters) on their own, one after
+    # another: under xdist a node killed once took its worker down, and two local Ray instances started at once by two
+    # workers once both waited for ever. Run beside the workers in a third process instead, the Ray tests took 13 min
+    # (their node starts import TensorFlow in new processes) and stretched the workers' part by 3: 16 min 32 s in all
+    # on a fresh clone at 7a79655, no gain.
     # worksteal: a worker that runs out of tests takes half of the other's queue.
     # One TensorFlow thread per pool and process (the user's own values kept): with two-thread pools the two workers on
     # two cores took 22.8 CPU-minutes and 13 min 15 s, with one 20.8 and 12 min 15 s (at 7bca7ad, one run each).

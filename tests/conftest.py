@@ -23,34 +23,18 @@ def small_series():
 
 
 def pytest_collection_modifyitems(items):
-    """A test on the multi-node Ray cluster (the ``cluster`` fixture of tests/test_engine.py) is marked ``ray``:
-    `python3 dev.py test` runs those on their own, one after another, after the rest (under pytest-xdist a node killed
-    once took its worker down). A test whose subprocess starts a local Ray instance (marked ``local_ray``) runs beside
-    the others, one such test at a time (:func:`_one_local_ray_instance_at_a_time`). The slow tests run first (see
-    below)."""
+    """A test that starts Ray (a multi-node cluster: the ``cluster`` fixture; or a local instance: the tests marked
+    ``xdist_group("ray")``) is marked ``ray``: `python3 dev.py test` runs those on their own, one after another, after
+    the rest. Under pytest-xdist a node killed once took its worker down, and two local Ray instances started at once
+    by two workers once both waited for ever. The slow tests run first (see below)."""
     for item in items:
-        if "cluster" in getattr(item, "fixturenames", ()):
+        groups = [mark.args[0] for mark in item.iter_markers("xdist_group") if mark.args]
+        if "cluster" in getattr(item, "fixturenames", ()) or "ray" in groups:
             item.add_marker(pytest.mark.ray)
     # the slow tests (benchmark scripts, docs examples, installs: up to a minute each) first, so that the two workers
     # end together on short tests rather than one waiting for the other's last long one (the order within each kind
-    # is kept); the local Ray ones first of all, side by side: pytest-xdist's worksteal hands each worker a contiguous
-    # share of the list and steals from its end, so one worker runs them one after the other and the other never
-    # waits on their lock
-    items.sort(key=lambda item: (item.get_closest_marker("local_ray") is None, item.get_closest_marker("slow") is None))
-
-
-@pytest.fixture(autouse=True)
-def _one_local_ray_instance_at_a_time(request, tmp_path_factory):
-    """Tests marked ``local_ray`` hold a lock shared by the pytest-xdist workers (a file beside the workers' temporary
-    directories) while they run: two local Ray instances started at once by two workers once both waited for ever."""
-    if request.node.get_closest_marker("local_ray") is None:
-        yield
-        return
-    import fcntl
-
-    with open(tmp_path_factory.getbasetemp().parent / "local-ray.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    # is kept)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # tiny settings that keep training tests fast

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
                          "QUICK MODE"]),
     ("xla.py", ["| XLA |", "validation sMAPE", "QUICK MODE"]),
     pytest.param("engines.py", ["--jobs 2", "--engine ray (local instance)", "Scheduling overhead", "QUICK MODE"],
-                 marks=pytest.mark.local_ray),  # one local Ray instance at a time (conftest)
+                 marks=pytest.mark.xdist_group("ray")),  # beside the Ray cluster tests, never at the same time
     ("early_stopping.py", ["## Summary", "val loss p=10 / p=20", "QUICK MODE"]),
     ("profile_fit.py", ["import tsattn.harness", "tracing (first - median) s", "epochs after the best", "QUICK MODE"]),
     ("paths.py", ["tsattn.Forecaster", "tsattn fit", "harness (compare, benchmarks)", "the paths agree", "QUICK MODE"]),
@@ -53,7 +53,7 @@ def test_benchmark_quick_mode(script, expected, tmp_path, monkeypatch, request):
     out = tmp_path / "result.md"
     script, *options = script.split()  # "script.py --option value": the script, then its options
     argv = [str(ROOT / "benchmarks" / script), "--quick", *options, "--out", str(out)]
-    if request.node.get_closest_marker("local_ray"):  # a script that starts Ray
+    if request.node.get_closest_marker("ray"):  # conftest marks the scripts that start Ray
         result = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
     else:

@@ -52,9 +52,9 @@ def test_every_page_has_runnable_examples_or_says_why_not():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.local_ray) if any(
+@pytest.mark.parametrize("page", [pytest.param(page, marks=pytest.mark.xdist_group("ray")) if any(
     "--engine ray" in command for block in blocks(page, "bash") for command in commands(block)) else page
-    for page in PAGES], ids=lambda page: page.name)  # an example that starts Ray: one at a time (conftest)
+    for page in PAGES], ids=lambda page: page.name)  # an example that starts Ray: run with the Ray tests (conftest)
 def test_the_examples_of_a_page_run(page, tmp_path, monkeypatch):
     """Commands run in this process through click's runner (the same command objects as the `tsattn` script, without
     a TensorFlow import per command); a page that starts Ray runs each in its own process, as the Ray tests do."""
