@@ -158,19 +158,33 @@ def _workers(trials: pd.DataFrame, db) -> dict:
 
 
 def _search_worker_once_all_joined(job, worker: int) -> int:
-    """The search's own worker, started once every process of the search is up with Keras imported: without this,
-    under the load of the other test workers one process could finish every trial before the other had imported
-    TensorFlow (it happened once in 4 fresh-clone runs), and the test would read that race, not tsattn's sharing."""
+    """The search's own worker, started once every process of the search is up with Keras imported, and whose first
+    trial goes on only once the other process has begun one too: without the first wait, under the load of the other
+    test workers one process could finish every trial before the other had imported TensorFlow (it happened once in 4
+    fresh-clone runs); without the second, before the other had loaded the study (once, at 13c5560). The test would
+    read that race, not tsattn's sharing."""
     import os
     from pathlib import Path
 
     import keras  # noqa: F401  (the slow import each process pays before its first trial)
 
     barrier = Path(os.environ["TSATTN_TEST_BARRIER"])
-    (barrier / f"{worker}-{os.getpid()}").touch()
-    deadline = time.time() + 300
-    while len(list(barrier.iterdir())) < 2 and time.time() < deadline:
-        time.sleep(0.05)
+
+    def wait_for(kind: str) -> None:
+        (barrier / f"{kind}-{worker}-{os.getpid()}").touch()
+        deadline = time.time() + 300
+        while len(list(barrier.glob(f"{kind}-*"))) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+
+    wait_for("joined")
+    score = T._validation_score
+
+    def first_trial_once_both_began(*args, **kwargs):
+        if not list(barrier.glob(f"trial-{worker}-*")):
+            wait_for("trial")
+        return score(*args, **kwargs)
+
+    T._validation_score = first_trial_once_both_began  # this process's own module (spawned): the objective reads it
     return T._search_worker(job, worker)
 
 
@@ -185,7 +199,8 @@ def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_pa
     assert (result.trials["state"] == "COMPLETE").sum() == 4 and len(result.trials) == 4  # exactly the trials asked
     workers = _workers(result.trials, tmp_path / "t" / "study.db")
     assert len({worker["pid"] for worker in workers.values()}) == 2  # both processes ran trials
-    assert len(list((tmp_path / "barrier").iterdir())) == 2  # ... through the wrapper: two processes, one each
+    assert len(list((tmp_path / "barrier").glob("joined-*"))) == 2  # ... through the wrapper: two processes, one each
+    assert len(list((tmp_path / "barrier").glob("trial-*"))) == 2
     assert lines[0].startswith("0 of 4 trials done") and "with 2 workers (local, 2 processes)" in lines[0]
     trials = [line for line in lines if not line.startswith("tune: ")]  # the heartbeat's lines between them
     assert len(trials) == 5 and trials[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
