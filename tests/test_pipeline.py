@@ -296,6 +296,23 @@ def test_masked_targets_stay_off_where_future_known_covariates_would_be_read_pas
         check_config(RunConfig(model="nbeats", dataset=None, horizon=4, futr_exog=["promo"], masked_targets=True))
 
 
+def test_a_preset_named_to_the_constructor_is_applied_as_updated_applies_it():
+    """RunConfig(preset=...) once recorded the preset's name over the default settings: a fit said "nbeats-recipe"
+    and trained by the classic ones (mse, min-max scaling, early stopping). Now the constructor applies it, the
+    settings named beside it winning; an artefact's saved settings (every field and its given list) are kept as saved."""
+    direct = RunConfig(model="nbeats", preset="nbeats-recipe", epochs=2, dataset=None, horizon=6)
+    assert direct == RunConfig(model="nbeats").updated(preset="nbeats-recipe", epochs=2, dataset=None, horizon=6)
+    assert (direct.loss, direct.scaling, direct.early_stopping, direct.epochs, direct.masked_targets) == \
+        ("smape", "none", False, 2, True)
+    assert direct.given == ["dataset", "epochs", "horizon", "model"]
+    tutorial = RunConfig(preset="tutorial-sunspots", epochs=3)
+    assert (tutorial.model, tutorial.window, tutorial.epochs, tutorial.model_params["units"]) == ("simple-rnn", 12, 3, 3)
+    mine = RunConfig(model="nbeats", preset="nbeats-recipe", model_params={"units": 16}, loss="mae")
+    assert (mine.loss, mine.model_params) == ("mae", {"normalise": "window", "units": 16})
+    assert dataclasses.replace(direct, loss="mase").loss == "mase"  # a copy names every field: nothing re-applied
+    assert RunConfig(**direct.to_dict()) == direct
+
+
 def test_settings_named_to_the_constructor_at_their_default_survive_the_preset_and_the_hold_out():
     """RunConfig(...) records the settings it is named (as updated() does): early_stopping=True, the classic default
     the recipe turns off, is kept; horizon=1 is kept on data whose hold-out would give its own horizon. A copy by

@@ -324,15 +324,28 @@ class RunConfig:
 def _recording_given(init):
     """RunConfig's constructor, recording the settings it is given by name in ``given`` (as :meth:`RunConfig.updated`
     does), so ``RunConfig(horizon=1)`` or ``RunConfig(early_stopping=True)`` keeps its value where the data's hold-out
-    or an automatic preset would otherwise choose one, although the value is the default's. A call that passes
-    ``given`` itself (``dataclasses.replace``, an artefact's saved settings) states it and is taken as it is."""
+    or an automatic preset would otherwise choose one, although the value is the default's. A named preset is applied
+    as :meth:`RunConfig.updated` applies it, the other settings named beside it winning: ``RunConfig(model="nbeats",
+    preset="nbeats-recipe", epochs=8)`` is ``RunConfig(model="nbeats").updated(preset="nbeats-recipe", epochs=8)``
+    (before, the constructor recorded the preset's name over the default settings: a run said "nbeats-recipe" and
+    trained by the classic ones). A call that passes ``given`` itself (``dataclasses.replace``, an artefact's saved
+    settings) states every setting and is taken as it is."""
     names = RunConfig.fields()  # in the constructor's order (every field is an init field)
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
         named = set(names[:len(args)]) | set(kwargs)
-        if "given" not in named:
+        if "given" in named:
+            return
+        self.given = sorted(set(self.given) | (named - {"preset", "given"}))
+        if "preset" in named and self.preset is not None and (PRESETS.get(self.preset) or
+                                                              PRESET_MODEL_SETTINGS.get(self.preset)):
+            changes = {key: getattr(self, key) for key in named - {"preset", "given", "model_params"}}
+            applied = RunConfig().updated(preset=self.preset, **changes)
+            applied.model_params.update(self.model_params if "model_params" in named else {})
+            for key in names:
+                setattr(self, key, getattr(applied, key))
             self.given = sorted(set(self.given) | (named - {"preset", "given"}))
     return __init__
 
