@@ -218,6 +218,9 @@ ARCHIVED = {
                                                "patch_cost_origin2.md"),
     "patch-transformer on batches of 512 before the M3 hold-outs (1 candidate x 3 seeds, monthly, quarterly and "
     "yearly, 11 minutes; not adopted, stopped once the rule had failed)": ("patch_batch_origin1.md",),
+    "patch-transformer's recipe budget, 3 and 2 epochs against 4, before each M3 hold-out (3 candidates x 3 seeds x 4 "
+    "frequencies, 21 minutes; not adopted; its default rows equal patch_cost_monthly.md's and "
+    "patch_cost_others.md's)": ("patch_budget_origin1.md",),
     "PatchTST's BatchNorm and residual attention in patch-transformer's encoder before the M3 monthly hold-out (4 "
     "candidates x 3 seeds, 27 minutes; none adopted; its default rows equal patch_rate_monthly.md's)": (
         "patch_encoder_monthly.md",),
