@@ -339,8 +339,8 @@ def _recording_given(init):
         if "given" in named:
             return
         self.given = sorted(set(self.given) | (named - {"preset", "given"}))
-        if "preset" in named and self.preset is not None and (PRESETS.get(self.preset) or
-                                                              PRESET_MODEL_SETTINGS.get(self.preset)):
+        if "preset" in named and isinstance(self.preset, str) and (PRESETS.get(self.preset) or
+                                                                   PRESET_MODEL_SETTINGS.get(self.preset)):
             changes = {key: getattr(self, key) for key in named - {"preset", "given", "model_params"}}
             applied = RunConfig().updated(preset=self.preset, **changes)
             applied.model_params.update(self.model_params if "model_params" in named else {})
