@@ -338,15 +338,15 @@ def _recording_given(init):
         named = set(names[:len(args)]) | set(kwargs)
         if "given" in named:
             return
-        self.given = sorted(set(self.given) | (named - {"preset", "given"}))
         if "preset" in named and isinstance(self.preset, str) and (PRESETS.get(self.preset) or
                                                                    PRESET_MODEL_SETTINGS.get(self.preset)):
             changes = {key: getattr(self, key) for key in named - {"preset", "given", "model_params"}}
             applied = RunConfig().updated(preset=self.preset, **changes)
-            applied.model_params.update(self.model_params if "model_params" in named else {})
+            if "model_params" in named:  # the named parameters over the preset's (updated() would replace them all)
+                applied.model_params.update(self.model_params)
             for key in names:
                 setattr(self, key, getattr(applied, key))
-            self.given = sorted(set(self.given) | (named - {"preset", "given"}))
+        self.given = sorted(set(self.given) | (named - {"preset", "given"}))
     return __init__
 
 
