@@ -486,3 +486,14 @@ def test_tsattn_fit_forecasts_one_short_series_as_the_api_does(tmp_path):
     assert "for the naive baseline that forecasts series too short for a network" in result.output  # Theta needs 4
     assert "needs at least 4 values); give the series more values" in result.output
     assert not (tmp_path / "three").exists()
+
+
+@pytest.mark.parametrize("name", ["verbose", "static_df"])
+def test_a_fit_argument_given_to_the_constructor_says_where_it_belongs(name, capsys):
+    """The fit line ends "fit(verbose=0) silences this"; a user who writes Forecaster(..., verbose=0) is told in one
+    line that verbose belongs to fit(), before any work, instead of the list of every run setting."""
+    f = tsattn.Forecaster("naive", window=4, **{name: 0})
+    with pytest.raises(tsattn.ConfigError, match=rf"^{name} is an argument of fit\(\), not a setting of the "
+                                                  rf"Forecaster: Forecaster\('naive', \.\.\.\)\.fit\(df, {name}=\.\.\.\)$"):
+        f.fit(make_series(40))
+    assert "Fitting" not in capsys.readouterr().err

@@ -157,6 +157,10 @@ class Forecaster(BaseEstimator):
         from .config import RunConfig
 
         settings = dict(self.params)
+        misplaced = sorted(set(settings) & FIT_ARGUMENTS)
+        if misplaced:
+            raise ConfigError(f"{misplaced[0]} is an argument of fit(), not a setting of the Forecaster: "
+                              f"Forecaster({self.model!r}, ...).fit(df, {misplaced[0]}=...)")
         if epochs is not None:
             settings["epochs"] = epochs
         if self.horizon is not None:  # None: the data's hold-out horizon (M3, M1, ...: attrs["horizon"]), else 1
@@ -659,6 +663,10 @@ class Forecaster(BaseEstimator):
         from . import artefacts
 
         return cls.from_state(artefacts.load(Path(path)))
+
+
+# fit()'s own arguments, which a user may put beside the settings by mistake (the fit line says verbose=0 silences it)
+FIT_ARGUMENTS = frozenset({"verbose", "validation", "engine", "static_df", "id_column", "time_column", "value_column"})
 
 
 def _announce(line: str) -> None:

@@ -908,7 +908,7 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
         budget = "" if config.is_baseline or config.model == AUTO else \
             f", up to {config.epochs} epochs" + (" with early stopping" if config.early_stopping else "")
         announce(f"Fitting {config.model} on {panel.n_series} series (window {windowed.window}, horizon "
-                 f"{windowed.horizon}{chosen}{budget}); verbose=0 silences this")
+                 f"{windowed.horizon}{chosen}{budget}); fit(verbose=0) silences this")
     state = fit_state(config, windowed, progress, engine, params=params, columns=columns)
     state.note = note
     return state
