@@ -235,3 +235,39 @@ def test_variable_dropout_never_drops_the_kept_variables():
     np.testing.assert_allclose(kept(x, training=True), kept(x, training=False), rtol=1e-5, atol=1e-6)
     assert not np.allclose(every(x, training=True), every(x, training=False), atol=1e-3)
     assert VariableSelection.from_config(kept.get_config()).kept == (0, 2)
+
+
+@pytest.mark.parametrize("shape, context", [((16, 5, 3), None), ((16, 3), (16, 4))])
+def test_stacked_variable_grns_compute_what_one_layer_per_variable_did(shape, context):
+    """The variables' GRNs as one stack of weights are the same function as the layout saved before (one
+    GatedResidualNetwork per variable): each variable's weights copied into its slice of the stack give the same
+    selection and weights, over a sequence and a static vector, with a context; a config saved before the stack
+    (without the key) loads in the layout it was saved in."""
+    keras.utils.set_random_seed(0)
+    x = RNG.normal(size=shape).astype("float32")
+    inputs = x if context is None else [x, RNG.normal(size=context).astype("float32")]
+    legacy, stacked = VariableSelection(3, 4, stacked=False), VariableSelection(3, 4)
+    legacy(inputs), stacked(inputs)
+    stacked.kernel.assign(legacy.kernel), stacked.bias.assign(legacy.bias)
+    stacked.selection.set_weights(legacy.selection.get_weights())
+    for name, part in (("hidden", "kernel"), ("hidden", "bias"), ("intermediate", "kernel"), ("intermediate", "bias"),
+                       ("gate", "kernel"), ("gate", "bias")):
+        getattr(stacked, f"{name}_{part}").assign(np.stack([getattr(getattr(g, name), part) for g in legacy.each]))
+    stacked.norm_gamma.assign(np.stack([g.norm.gamma for g in legacy.each]))
+    stacked.norm_beta.assign(np.stack([g.norm.beta for g in legacy.each]))
+    for got, want in zip(stacked(inputs, return_weights=True), legacy(inputs, return_weights=True)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # the same seed draws the same initial weights and training dropout masks in either layout (figures stay)
+    first = []
+    for layout in (False, True):
+        keras.utils.set_random_seed(1)
+        layer = VariableSelection(3, 4, dropout=0.5, stacked=layout)
+        layer(inputs)
+        first.append((layer, layer(inputs, training=True)))
+    (legacy, legacy_out), (stacked, stacked_out) = first
+    np.testing.assert_array_equal(stacked.gate_kernel, np.stack([g.gate.kernel for g in legacy.each]))
+    np.testing.assert_array_equal(stacked.hidden_kernel, np.stack([g.hidden.kernel for g in legacy.each]))
+    np.testing.assert_allclose(stacked_out, legacy_out, rtol=1e-5, atol=1e-5)
+    saved_before = {k: v for k, v in legacy.get_config().items() if k != "stacked"}
+    assert len(VariableSelection.from_config(saved_before).each) == 3
+    assert VariableSelection.from_config(stacked.get_config()).stacked and not stacked.each

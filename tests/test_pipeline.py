@@ -201,6 +201,20 @@ def test_artefacts_of_release_0_1_0_load_and_forecast_the_same(name):
     np.testing.assert_allclose(forecast[f"{point}-hi-80"], expected["hi-80"], rtol=1e-5)
 
 
+def test_a_tft_saved_before_its_stacked_variable_networks_loads_and_forecasts_the_same():
+    """A tft written at 06fae2f (one gated residual network layer per input variable, before the stack) still loads,
+    with past-observed, future-known and static covariates, and gives the same forecasts and intervals."""
+    expected = json.loads((DATA / "tft-06fae2f-expected.json").read_text())
+    f = Forecaster.load(DATA / "tft-06fae2f.tsattn")
+    futr = pd.DataFrame(expected["futr_df"]).assign(ds=lambda d: pd.to_datetime(d["ds"]))
+    forecast = f.predict(futr_df=futr, static_df=pd.DataFrame(expected["static_df"]), level=80)
+    want = pd.DataFrame(expected["forecast"])
+    assert forecast["unique_id"].tolist() == want["unique_id"].tolist()
+    for column in ("tft", "tft-lo-80", "tft-hi-80"):
+        np.testing.assert_allclose(forecast[column], want[column], rtol=1e-5)
+    assert not f.state_.keras_model.get_layer("past_selection").stacked
+
+
 def test_artefact_module_reads_a_state_without_the_facade(tmp_path):
     f = Forecaster("naive", window=12).fit(make_series(60))
     path = artefacts.save(f.state_, tmp_path / "n.tsattn")
