@@ -157,7 +157,7 @@ class Forecaster(BaseEstimator):
         from .config import RunConfig
 
         settings = dict(self.params)
-        misplaced = sorted(set(settings) & FIT_ARGUMENTS)
+        misplaced = sorted(set(settings) & _fit_arguments())
         if misplaced:
             raise ConfigError(f"{misplaced[0]} is an argument of fit(), not a setting of the Forecaster: "
                               f"Forecaster({self.model!r}, ...).fit(df, {misplaced[0]}=...)")
@@ -665,8 +665,14 @@ class Forecaster(BaseEstimator):
         return cls.from_state(artefacts.load(Path(path)))
 
 
-# fit()'s own arguments, which a user may put beside the settings by mistake (the fit line says verbose=0 silences it)
-FIT_ARGUMENTS = frozenset({"verbose", "validation", "engine", "static_df", "id_column", "time_column", "value_column"})
+def _fit_arguments() -> set[str]:
+    """fit()'s own arguments that are not run settings (verbose, validation, static_df, ...), which a user may put
+    beside the settings by mistake (the fit line says fit(verbose=0) silences it)."""
+    import inspect
+
+    from .config import RunConfig
+
+    return set(inspect.signature(Forecaster.fit).parameters) - {"self", "data", "peer"} - set(RunConfig.fields())
 
 
 def _announce(line: str) -> None:

@@ -784,6 +784,9 @@ class Patches(layers.Layer):
 # ----------------------------------------------------------------------------------------------------
 # Temporal fusion (Lim et al. 2021): gated residual networks, variable selection, interpretable attention
 # ----------------------------------------------------------------------------------------------------
+FUSION_EPSILON = 1e-6  # the layer normalisations of the gated residual networks and gates (stacked ones too)
+
+
 def _with_context(inputs):
     """(values, context or None) from a layer's input: a tensor, or [tensor, context]."""
     if isinstance(inputs, (list, tuple)):
@@ -816,7 +819,7 @@ class GatedResidualNetwork(layers.Layer):
         self.gate = layers.Dense(2 * self.output_units, name="gate")  # GLU: values, then gates
         self.drop = layers.Dropout(self.dropout)
         self.skip = layers.Dense(self.output_units, name="skip")
-        self.norm = layers.LayerNormalization(epsilon=1e-6, name="norm")
+        self.norm = layers.LayerNormalization(epsilon=FUSION_EPSILON, name="norm")
         self.projects = False
 
     def build(self, input_shape):
@@ -863,7 +866,7 @@ class GateAddNorm(layers.Layer):
         self.units, self.dropout = int(units), float(dropout)
         self.drop = layers.Dropout(self.dropout)
         self.gate = layers.Dense(2 * self.units, name="gate")
-        self.norm = layers.LayerNormalization(epsilon=1e-6, name="norm")
+        self.norm = layers.LayerNormalization(epsilon=FUSION_EPSILON, name="norm")
 
     def build(self, input_shape):
         values, skip = _shapes(input_shape)
@@ -957,17 +960,17 @@ class VariableSelection(layers.Layer):
             return
         v, u = self.count, self.units  # each variable's GRN: LayerNorm(a + GLU(W_i ELU(W_h a + b_h) + b_i))
 
-        def stacked(name, shape, part):
+        def stack_of(name, shape, part):
             weight = self.add_weight(name=name, shape=(v, *shape), initializer="zeros")
             weight.assign(np.stack([ops.convert_to_numpy(initialisers[part](shape=shape, dtype="float32"))
                                     for initialisers in self._initialisers]))
             return weight
 
-        self.hidden_kernel = stacked("hidden_kernel", (u, u), 0)
+        self.hidden_kernel = stack_of("hidden_kernel", (u, u), 0)
         self.hidden_bias = self.add_weight(name="hidden_bias", shape=(v, u), initializer="zeros")
-        self.intermediate_kernel = stacked("intermediate_kernel", (u, u), 1)
+        self.intermediate_kernel = stack_of("intermediate_kernel", (u, u), 1)
         self.intermediate_bias = self.add_weight(name="intermediate_bias", shape=(v, u), initializer="zeros")
-        self.gate_kernel = stacked("gate_kernel", (u, 2 * u), 2)
+        self.gate_kernel = stack_of("gate_kernel", (u, 2 * u), 2)
         self.gate_bias = self.add_weight(name="gate_bias", shape=(v, 2 * u), initializer="zeros")
         self.norm_gamma = self.add_weight(name="norm_gamma", shape=(v, u), initializer="ones")
         self.norm_beta = self.add_weight(name="norm_beta", shape=(v, u), initializer="zeros")
@@ -985,7 +988,7 @@ class VariableSelection(layers.Layer):
         value, gate = ops.split(_per_variable(h, self.gate_kernel) + self.gate_bias, 2, axis=-1)
         x = embedded + value * ops.sigmoid(gate)
         mean, variance = ops.moments(x, axes=[-1], keepdims=True)  # Keras's LayerNormalization, gamma per variable
-        inv = ops.rsqrt(variance + 1e-6) * self.norm_gamma
+        inv = ops.rsqrt(variance + FUSION_EPSILON) * self.norm_gamma
         return x * inv + (-mean * inv + self.norm_beta)
 
     def call(self, inputs, training=None, return_weights=False):
