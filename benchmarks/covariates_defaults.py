@@ -64,33 +64,44 @@ def heads(args) -> list[str]:
     variants = (("with", True),) if args.with_only else (("without", False), ("with", True))
     rows, validation = [], {}
     for model, (dataset, covariates) in itertools.product(models, sets.items()):
-        horizon = int(tsattn.load_dataset(dataset).attrs["horizon"])
+        full = tsattn.load_dataset(dataset)
+        horizon = int(full.attrs["horizon"])
+        frame = None  # --origin K > 1: the hold-out and K - 2 horizons before it cut off; the run's test part scores
+        if args.origin > 1:
+            frame = C.without_last(full[["unique_id", "ds", "y", *covariates]], horizon * (args.origin - 1))
         for head in heads_of(args):
             for label, given in variants:
                 extra = {"futr_exog": covariates} if given else {}
                 values, tests = [], []
                 for seed in seeds:  # updated(): run settings (e.g. ensemble) to the run, the rest to the model
-                    result = fit(RunConfig(model=model, dataset=dataset, horizon=horizon, seed=seed,
-                                           validation_windows=args.validation_windows, **extra,
-                                           **({"epochs": 3} if args.quick else {})).updated(**dict(head)))
-                    values.append(result.metrics["validation"]["model"]["smape"])
-                    tests.append(result.metrics["test"]["model"]["smape"])
+                    config = RunConfig(model=model, dataset=dataset if frame is None else None, horizon=horizon,
+                                       seed=seed, validation_windows=args.validation_windows, **extra,
+                                       **({"epochs": 3} if args.quick else {})).updated(**dict(head))
+                    result = fit(config) if frame is None else fit(config, series=frame)
+                    values.append(result.metrics["validation" if frame is None else "test"]["model"]["smape"])
+                    tests.append(result.metrics["test"]["model"]["smape"] if frame is None else result.best_epoch)
                 name = (", ".join(f"{k}={v}" for k, v in head) or "defaults") if args.variants else dict(head)["skip"]
                 validation.setdefault((model, label), {}).setdefault(name, []).append(float(np.mean(values)))
                 rows.append(([model] if len(models) > 1 else []) +
-                            [dataset, label, name, f"{np.mean(values):.2f}", f"{np.mean(tests):.2f}"])
+                            [dataset, label, name, f"{np.mean(values):.2f}",
+                             f"{np.mean(tests):.2f}" if frame is None else " ".join(map(str, tests))])
     title = f"{models[0]}'s head" if len(models) == 1 else "each model's head"
     lines = C.header(f"Covariates: {title}, chosen on validation", C.command_line(), args.quick)
     windows, part = "", "the validation part"
-    if args.validation_windows > 1:
+    if args.origin > 1:
+        which = "the last horizon" if args.origin == 2 else f"the {args.origin - 1}th horizon"
+        part = (f"{which} before the hold-out (the values after it cut off, so it is the run's test part; early "
+                "stopping reads the run's validation part before it)")
+    elif args.validation_windows > 1:
         windows = f" (with validation_windows={args.validation_windows})"
         part += (f": the last {args.validation_windows} horizons before the hold-out, forecast from every step where a "
                  "whole horizon fits (rolling windows one step apart)")
     lines += [f"Fitted as `tsattn fit --model M --dataset D --horizon H [--futr-exog ...] --set skip=HEAD` fits it"
               f"{windows}, seeds {', '.join(map(str, seeds))} (means); the choice reads only {part}.", ""]
     lines += C.table((["model"] if len(models) > 1 else []) +
-                     ["dataset", "covariates", "settings" if args.variants else "skip", "validation sMAPE",
-                      "test sMAPE (not used)"], rows) + [""]
+                     ["dataset", "covariates", "settings" if args.variants else "skip",
+                      "selection sMAPE" if args.origin > 1 else "validation sMAPE",
+                      "test sMAPE (not used)" if args.origin == 1 else "best epoch per seed"], rows) + [""]
     for (model, label), by_head in validation.items():
         means = {head: float(np.mean(v)) for head, v in by_head.items()}
         lines.append(f"- {model}, {label} covariates, mean validation sMAPE over datasets: " +
@@ -112,6 +123,9 @@ def main() -> None:
                                                        "settings) to compare instead of the heads")
     parser.add_argument("--validation-windows", type=int, default=1,
                         help="--heads: score each variant on this many horizons before the hold-out (default 1)")
+    parser.add_argument("--origin", type=int, default=1,
+                        help="--heads: K > 1 scores each variant on the K-1-th horizon before the hold-out, fitted on "
+                             "the values before it (so early stopping never reads the scored part; default 1)")
     parser.add_argument("--seeds", default="0,1", help="--heads: comma-separated seeds, means over them (default 0,1)")
     args = parser.parse_args()
     if args.heads:

@@ -85,6 +85,24 @@ def test_early_stopping_restores_best_weights(small_series):
     assert result.metrics["validation"]["scaled"]["mse"] == pytest.approx(best, rel=1e-4)
 
 
+def test_keep_start_keeps_the_start_when_no_epoch_beats_it_and_the_final_fit_trains_none(small_series):
+    """keep_start: the starting weights (the least-squares start, the network's output at zero) compete with the
+    trained epochs on the validation loss; a learning rate that only spoils the start keeps it (best epoch 0), and
+    the final fit then trains no epoch. Without it the same trained epochs, the best of them kept."""
+    settings = {"learning_rate": 0.3, "epochs": 4, "skip_init": "least-squares+zero-output", "final_fit": True}
+    kept = fit(tiny_config("simple-rnn", keep_start=True, **settings), series=small_series)
+    plain = fit(tiny_config("simple-rnn", **settings), series=small_series)
+    start = kept.state.history.attrs["start_val_loss"]
+    assert kept.best_epoch == 0 and start < kept.history["val_loss"].min()
+    assert kept.history["val_loss"].equals(plain.history["val_loss"])  # the same training; only what is kept differs
+    assert plain.best_epoch >= 1 and "start_val_loss" not in plain.state.history.attrs
+    # the selection model is the start: its validation MSE is the start's loss, below every trained epoch's
+    assert kept.metrics["validation"]["scaled"]["mse"] == pytest.approx(start, rel=1e-4)
+    assert kept.metrics["validation"]["scaled"]["mse"] < plain.metrics["validation"]["scaled"]["mse"]
+    assert kept.state.history.attrs["final_epochs"] == 0 and kept.state.history.attrs["final_loss"] == []
+    assert np.isfinite(kept.forecasts["test"].predicted).all()
+
+
 def test_multi_step_horizon_per_step_metrics(small_series):
     result = fit(tiny_config("simple-rnn", horizon=3), series=small_series)
     assert result.forecasts["test"].predicted.shape[1] == 3

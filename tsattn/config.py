@@ -82,6 +82,7 @@ class TrainingPart:
     covariate_lags: int | str = "auto"
     ensemble_lookbacks: tuple | None = None
     ensemble_losses: tuple | None = None
+    keep_start: bool = False
 
     def member(self, index: int) -> "TrainingPart":
         """Ensemble member ``index`` of one lookback and loss: one model, seeded seed + index."""
@@ -150,6 +151,9 @@ class RunConfig:
     warmup_epochs: int = 5
     early_stopping: bool = True
     patience: int = 20
+    keep_start: bool = False         # early stopping may keep the starting weights (epoch 0: the least-squares start)
+                                     # when no trained epoch beats them on the validation loss; false: the best
+                                     # trained epoch, even when training only made the start worse
     final_fit: bool = False          # once the validation part has chosen the epochs (early stopping) and calibrated
                                      # the intervals, train the model again on training + validation values with
                                      # those choices, so the forecast sees the most recent values (NeuralForecast,
@@ -511,7 +515,8 @@ def check_config(config: RunConfig) -> RunConfig:
         C.number("clipnorm", config.clipnorm, 0.0, 1e6, low_open=True)
     C.number("train_fraction", config.train_fraction, 0.0, 1.0, low_open=True)
     C.fraction("validation_fraction", config.validation_fraction)
-    for name in ("early_stopping", "within_parts", "pad", "masked_targets", "final_fit", "clip_intervals"):
+    for name in ("early_stopping", "keep_start", "within_parts", "pad", "masked_targets", "final_fit",
+                 "clip_intervals"):
         C.boolean(name, getattr(config, name))
     if config.jit_compile != "auto":
         if not isinstance(config.jit_compile, bool):

@@ -670,13 +670,34 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
     return model
 
 
+class _EarlyStopping(keras.callbacks.EarlyStopping):
+    """Keras' early stopping, which with ``start_loss`` (the validation loss of the weights training starts from)
+    counts the start as epoch 0: when no epoch beats it, training stops after ``patience`` epochs and the starting
+    weights are restored (``keep_start``)."""
+
+    def __init__(self, start_loss: float | None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_loss = start_loss
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        if self.start_loss is not None and math.isfinite(self.start_loss):
+            self.best, self.best_epoch = self.start_loss, -1
+            self.best_weights = self.model.get_weights()
+
+
 def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, training: TrainingPart, losses: list,
              loss: LossPart, progress) -> tuple:
     """Train ``model`` (one network, or stacked members with one loss each in ``losses``) from its initial state;
     returns (``model`` trained, history frame, epochs, best epoch). The training itself runs in a compiled twin:
     :data:`TRAINED_GRAPHS`' model of an earlier training with the same traced step, restarted from ``model``'s initial
     state (no new trace), or a new one compiled and kept there for the next; ``model`` then gets its trained weights.
-    History attrs: ``optimizer_steps``, the batches trained."""
+    History attrs: ``optimizer_steps``, the batches trained. Zero epochs (a final fit after early stopping kept the
+    start) train nothing: ``model`` as built, at its start."""
+    if training.epochs == 0:
+        frame = pd.DataFrame({"loss": pd.Series(dtype=float)}, index=pd.RangeIndex(1, 1, name="epoch"))
+        frame.attrs["optimizer_steps"] = 0
+        return model, frame, 0, None
     sampled = training.sampled_steps is not None
     starts, limits = data.training_windows()
     masked = data.overhang is not None  # targets past the training part's end: a mask travels with the target
@@ -732,9 +753,12 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
                   if has_validation else None)
     guard = _NonFiniteLoss()
     callbacks = [guard, _StopOnRequest()]
+    start_loss = None
     if training.early_stopping and has_validation:
-        callbacks.append(keras.callbacks.EarlyStopping(monitor="val_loss", patience=training.patience,
-                                                       restore_best_weights=True))
+        if training.keep_start:  # the start competes with the trained epochs
+            start_loss = float(trainer.evaluate(validation, verbose=0, return_dict=True)["loss"])
+        callbacks.append(_EarlyStopping(start_loss, monitor="val_loss", patience=training.patience,
+                                        restore_best_weights=True))
     if progress is not None:
         callbacks.append(progress)
     _STOP.update(training=True, requested=False)
@@ -764,6 +788,10 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     best = None
     if "val_loss" in frame:
         best = int(frame["val_loss"].idxmin())
+        if start_loss is not None:
+            frame.attrs["start_val_loss"] = start_loss
+            if start_loss <= float(frame["val_loss"].min()):  # no epoch improved on the start: it was kept
+                best = 0
     return model, frame, len(frame), best
 
 
@@ -852,7 +880,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     if final:  # the final fit: the same model again on training + validation values, with the choices made above
         final_training = None
         if not config.is_baseline:
-            epochs = int(best if training.early_stopping and best else training.epochs)
+            epochs = int(best if training.early_stopping and best is not None else training.epochs)
             final_training = dataclasses.replace(training, epochs=epochs, early_stopping=False)
             if hasattr(progress, "final_fit"):
                 progress.final_fit(epochs)

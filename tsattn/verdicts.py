@@ -264,7 +264,11 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             line += f"; over its seeds it ranged {number_text(model_runs.min())}–{number_text(model_runs.max())}"
         epochs = pd.to_numeric(runs.loc[runs["model"] == row["model"], "best_epoch"], errors="coerce").dropna() \
             if "best_epoch" in runs else pd.Series(dtype=float)
-        first = int((epochs <= 1).sum())
+        kept = int((epochs == 0).sum())
+        if kept:
+            line += (f"; no epoch of training beat its start on validation in {kept} of {len(epochs)} seed(s), so "
+                     "it forecasts from that start (keep_start: the least-squares forecast)")
+        first = int((epochs == 1).sum())
         if first:
             line += (f"; its validation loss was lowest at the first epoch in {first} of {len(epochs)} seed(s): "
                      "later epochs never improved on it (a lower learning_rate may help)")
