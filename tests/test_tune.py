@@ -114,17 +114,22 @@ def test_a_killed_search_resumes_to_the_same_number_of_trials(tmp_path):
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert 1 <= _completed(out / "study.db") < 4
-    done = subprocess.run(command[:-1] + ["--json"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    # the resumed search and the refit of its best settings run in this process (the same command objects as the
+    # `tsattn` script, without a TensorFlow import per command): only the killed search needs a process of its own
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+
+    done = CliRunner().invoke(main, command[3:-1] + ["--json"])
+    assert done.exit_code == 0, f"{done.output[-2000:]}{done.exception!r}"
     summary = json.loads(done.stdout)
     assert summary["completed"] == 4 and _completed(out / "study.db") == 4
     trials = pd.read_csv(out / "trials.csv")
     assert (trials["state"] == "RUNNING").sum() == 0  # a trial killed mid-way is marked failed, not left running
     # the best settings are a config tsattn fit takes
-    run = subprocess.run([sys.executable, "-m", "tsattn", "fit", "--config", str(out / "best.json"), "--csv", str(csv),
-                          "--column", "demand", "--date-column", "date", "--out", str(tmp_path / "refit"), "--json",
-                          "-q"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
+    run = CliRunner().invoke(main, ["fit", "--config", str(out / "best.json"), "--csv", str(csv), "--column", "demand",
+                                    "--date-column", "date", "--out", str(tmp_path / "refit"), "--json", "-q"])
+    assert run.exit_code == 0, f"{run.output[-2000:]}{run.exception!r}"
     config = json.loads((tmp_path / "refit" / "config.json").read_text())["config"]
     best = json.loads((out / "best.json").read_text())
     assert config["model_params"]["units"] == best["units"] and config["learning_rate"] == best["learning_rate"]
