@@ -133,6 +133,12 @@ def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_wh
     assert "ranged 18–18.6" in simple and "lowest at the first epoch in 3 of 3 seed(s): later epochs never " \
         "improved" in simple
     assert "never improved" not in next(line for line in lines if line.startswith("transformer: beats"))
+    # keep_start: a best epoch 0 is the start kept, said as such (not "the first epoch")
+    kept = [dict(run, best_epoch=0 if run["seed"] < 2 else 1) if run["model"] == "simple-rnn" else run for run in runs]
+    lines = comparison_verdict(results_table(kept), summarise(results_table(kept)), "sun", kept)
+    simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
+    assert "no epoch of training beat its start on validation in 2 of 3 seed(s)" in simple
+    assert "lowest at the first epoch in 1 of 3 seed(s)" in simple
 
 
 def test_the_runner_up_is_another_network_not_the_best_ones_twin_without_covariates():
