@@ -61,7 +61,8 @@ def heads(args) -> list[str]:
     sets = dict(list(SETS.items())[:1]) if args.quick else SETS
     seeds = (0,) if args.quick else tuple(int(seed) for seed in args.seeds.split(","))
     models = args.models.split(",")
-    variants = (("with", True),) if args.with_only else (("without", False), ("with", True))
+    variants = (("with", True),) if args.with_only else (("without", False),) if args.without_only else \
+        (("without", False), ("with", True))
     rows, validation = [], {}
     for model, (dataset, covariates) in itertools.product(models, sets.items()):
         full = tsattn.load_dataset(dataset)
@@ -119,6 +120,7 @@ def main() -> None:
     parser.add_argument("--heads", action="store_true", help="a model's head with and without covariates")
     parser.add_argument("--models", default="nbeats", help="--heads: comma-separated models (default nbeats)")
     parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
+    parser.add_argument("--without-only", action="store_true", help="--heads: only the runs without covariates")
     parser.add_argument("--variants", default="", help="--heads: a JSON list of settings (model parameters or run "
                                                        "settings) to compare instead of the heads")
     parser.add_argument("--validation-windows", type=int, default=1,
