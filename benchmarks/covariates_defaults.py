@@ -105,7 +105,8 @@ def heads(args) -> list[str]:
                       "test sMAPE (not used)" if args.origin == 1 else "best epoch per seed"], rows) + [""]
     for (model, label), by_head in validation.items():
         means = {head: float(np.mean(v)) for head, v in by_head.items()}
-        lines.append(f"- {model}, {label} covariates, mean validation sMAPE over datasets: " +
+        lines.append(f"- {model}, {label} covariates, mean {'selection' if args.origin > 1 else 'validation'} sMAPE "
+                     "over datasets: " +
                      ", ".join(f"{head} {value:.2f}" for head, value in means.items()) +
                      f"; best: **{min(means, key=means.get)}**")
     return lines + [""]

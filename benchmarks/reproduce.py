@@ -190,6 +190,10 @@ ARCHIVED = {
     "and the final fit, each at the commit it names": (
         "recipe_sampler.md", "recipe_history.md", "recipe_budget.md", "recipe_budget_monthly.md", "masked_targets.md",
         "masked_targets_networks.md", "transformer_defaults.md", "auto_candidates.md", "final_fit.md"),
+    "early stopping's validation part (1 or 3 horizons), its start (keep_start) and the final fit, compared on the "
+    "last horizon before each covariate set's hold-out with and without the covariates (17-35 minutes each, at the "
+    "commit each names; keep_start is off by default, so main's defaults rows are those files' defaults rows)": (
+        "covariates_stopping.md", "covariates_stopping_without.md", "covariates_stopping_final.md"),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "patch-transformer's number of heads before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 20 "
