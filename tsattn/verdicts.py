@@ -267,7 +267,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         kept = int((epochs == 0).sum())
         if kept:
             line += (f"; no epoch of training beat its start on validation in {kept} of {len(epochs)} seed(s), so "
-                     "it forecasts from that start (keep_start: the least-squares forecast)")
+                     "it forecasts from its starting weights (keep_start)")
         first = int((epochs == 1).sum())
         if first:
             line += (f"; its validation loss was lowest at the first epoch in {first} of {len(epochs)} seed(s): "
