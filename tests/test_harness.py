@@ -101,6 +101,10 @@ def test_keep_start_keeps_the_start_when_no_epoch_beats_it_and_the_final_fit_tra
     assert kept.metrics["validation"]["scaled"]["mse"] < plain.metrics["validation"]["scaled"]["mse"]
     assert kept.state.history.attrs["final_epochs"] == 0 and kept.state.history.attrs["final_loss"] == []
     assert np.isfinite(kept.forecasts["test"].predicted).all()
+    from tsattn.plots import loss_figure  # the loss plot marks the start, not the best trained epoch
+
+    labels = loss_figure(kept.history).axes[0].get_legend_handles_labels()[1]
+    assert "validation loss at the start" in labels and "best validation epoch (0: the start, kept)" in labels
 
 
 def test_multi_step_horizon_per_step_metrics(small_series):

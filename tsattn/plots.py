@@ -330,11 +330,18 @@ def loss_figure(history: pd.DataFrame, title: str = "Training and validation los
     fig, ax = _subplots(figsize=(7, 4))
     _integer_epochs(ax)
     ax.plot(history.index, history["loss"], label="training loss")
+    start = history.attrs.get("start_val_loss")  # keep_start: the starting weights' validation loss, epoch 0
     if "val_loss" in history:
         ax.plot(history.index, history["val_loss"], label="validation loss")
         best = history["val_loss"].idxmin()
-        ax.axvline(best, color="grey", linestyle=":", label=f"best validation epoch ({best})")
-    _log_if_positive(ax, history["loss"], *([history["val_loss"]] if "val_loss" in history else []))
+        if start is not None:
+            ax.plot([0], [start], "o", color="C1", label="validation loss at the start")
+            if start <= history["val_loss"].min():
+                best = 0
+        label = "best validation epoch (0: the start, kept)" if best == 0 else f"best validation epoch ({best})"
+        ax.axvline(best, color="grey", linestyle=":", label=label)
+    _log_if_positive(ax, history["loss"], *([history["val_loss"]] if "val_loss" in history else []),
+                     *([pd.Series([start])] if start is not None else []))
     ax.set_title(title)
     ax.set_xlabel("epoch")
     ax.set_ylabel(loss_label(loss) + (", log scale" if ax.get_yscale() == "log" else ""))
