@@ -792,6 +792,7 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
             frame.attrs["start_val_loss"] = start_loss
             if start_loss <= float(frame["val_loss"].min()):  # no epoch improved on the start: it was kept
                 best = 0
+        frame.attrs["best_epoch"] = best  # what the loss plot marks (0: the start, kept)
     return model, frame, len(frame), best
 
 

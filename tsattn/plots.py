@@ -333,11 +333,9 @@ def loss_figure(history: pd.DataFrame, title: str = "Training and validation los
     start = history.attrs.get("start_val_loss")  # keep_start: the starting weights' validation loss, epoch 0
     if "val_loss" in history:
         ax.plot(history.index, history["val_loss"], label="validation loss")
-        best = history["val_loss"].idxmin()
+        best = history.attrs.get("best_epoch", history["val_loss"].idxmin())  # the harness's choice, when it made one
         if start is not None:
             ax.plot([0], [start], "o", color="C1", label="validation loss at the start")
-            if start <= history["val_loss"].min():
-                best = 0
         label = "best validation epoch (0: the start, kept)" if best == 0 else f"best validation epoch ({best})"
         ax.axvline(best, color="grey", linestyle=":", label=label)
     _log_if_positive(ax, history["loss"], *([history["val_loss"]] if "val_loss" in history else []),
