@@ -48,19 +48,22 @@ def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
     return result, time.perf_counter() - start
 
 
-def rescored(result, kind: str | None) -> tuple[dict, str]:
+def rescored(result, kind: str | None, scores: str | None = None) -> tuple[dict, str]:
     """The run's metrics with conformal scores measured in another interval scale (``interval_scale``; None: the
-    run's own), and the scale the model's calibration used (auto: the one it chose): the same fitted models
-    recalibrated on the same validation forecasts (the fit never reads the interval scale, so this is what a fit
-    with that setting gives, at no second fit's cost)."""
+    run's own) or of another kind (``interval_scores``, absolute or signed; None: the run's own), and the scale the
+    model's calibration used (auto: the one it chose): the same fitted models recalibrated on the same validation
+    forecasts (the fit never reads either setting, so this is what a fit with them gives, at no second fit's
+    cost)."""
     import dataclasses
 
     from tsattn.evaluation import score_windows
 
-    if kind is None or kind == result.data.interval_scale:
+    if (kind is None or kind == result.data.interval_scale) and \
+            (scores is None or scores == result.data.interval_scores):
         return result.metrics, getattr(result.state.calibration, "scale", None)
     state = result.state
-    data = dataclasses.replace(result.data, interval_scale=kind)
+    data = dataclasses.replace(result.data, interval_scale=kind or result.data.interval_scale,
+                               interval_scores=scores or result.data.interval_scores)
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=LEVELS,
                                mase_scale=state.mase_scale, selection=state.selection)
     return evaluation.metrics, evaluation.calibration["model"].scale
@@ -97,6 +100,9 @@ def main() -> None:
     parser.add_argument("--interval-scales", default="",
                         help="comma-separated interval_scale values to score every network fit with (e.g. "
                              "history,recent: one fit, recalibrated per scale); default: the fit's own")
+    parser.add_argument("--interval-scores", default="",
+                        help="comma-separated interval_scores values (absolute, signed) to score every network fit "
+                             "with, each with every --interval-scales value; default: the fit's own")
     parser.add_argument("--set", dest="settings", default="{}",
                         help="JSON settings for every network run (e.g. an ensemble: ensemble_lookbacks, ensemble_losses)")
     args = parser.parse_args()
@@ -106,6 +112,11 @@ def main() -> None:
     members = 1  # of the last network fitted: an ensemble records its members (lookbacks x losses x seeds)
     seeds = [int(s) for s in args.seeds.split(",")]
     kinds = [k for k in args.interval_scales.split(",") if k] or [None]
+    score_kinds = [k for k in args.interval_scores.split(",") if k] or [None]
+    from tsattn.intervals import INTERVAL_SCORES
+
+    if set(score_kinds) - {None} - set(INTERVAL_SCORES):
+        parser.error(f"--interval-scores takes {', '.join(INTERVAL_SCORES)}; got {args.interval_scores!r}")
     chosen = args.models.split(",")
     models = [m for m in chosen if m != "quantile"]
     from tsattn.specs import list_models
@@ -132,13 +143,15 @@ def main() -> None:
                 result, seconds = run(frame, {**settings, **given}, model, seed, args.quick, baselines=baselines)
                 members = len(result.history.attrs.get("members", [None]))
                 for kind in kinds:
-                    metrics, used = rescored(result, kind)
-                    scale = f", {kind} scale{f': {used}' if kind == 'auto' else ''}" if kind else ""
-                    label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} " \
-                            f"(conformal{scale})"
-                    rows += rows_of(metrics, label, ["model"])
-                    what = f"{model}, {kind} scale" if kind else model
-                    coverage.setdefault(what, []).append(metrics["test"]["model"])
+                    for scores in score_kinds:
+                        metrics, used = rescored(result, kind, scores)
+                        scale = f", {kind} scale{f': {used}' if kind == 'auto' else ''}" if kind else ""
+                        scale += f", {scores} scores" if scores else ""
+                        label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} " \
+                                f"(conformal{scale})"
+                        rows += rows_of(metrics, label, ["model"])
+                        what = model + (f", {kind} scale" if kind else "") + (f", {scores} scores" if scores else "")
+                        coverage.setdefault(what, []).append(metrics["test"]["model"])
                 if model == models[0] and seed == seeds[0]:
                     baseline_rows = rows_of(result.metrics, "", [b.key for b in result.baselines] + ["ets_native"])
                     ets = result.metrics["test"].get("ets_native", {})
@@ -154,6 +167,13 @@ def main() -> None:
         n_series = result.panel.n_series
         lines += [f"## {name} ({n_series} series, test part, levels {', '.join(map(str, LEVELS))})", ""]
         lines += C.table(headers, rows) + [""]
+        variants = [what for what in coverage if what not in ("quantile", "cqr")]
+        if len(kinds) * len(score_kinds) > 1 and len(seeds) > 1:  # the variants side by side, mean over seeds
+            keys = ["coverage-80", "coverage-95", "msis-80", "msis-95"]
+            lines += [f"Mean over seeds {args.seeds}:", ""]
+            lines += C.table(["variant", "coverage 80%", "coverage 95%", "MSIS 80%", "MSIS 95%"],
+                             [[what] + [round(sum(m[key] for m in coverage[what]) / len(coverage[what]), 3)
+                                        for key in keys] for what in variants]) + [""]
         if name == "m3-monthly" and not args.before_holdout:  # issue 36: the default model's intervals (issue 23:
             # the best ensemble's); the targets are on the hold-out, not on the windows before it
             for model in [m for m in coverage if m not in ("quantile", "cqr")]:

@@ -392,7 +392,7 @@ class FixedWidth:
         return quantiles is None
 
     @classmethod
-    def fit(cls, actual, point, quantiles, scale):
+    def fit(cls, actual, point, quantiles, scale, scores="absolute"):
         return cls()
 
     def apply(self, point, quantiles, scale, levels):
@@ -496,3 +496,48 @@ def test_each_interval_scale_sizes_the_band_at_the_forecast_origin(tmp_path):
     assert Calibration.from_state({k: v for k, v in state.items() if k != "scale"}).scale == "insample"  # older files
     with pytest.raises(ConfigError, match="interval_scale must be one of expanding, insample, recent, blend"):
         Forecaster("naive", interval_scale="latest").fit(series)
+
+
+def test_signed_scores_give_each_side_of_the_band_its_own_tail():
+    """interval_scores=signed: the lower and upper offsets are the floor((n + 1) a)-th and ceil((n + 1)(1 - a))-th
+    smallest signed scores, a = (100 - L) / 200, clamped so the band holds its forecast; a step with too few scores for
+    a tail gets the absolute band of their magnitudes (the same as interval_scores=absolute there); the kind is saved."""
+    rng = np.random.default_rng(0)
+    actual = rng.exponential(1.0, size=(199, 2)) - 0.2  # errors leaning up: the upper tail is the long one
+    actual[:, 1] = actual[:, 1] + 3.0  # at step 2 every error is positive: the lower offset is clamped to 0
+    point, scale = np.zeros_like(actual), np.ones(len(actual))
+    signed = Conformal.calibrate(actual, point, scale, signed=True)
+    below, above, short = signed.offsets(80)
+    ordered = np.sort(actual[:, 0])
+    assert not short and below[0] == ordered[19] and above[0] == ordered[179]  # ranks floor(200 * 0.1), ceil(200 * 0.9)
+    assert below[1] == 0.0 and above[1] == np.sort(actual[:, 1])[179]
+    absolute = Conformal.calibrate(actual, point, scale)
+    width = absolute.radius(80)[0]
+    assert above[0] - below[0] < 2 * width[0]  # narrower than the symmetric band of the same errors
+    inside = (actual[:, 0] >= below[0]) & (actual[:, 0] <= above[0])
+    assert inside.mean() >= 0.8
+    again = Conformal.from_state(json.loads(json.dumps(signed.state())))
+    assert again.signed and np.array_equal(again.offsets(80)[1], above)
+    assert not Conformal.from_state({k: v for k, v in absolute.state().items()}).signed  # absent: absolute
+    few = Conformal.calibrate(actual[:20], point[:20], scale[:20], signed=True)  # 20 scores: too few for a 5% tail
+    low95, high95, short95 = few.offsets(95)
+    np.testing.assert_allclose(high95, Conformal.calibrate(actual[:20], point[:20], scale[:20]).radius(95)[0])
+    np.testing.assert_allclose(low95, -high95)
+    assert short95 == []  # 20 magnitudes reach the 95% rank: nothing to warn about
+
+
+def test_interval_scores_setting_reaches_every_forecaster(tmp_path):
+    series = make_series(160).rename("y")
+    bands = {}
+    for scores in ("absolute", "signed"):
+        forecaster = Forecaster("naive", horizon=3, interval_scores=scores).fit(series, validation=0.3)
+        assert forecaster.calibration_.get("conformal").signed == (scores == "signed")
+        bands[scores] = forecaster.predict(level=[50])
+        reloaded = Forecaster.load(forecaster.save(tmp_path / scores)).predict(level=[50])
+        pd.testing.assert_frame_equal(reloaded, bands[scores])
+        assert (bands[scores]["y-lo-50"] <= bands[scores]["y"]).all()
+        assert (bands[scores]["y"] <= bands[scores]["y-hi-50"]).all()
+    assert not np.allclose(bands["absolute"]["y-hi-50"], bands["signed"]["y-hi-50"])
+    assert RunConfig().interval_scores == "absolute"
+    with pytest.raises(ConfigError, match="interval_scores must be one of absolute, signed"):
+        Forecaster("naive", interval_scores="both").fit(series)

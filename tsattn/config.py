@@ -25,7 +25,7 @@ from .baselines import BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError, TooShortError
-from .intervals import INTERVAL_SCALES
+from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec
@@ -168,6 +168,9 @@ class RunConfig:
                                      # is scaled on values after its origin too), the last 3 seasons / 2 horizons
                                      # before the origin ("recent") or the mean of expanding and recent ("blend");
                                      # chosen before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md)
+    interval_scores: str = "absolute"  # a conformal score is the scaled absolute error, a band symmetric about the
+                                     # forecast ("absolute"), or the scaled signed error, each side of the band from
+                                     # its own tail ("signed"; Darts' symmetric=False): tsattn.intervals.INTERVAL_SCORES
     seed: int = 0
     season: int | None = None
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
@@ -536,6 +539,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("sample_by", config.sample_by, ("window", "series"))
     C.choice("clip_scope", config.clip_scope, ("variable", "global"))
     C.choice("interval_scale", config.interval_scale, INTERVAL_SCALES)
+    C.choice("interval_scores", config.interval_scores, INTERVAL_SCORES)
     get_loss(config.loss)
     _check_ensemble(config)
     C.text("preset", config.preset)
@@ -827,6 +831,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     if config.clip_intervals:
         windowed.interval_floor = windowed.nonnegative_floor()
     windowed.interval_scale = config.interval_scale
+    windowed.interval_scores = config.interval_scores
     return windowed
 
 

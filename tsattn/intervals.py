@@ -137,6 +137,14 @@ def interval_source(loss) -> str:
 # the in-sample figure.
 INTERVAL_SCALES = ("expanding", "insample", "recent", "blend")
 
+# What a split-conformal score is (RunConfig.interval_scores): "absolute", the scaled absolute error, one radius per
+# step and level, a band symmetric about the forecast (tsattn's scores before the setting existed); "signed", the
+# scaled error itself (actual - forecast), whose lower and upper tails give the band's two sides separately (Darts'
+# ``symmetric=False``): narrower where errors lean one way (a trend the forecasts under-extrapolate), each tail
+# guaranteed at (100 - L) / 2 percent, so it needs about twice the scores per step of an absolute band of the same
+# level. A point forecaster's intervals only: a quantile model's are conformalized quantiles either way.
+INTERVAL_SCORES = ("absolute", "signed")
+
 
 def recent_span(season: int, horizon: int) -> int:
     """How many seasonal differences before an origin the "recent" interval scale averages: three seasons or two
@@ -203,27 +211,33 @@ def series_scale(mase_scale, fallback) -> np.ndarray:
 
 
 class Conformal:
-    """Split-conformal calibration: per step ahead, the sorted scaled absolute errors of validation forecasts.
+    """Split-conformal calibration: per step ahead, the sorted scaled absolute (or, ``signed``, plain) errors of
+    validation forecasts (:data:`INTERVAL_SCORES`).
 
     Only order statistics are stored (all up to :data:`MAX_SCORES` per step, else that many evenly spaced
     ranks), as plain numbers, so a saved and reloaded forecaster gives identical intervals.
     """
 
-    def __init__(self, counts, ranks, scores):
+    def __init__(self, counts, ranks, scores, signed: bool = False):
         self.counts = [int(n) for n in counts]                       # scores per step
         self.ranks = [np.asarray(r, dtype=np.int64) for r in ranks]  # 1-based ranks kept, ascending
         self.scores = [np.asarray(s, dtype=np.float64) for s in scores]
+        self.signed = bool(signed)  # scores are actual - forecast (each side of the band its own tail), not |.|
 
     @property
     def steps(self) -> int:
         return len(self.counts)
 
     @classmethod
-    def calibrate(cls, actual, predicted, scale) -> "Conformal":
-        """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,)."""
+    def calibrate(cls, actual, predicted, scale, signed: bool = False) -> "Conformal":
+        """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,);
+        ``signed``: keep the errors' signs (:data:`INTERVAL_SCORES`)."""
         actual, predicted = np.asarray(actual, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return cls.from_scores(np.abs(actual - predicted) / np.asarray(scale, dtype=np.float64)[:, None])
+            errors = (actual - predicted) / np.asarray(scale, dtype=np.float64)[:, None]
+        made = cls.from_scores(errors if signed else np.abs(errors))
+        made.signed = bool(signed)
+        return made
 
     @classmethod
     def from_scores(cls, errors) -> "Conformal":
@@ -268,6 +282,39 @@ class Conformal:
                 widths[step] = max(widths[step], spread * NormalDist().inv_cdf(0.5 + level / 200))
         return widths, short
 
+    def _at_rank(self, step: int, k: int) -> float:
+        """The k-th smallest score of a step (the nearest kept rank at or above k)."""
+        position = int(np.searchsorted(self.ranks[step], k, side="left"))
+        return float(self.scores[step][min(position, len(self.scores[step]) - 1)])
+
+    def offsets(self, level: float) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """(steps,) lower and upper offsets from the forecast in scaled units for ``level`` (lower <= 0 <= upper),
+        and the steps with too few scores to reach it.
+
+        Absolute scores: minus and plus :meth:`radius`. Signed scores: the floor((n + 1) a)-th and the
+        ceil((n + 1)(1 - a))-th smallest scores, a = (100 - L) / 200 (each tail its conformal rank, so the band
+        covers at least L% when validation and future errors are exchangeable), clamped so that the band holds its
+        forecast; where a step holds too few scores for either rank (fewer than 200 / (100 - L) - 1), the absolute
+        band of its scores' magnitudes (:meth:`radius`, with its rule where even that is short)."""
+        if not self.signed:
+            widths, short = self.radius(level)
+            return -widths, widths, short
+        low, high, short = np.full(self.steps, np.nan), np.full(self.steps, np.nan), []
+        tail = (100 - level) / 200
+        for step in range(self.steps):
+            n = self.counts[step]
+            lower_rank = math.floor((n + 1) * tail + 1e-9)
+            upper_rank = math.ceil((n + 1) * (1 - tail) - 1e-9)
+            if n == 0 or lower_rank < 1 or upper_rank > n:  # too few for a tail: the band of the (kept)
+                # scores' magnitudes
+                widths, lacking = Conformal.from_scores(np.abs(self.scores[step])[:, None]).radius(level)
+                low[step], high[step] = -widths[0], widths[0]
+                short += [step + 1] if lacking else []
+                continue
+            low[step] = min(self._at_rank(step, lower_rank), 0.0)
+            high[step] = max(self._at_rank(step, upper_rank), 0.0)
+        return low, high, short
+
     def quantiles(self, point, scale, levels) -> dict[float, np.ndarray]:
         """{quantile: (rows, steps)} from point forecasts (rows, steps) and each row's series scale (rows,):
         the point as the median and each level's bounds."""
@@ -282,16 +329,16 @@ class Conformal:
         scale = np.asarray(scale, dtype=np.float64)[:, None]
         out = {0.5: point}
         for level in check_levels(levels):
-            widths, short = self.radius(level)
+            below, above, short = self.offsets(level)
             if short:
                 warnings.warn(f"too few validation forecasts for a {level_name(level)}% conformal interval at step(s) "
                               f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}): there the interval is "
                               "the larger of their largest error and their half-normal quantile, an assumption rather "
                               "than a guarantee; more validation values (validation=...) calibrate it",
                               UserWarning, stacklevel=3)
-            half = np.nan_to_num(widths[:steps], nan=0.0)[None, :] * scale
             low, high = level_bounds(level)
-            out[low], out[high] = point - half, point + half
+            out[low] = point + np.nan_to_num(below[:steps], nan=0.0)[None, :] * scale
+            out[high] = point + np.nan_to_num(above[:steps], nan=0.0)[None, :] * scale
         return dict(sorted(out.items()))
 
     # the interval-method protocol of :data:`INTERVAL_METHODS` (see :class:`Calibration`)
@@ -301,22 +348,22 @@ class Conformal:
         return True
 
     @classmethod
-    def fit(cls, actual, point, quantiles, scale) -> "Conformal":
-        return cls.calibrate(actual, point, scale)
+    def fit(cls, actual, point, quantiles, scale, scores: str = "absolute") -> "Conformal":
+        return cls.calibrate(actual, point, scale, signed=scores == "signed")
 
     def apply(self, point, quantiles, scale, levels) -> dict:
         return self.quantiles(point, scale, levels)
 
     def state(self) -> dict:
         return {"counts": self.counts, "ranks": [r.tolist() for r in self.ranks],
-                "scores": [[float(v) for v in s] for s in self.scores]}
+                "scores": [[float(v) for v in s] for s in self.scores], **({"signed": True} if self.signed else {})}
 
     @classmethod
     def from_state(cls, state: dict) -> "Conformal":
         counts, ranks, scores = state["counts"], state["ranks"], state["scores"]
         if not (len(counts) == len(ranks) == len(scores)) or any(len(r) != len(s) for r, s in zip(ranks, scores)):
             raise ValueError("conformal counts, ranks and scores must match")
-        made = cls(counts, ranks, scores)
+        made = cls(counts, ranks, scores, signed=bool(state.get("signed", False)))  # absent before interval_scores
         for n, r, s in zip(made.counts, made.ranks, made.scores):
             if (n < 0 or (len(r) and (r[0] < 1 or r[-1] > n or (np.diff(r) <= 0).any()))
                     or not np.isfinite(s).all() or (np.diff(s) < 0).any()):
@@ -379,8 +426,8 @@ class QuantileConformal:
         return quantiles is not None
 
     @classmethod
-    def fit(cls, actual, point, quantiles, scale) -> "QuantileConformal":
-        return cls.calibrate(actual, quantiles, scale)
+    def fit(cls, actual, point, quantiles, scale, scores: str = "absolute") -> "QuantileConformal":
+        return cls.calibrate(actual, quantiles, scale)  # its scores are signed distances to the band already
 
     def apply(self, point, quantiles, scale, levels) -> dict:
         return self.quantiles(quantiles, scale, levels)
@@ -394,7 +441,8 @@ class QuantileConformal:
 
 
 # The interval methods, by the name artefacts store them under; each calibrates on validation forecasts and turns a
-# forecast into quantiles: applies(own quantiles) -> bool, fit(actual, point, own quantiles, scale) -> method,
+# forecast into quantiles: applies(own quantiles) -> bool, fit(actual, point, own quantiles, scale,
+# scores=one of INTERVAL_SCORES) -> method,
 # method.apply(point, own quantiles, scale, levels) -> {quantile: array}, method.state() / cls.from_state(state).
 # A model is calibrated by every method that applies to it; the last that applies gives its intervals. A new method
 # is one class and one entry here.
@@ -412,13 +460,15 @@ class Calibration:
 
     @classmethod
     def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
-                  kind: str = "insample") -> "Calibration":
+                  kind: str = "insample", scores: str = "absolute") -> "Calibration":
         """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
         model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's scale (windows,:
         :func:`window_scale` of ``kind``); ``floor``: the lowest value an interval may reach
-        (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`)."""
-        return cls({name: method.fit(actual, point, quantiles, scale) for name, method in INTERVAL_METHODS.items()
-                    if method.applies(quantiles)}, floor, kind)
+        (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`); ``scores``: one of :data:`INTERVAL_SCORES`."""
+        if scores not in INTERVAL_SCORES:
+            raise ConfigError(f"interval_scores must be one of {', '.join(INTERVAL_SCORES)}; got {scores!r}")
+        return cls({name: method.fit(actual, point, quantiles, scale, scores=scores)
+                    for name, method in INTERVAL_METHODS.items() if method.applies(quantiles)}, floor, kind)
 
     def get(self, name: str):
         """The calibrated method of that name, or None."""

@@ -330,6 +330,7 @@ class WindowedPanel:
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
     interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
     interval_scale: str = "blend"  # what conformal scores are divided by (tsattn.intervals.INTERVAL_SCALES)
+    interval_scores: str = "absolute"  # what a conformal score is (tsattn.intervals.INTERVAL_SCORES)
     # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
     overhang: np.ndarray | None = None  # masked_targets: starts of the extra training windows whose targets run
     # past the end of the training part (trained on with those targets masked; see training_windows)
@@ -354,7 +355,8 @@ class WindowedPanel:
                          self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
                          scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
                          masked_targets=self.overhang is not None),
-            interval_floor=self.interval_floor, interval_scale=self.interval_scale)
+            interval_floor=self.interval_floor, interval_scale=self.interval_scale,
+            interval_scores=self.interval_scores)
 
     def with_validation_trained(self) -> "WindowedPanel":
         """The same series, window and test part with the validation part moved into training: what the final fit
