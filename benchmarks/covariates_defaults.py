@@ -120,8 +120,9 @@ def main() -> None:
     parser = C.parser(__doc__.splitlines()[0], "covariates_defaults.md")
     parser.add_argument("--heads", action="store_true", help="a model's head with and without covariates")
     parser.add_argument("--models", default="nbeats", help="--heads: comma-separated models (default nbeats)")
-    parser.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
-    parser.add_argument("--without-only", action="store_true", help="--heads: only the runs without covariates")
+    only = parser.add_mutually_exclusive_group()  # both together would silently mean --with-only
+    only.add_argument("--with-only", action="store_true", help="--heads: only the runs with covariates")
+    only.add_argument("--without-only", action="store_true", help="--heads: only the runs without covariates")
     parser.add_argument("--variants", default="", help="--heads: a JSON list of settings (model parameters or run "
                                                        "settings) to compare instead of the heads")
     parser.add_argument("--validation-windows", type=int, default=1,
