@@ -71,7 +71,10 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     settings = dict(settings)
     swaps = {"auto_networks": "AUTO_NETWORKS", "auto_margin": "SINGLE_MARGIN"}  # model auto: its pool and its rule
     given = {key: settings.pop(key) for key in list(settings) if key in swaps}
-    key = (id(frame), horizon, seed, quick, json.dumps(settings, sort_keys=True))
+    choosing = {key: settings[key] for key in ("auto_combination",) if key in settings}  # settings of auto's choice
+    # alone: the candidates' fits are the same with any of them, so they are shared
+    key = (id(frame), horizon, seed, quick, json.dumps({k: v for k, v in settings.items() if k not in choosing},
+                                                       sort_keys=True))
     if model != "auto" or key not in _FITTED:  # a new fit (a new case: nothing of the last one is kept)
         if model != "auto" or any(k[:2] != key[:2] for k in _FITTED):
             _FITTED.clear()

@@ -111,6 +111,37 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
     assert again.estimator_.names == combination.names
 
 
+def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(monkeypatch, tmp_path):
+    """auto_combination="weighted": the same three members, their mean weighted by the inverse of each one's
+    validation score (the choice table's), saved and loaded with its weights."""
+    import tsattn.selection as S
+    from tsattn.baselines import Combination
+
+    assert S.combination_weights([1.0, 2.0, 4.0]) == pytest.approx([4 / 7, 2 / 7, 1 / 7])
+    assert S.combination_weights([0.0, 2.0, 1.0]) == [1.0, 0.0, 0.0]  # a perfect member takes it all
+    assert S.combination_weights([np.nan, 2.0, 2.0]) == pytest.approx([0.0, 0.5, 0.5])
+    real = S._validation_score
+    monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)  # the combination wins
+    frame = panel(n=4)
+    f = Forecaster("auto", horizon=4, epochs=2, auto_combination="weighted").fit(frame)
+    label = f.choice_["candidate"].iloc[0]
+    assert label.startswith("weighted mean of ") and f.choice_["chosen"].iloc[0]
+    combination = f.estimator_
+    assert isinstance(combination, Combination) and len(combination.weights) == 3
+    scores = f.choice_.set_index("candidate")[f.choice_.attrs["metric"]]
+    assert combination.weights == pytest.approx(S.combination_weights([scores[n] for n in combination.names]))
+    forecasts = np.stack([Forecaster(name, horizon=4, epochs=2).fit(frame).predict()[name]
+                          for name in combination.names])
+    np.testing.assert_allclose(f.predict()["auto"], np.tensordot(combination.weights, forecasts, axes=1), rtol=1e-5)
+    f.save(tmp_path / "weighted")
+    again = Forecaster.load(tmp_path / "weighted")
+    assert again.estimator_.weights == combination.weights
+    pd.testing.assert_frame_equal(again.predict(level=[80]), f.predict(level=[80]))
+    monkeypatch.setattr(S, "_validation_score", real)
+    with pytest.raises(ConfigError, match="auto_combination must be one of median, weighted"):
+        Forecaster("auto", auto_combination="mean").fit(frame)
+
+
 def test_compare_takes_auto_beside_the_networks():
     from tsattn.compare import build_spec
 

@@ -14,7 +14,7 @@ call only these two methods, so a baseline and a network go through exactly the 
 from __future__ import annotations
 
 import copy
-
+import math
 import time
 from dataclasses import dataclass
 
@@ -745,15 +745,19 @@ def statsforecast_installed() -> bool:
 
 class Combination(WindowModel):
     """The median of several fitted forecasters' point forecasts (the M4 winners' answer to "no single method wins"),
-    behind the same interface: ``model="auto"`` keeps one when the median of its best candidates beats the best single
-    one on the validation part. At most one member is a network (an artefact holds one Keras model); conformal
-    intervals come from the combination's own validation forecasts."""
+    or with ``weights`` their weighted mean, behind the same interface: ``model="auto"`` keeps one when it beats the
+    best single candidate on the validation part. At most one member is a network (an artefact holds one Keras model);
+    conformal intervals come from the combination's own validation forecasts."""
 
     key = "model"
     label = "combination"
 
-    def __init__(self, members: list, names: list):
+    def __init__(self, members: list, names: list, weights=None):
         self.members, self.names = list(members), [str(n) for n in names]
+        self.weights = None if weights is None else [float(w) for w in weights]  # None: the median
+        if self.weights is not None and (len(self.weights) != len(self.members) or not all(
+                math.isfinite(w) and w >= 0 for w in self.weights) or not sum(self.weights) > 0):
+            raise ValueError("a combination's weights must be one non-negative number per member, not all 0")
         self.horizon = int(members[0].horizon)
         self.lookback = max(int(m.lookback) for m in members)
         local = any(m.capabilities.scope == "local" for m in members)
@@ -770,11 +774,22 @@ class Combination(WindowModel):
             self.layout = network[0].layout
 
     def forecast(self, values, origins, first, series, scaler) -> np.ndarray:
-        return np.median(np.stack([m.forecast(values, origins, first, series, scaler) for m in self.members]), axis=0)
+        return combine([m.forecast(values, origins, first, series, scaler) for m in self.members], self.weights)
 
     def state(self) -> dict:
         return {"key": "combination", "horizon": self.horizon, "names": self.names,
-                "members": [None if isinstance(m, NetworkModel) else m.state() for m in self.members]}
+                "members": [None if isinstance(m, NetworkModel) else m.state() for m in self.members],
+                **({"weights": self.weights} if self.weights is not None else {})}
+
+
+def combine(forecasts: list, weights=None) -> np.ndarray:
+    """Members' forecasts (each (windows, horizon)) combined: their median, or with ``weights`` (one per member) their
+    mean weighted by them."""
+    stacked = np.stack(forecasts)
+    if weights is None:
+        return np.median(stacked, axis=0)
+    weights = np.asarray(weights, dtype=np.float64)
+    return np.tensordot(weights / weights.sum(), stacked, axes=1)
 
 
 def from_state(state: dict, network=None) -> WindowModel:
@@ -785,7 +800,7 @@ def from_state(state: dict, network=None) -> WindowModel:
         members = [network if member is None else from_state(member) for member in state["members"]]
         if any(member is None for member in members):
             raise ValueError("the combination's network member is missing (model.keras)")
-        return Combination(members, state["names"])
+        return Combination(members, state["names"], state.get("weights"))  # absent (saved before): the median
     if key == Naive.key:
         return Naive(int(state["horizon"]))
     if key == SeasonalNaive.key:

@@ -28,6 +28,7 @@ from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
+from .selection import AUTO_COMBINATIONS
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
@@ -185,6 +186,9 @@ class RunConfig:
     baselines: list = field(default_factory=list)  # statistical baselines beside the always-on ones
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
+    auto_combination: str = "median"  # model auto's combination candidate: the median of its best three candidates,
+                                     # or their mean weighted by the inverse of each one's validation score
+                                     # ("weighted"); tsattn.selection.AUTO_COMBINATIONS
     ensemble_lookbacks: list | None = None  # members with these lookbacks (in horizons; each x `ensemble` seeds);
                                             # the window is the longest, each member reads its last steps
     ensemble_losses: list | None = None     # members trained with each of these point losses (x lookbacks x seeds)
@@ -536,6 +540,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("linear_fit", config.linear_fit, LINEAR_FITS)
     C.choice("lr_schedule", config.lr_schedule, LR_SCHEDULES)
     C.choice("ensemble_method", config.ensemble_method, ENSEMBLE_METHODS)
+    C.choice("auto_combination", config.auto_combination, AUTO_COMBINATIONS)
     C.choice("sample_by", config.sample_by, ("window", "series"))
     C.choice("clip_scope", config.clip_scope, ("variable", "global"))
     C.choice("interval_scale", config.interval_scale, INTERVAL_SCALES)

@@ -58,6 +58,8 @@ def candidate_config(config, name: str):
 
 
 COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
+AUTO_COMBINATIONS = ("median", "weighted")  # how they are combined (RunConfig.auto_combination): their median, or
+# their mean weighted by the inverse of each one's validation score (combination_weights)
 SINGLE_MARGIN = 0.02  # a single candidate is chosen over the combination only when its validation score is lower by
 # more than this fraction of the combination's (0: the lowest score wins); 2% chosen before the M3 hold-outs at two
 # origins (benchmarks/results/auto_margin_*.md)
@@ -74,6 +76,20 @@ def combination_members(ranked: list, network: dict) -> list:
         if len(best) == COMBINED:
             break
     return best
+
+
+def combination_weights(scores) -> list[float]:
+    """Weights of the "weighted" combination: each member's inverse validation score, normalised to sum to 1 (a score
+    of 0, a perfect validation forecast, takes all the weight; equal weights where no score is finite)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if not np.isfinite(scores).any():
+        return [1 / len(scores)] * len(scores)
+    scores = np.where(np.isfinite(scores), np.maximum(scores, 0.0), np.inf)
+    if (scores == 0).any():
+        inverse = (scores == 0).astype(np.float64)
+    else:
+        inverse = 1 / scores
+    return [float(w) for w in inverse / inverse.sum()]
 
 
 def chosen_by_margin(choice: pd.DataFrame, metric: str, label: str) -> str:
@@ -97,10 +113,11 @@ def _validation_score(actual, predicted, series, ids, scale, metric: str) -> flo
 def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, columns=None):
     """Fit every candidate on ``data``, score each on its validation part and return the winner's fitted state with
     ``choice`` (the table of candidates) set. Besides the single candidates, the median of the best three (at most one
-    network) is a candidate too, scored on the same validation forecasts; when it wins, the state's estimator is a
+    network; with ``auto_combination="weighted"`` their mean weighted by :func:`combination_weights`) is a candidate
+    too, scored on the same validation forecasts; when it wins, the state's estimator is a
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
-    from .baselines import Combination, NetworkModel
+    from .baselines import Combination, NetworkModel, combine
     from .evaluation import origins_of, scales_at, score_windows
     from .intervals import Calibration, series_scale
     from .metrics import headline_metric
@@ -138,8 +155,13 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice = pd.DataFrame(rows).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
     best = combination_members(list(choice["candidate"]),
                                {name: isinstance(members[name][0], NetworkModel) for name in members})
-    combined = np.median(np.stack([members[name][2] for name in best]), axis=0)
-    label = f"median of {', '.join(best)}"
+    weights = None
+    if config.auto_combination == "weighted":
+        scored = choice.set_index("candidate")[metric]
+        weights = combination_weights([scored[name] for name in best])
+    combined = combine([members[name][2] for name in best], weights)
+    label = f"median of {', '.join(best)}" if weights is None else \
+        "weighted mean of " + ", ".join(f"{name} ({weight:.2f})" for name, weight in zip(best, weights))
     combined_score = _validation_score(part.actual, combined, part.series, data.panel.ids, first.mase_scale, metric)
     choice = pd.concat([choice, pd.DataFrame([{"candidate": label, metric: combined_score, "seconds": 0.0}])],
                        ignore_index=True).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
@@ -150,8 +172,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     if winner == label:
         network = next((states[name] for name in best if name in states and
                         isinstance(states[name].estimator, NetworkModel)), first)
-        final = Combination([members[name][0] for name in best], best)
-        selected = Combination([members[name][1] for name in best], best)
+        final = Combination([members[name][0] for name in best], best, weights)
+        selected = Combination([members[name][1] for name in best], best, weights)
         origins, starts, series = origins_of(data, "validation")
         insample = series_scale(first.mase_scale, data.scaler.scale)
         calibration = Calibration.calibrate(part.actual, combined, None,
