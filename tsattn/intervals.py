@@ -282,10 +282,13 @@ class Conformal:
                 widths[step] = max(widths[step], spread * NormalDist().inv_cdf(0.5 + level / 200))
         return widths, short
 
-    def _at_rank(self, step: int, k: int) -> float:
-        """The k-th smallest score of a step (the nearest kept rank at or above k)."""
-        position = int(np.searchsorted(self.ranks[step], k, side="left"))
-        return float(self.scores[step][min(position, len(self.scores[step]) - 1)])
+    def _at_rank(self, step: int, k: int, lower: bool = False) -> float:
+        """The k-th smallest score of a step: where only some ranks are kept, the nearest kept rank at or above k (at
+        or below it for a ``lower`` bound), so the band is never narrower than the full scores would make it."""
+        ranks = self.ranks[step]
+        position = int(np.searchsorted(ranks, k, side="right")) - 1 if lower else \
+            int(np.searchsorted(ranks, k, side="left"))
+        return float(self.scores[step][min(max(position, 0), len(self.scores[step]) - 1)])
 
     def offsets(self, level: float) -> tuple[np.ndarray, np.ndarray, list[int]]:
         """(steps,) lower and upper offsets from the forecast in scaled units for ``level`` (lower <= 0 <= upper),
@@ -311,7 +314,7 @@ class Conformal:
                 low[step], high[step] = -widths[0], widths[0]
                 short += [step + 1] if lacking else []
                 continue
-            low[step] = min(self._at_rank(step, lower_rank), 0.0)
+            low[step] = min(self._at_rank(step, lower_rank, lower=True), 0.0)
             high[step] = max(self._at_rank(step, upper_rank), 0.0)
         return low, high, short
 
