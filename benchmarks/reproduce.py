@@ -50,6 +50,8 @@ class Cell:
 # setting as it was, so they still rerun the code paths they measured
 UNMASKED = " (masked_targets=false, as measured before nbeats took them by default)"
 UNMASKED_SETTINGS = '{"masked_targets": false}'
+# files of model auto measured before its combination became the weighted mean (auto_combination="weighted"): the median
+MEDIAN = " (auto_combination=median, as measured before the weighted mean became auto's combination)"
 
 # patch-transformer's width: d_model 64, ff_dim 128 by default, except from 0aa0552 to a9f93f7 (32 and 64; back after
 # patch_cost_origin2.md): the cells of files measured at a width name it
@@ -81,16 +83,22 @@ CELLS = (
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--interval-scales", "insample,expanding,recent,blend", "--set", UNMASKED_SETTINGS),
          "m3-yearly", "nbeats seed 0 (conformal, blend scale)", "MSIS 80%"),
-    Cell("auto's 80% MSIS before the hold-out in each interval scale, M3 other (the blend row)" + UNMASKED,
+    Cell("auto's 80% MSIS before the hold-out in each interval scale, M3 other (the blend row)" + UNMASKED + MEDIAN,
          "intervals_scale_auto.md",
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-other", "--models",
-          "auto", "--interval-scales", "insample,expanding,recent,blend", "--set", UNMASKED_SETTINGS),
+          "auto", "--interval-scales", "insample,expanding,recent,blend", "--set",
+          '{"masked_targets": false, "auto_combination": "median"}'),
          "m3-other", "auto seed 0 (conformal, blend scale)", "MSIS 80%"),
     Cell("conformal 80% MSIS before the hold-out with signed scores (interval_scores=signed, not the default), M3 "
          "yearly, nbeats, seed 0", "intervals_scores.md",
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--interval-scores", "absolute,signed"),
          "m3-yearly", "nbeats seed 0 (conformal, signed scores)", "MSIS 80%"),
+    Cell("auto's combination, the weighted mean against the median, one horizon before the M3 other hold-out, 3 seeds "
+         "(the weighted row)", "auto_combination_o1.md",
+         ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 174", "--seeds", "0,1,2", "--origin", "1",
+          "--candidates", '{"median (default)": {}, "weighted": {"auto_combination": "weighted"}}'),
+         "M3 other", "auto | weighted", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -244,7 +252,11 @@ ARCHIVED = {
     "cells rerun patch-transformer)": ("m3_patch.md", "m1_attention.md"),
     "auto's conformal intervals with absolute and signed scores before the M3 and M1 hold-outs (5 data sets, 6 "
     "minutes on the AMD EPYC with AVX-512 it names; the same calibration code as intervals_scores.md, whose cell "
-    "reruns it; signed not adopted)": ("intervals_scores_auto.md",),
+    "reruns it; signed not adopted; auto's median combination, before the weighted mean became its default)":
+        ("intervals_scores_auto.md",),
+    "auto's combination, the weighted mean against the median, two horizons before each M3 hold-out (4 frequencies x "
+    "3 seeds, 11 minutes on the AMD EPYC with AVX-512 it names; the code path of auto_combination_o1.md, whose cell "
+    "reruns it)": ("auto_combination_o2.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (

@@ -28,7 +28,7 @@ def test_auto_chooses_the_lowest_validation_score_and_forecasts_with_it(tmp_path
     f = Forecaster("auto", horizon=4, epochs=2).fit(frame)
     choice = f.choice_
     expected = {*AUTO_NETWORKS, *statistical_candidates(), "naive", "seasonal-naive", "linear"}
-    combined = [c for c in choice["candidate"] if c.startswith("median of ")]
+    combined = [c for c in choice["candidate"] if c.startswith("weighted mean of ")]  # the default combination
     assert set(choice["candidate"]) - set(combined) == expected and len(combined) == 1
     assert choice["chosen"].sum() == 1
     assert choice.attrs["metric"] == "smape" and choice["smape"].is_monotonic_increasing
@@ -96,7 +96,7 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
 
     monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)
     frame = panel(n=4)
-    f = Forecaster("auto", horizon=4, epochs=2).fit(frame)
+    f = Forecaster("auto", horizon=4, epochs=2, auto_combination="median").fit(frame)
     assert f.choice_["candidate"].iloc[0].startswith("median of ") and f.choice_["chosen"].iloc[0]
     combination = f.estimator_
     assert isinstance(combination, Combination) and len(combination.members) == 3
@@ -123,7 +123,7 @@ def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(m
     real = S._validation_score
     monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)  # the combination wins
     frame = panel(n=4)
-    f = Forecaster("auto", horizon=4, epochs=2, auto_combination="weighted").fit(frame)
+    f = Forecaster("auto", horizon=4, epochs=2).fit(frame)  # weighted: the default
     label = f.choice_["candidate"].iloc[0]
     assert label.startswith("weighted mean of ") and f.choice_["chosen"].iloc[0]
     combination = f.estimator_

@@ -57,9 +57,10 @@ def candidate_config(config, name: str):
     return dataclasses.replace(candidate, given=list(config.given))
 
 
-COMBINED = 3  # the combination candidate: the median of the best three candidates (at most one network)
-AUTO_COMBINATIONS = ("median", "weighted")  # how they are combined (RunConfig.auto_combination): their median, or
-# their mean weighted by the inverse of each one's validation score (combination_weights)
+COMBINED = 3  # the combination candidate: the best three candidates (at most one network) combined
+AUTO_COMBINATIONS = ("median", "weighted")  # how (RunConfig.auto_combination): their median, or their mean weighted
+# by the inverse of each one's validation score (combination_weights; the default since it was measured before the M3
+# hold-outs at two origins: benchmarks/results/auto_combination_o*.md)
 SINGLE_MARGIN = 0.02  # a single candidate is chosen over the combination only when its validation score is lower by
 # more than this fraction of the combination's (0: the lowest score wins); 2% chosen before the M3 hold-outs at two
 # origins (benchmarks/results/auto_margin_*.md)
@@ -112,9 +113,9 @@ def _validation_score(actual, predicted, series, ids, scale, metric: str) -> flo
 
 def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, columns=None):
     """Fit every candidate on ``data``, score each on its validation part and return the winner's fitted state with
-    ``choice`` (the table of candidates) set. Besides the single candidates, the median of the best three (at most one
-    network; with ``auto_combination="weighted"`` their mean weighted by :func:`combination_weights`) is a candidate
-    too, scored on the same validation forecasts; when it wins, the state's estimator is a
+    ``choice`` (the table of candidates) set. Besides the single candidates, the best three (at most one network)
+    combined are a candidate too (``auto_combination``: their mean weighted by :func:`combination_weights`, the
+    default, or their median), scored on the same validation forecasts; when it wins, the state's estimator is a
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
     from .baselines import Combination, NetworkModel, combine
