@@ -44,6 +44,7 @@ CASES = (
     ("M3 quarterly, all 756 series", "m3-quarterly", None),
     ("M3 yearly, all 645 series", "m3-yearly", None),
     ("M3 other, all 174 series", "m3-other", None),
+    ("M1 monthly, all 617 series", "m1-monthly", None),
 )
 QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the longest series alone", "m3-monthly", 1))
 

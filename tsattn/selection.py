@@ -200,20 +200,20 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
 
 
 def chosen_candidate(choice: pd.DataFrame) -> str:
-    """The candidate auto chose (the row marked ``chosen``; the lowest score unless the margin kept the median)."""
+    """The candidate auto chose (the row marked ``chosen``; the lowest score unless the margin kept the combination)."""
     return str(choice["candidate"][choice["chosen"].astype(bool)].iloc[0])
 
 
 def describe_choice(choice: pd.DataFrame) -> str:
     """One line: what auto chose, on which metric, against the best other candidate (and, when the margin kept the
-    median over a lower single candidate, why)."""
+    combination over a lower single candidate, why)."""
     metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
     chosen = choice["chosen"].astype(bool)
     first = choice[chosen].iloc[0]
     text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
     if len(choice) > 1:
         second = choice[~chosen].iloc[0]
-        if second[metric] < first[metric]:  # the margin rule kept the median
+        if second[metric] < first[metric]:  # the margin rule kept the combination
             margin = choice.attrs.get("margin")
             rule = "the margin rule" if margin is None else f"{float(margin):.0%} of its score"
             text += (f" (kept over {second['candidate']} {second[metric]:.4g}, which was not lower by more than "
