@@ -257,6 +257,10 @@ ARCHIVED = {
     "auto's combination, the weighted mean against the median, two horizons before each M3 hold-out (4 frequencies x "
     "3 seeds, 11 minutes on the AMD EPYC with AVX-512 it names; the code path of auto_combination_o1.md, whose cell "
     "reruns it)": ("auto_combination_o2.md",),
+    "auto's combination, the median against the weighted mean, one and two horizons before the M1 monthly hold-out (3 "
+    "seeds each, 5 minutes on the AMD EPYC with AVX-512 it names; measured after m1_main.md showed the weighted mean "
+    "behind the median on M1's test part; the code path of auto_combination_o1.md, whose cell reruns it)":
+        ("auto_combination_m1_o1.md", "auto_combination_m1_o2.md"),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
