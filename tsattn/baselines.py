@@ -743,6 +743,12 @@ def statsforecast_installed() -> bool:
     return True
 
 
+AUTO_COMBINATIONS = ("median", "weighted")  # how model auto combines its best candidates (RunConfig.auto_combination):
+# their median, or their mean weighted by the inverse of each one's validation score
+# (tsattn.selection.combination_weights; the default since it was measured before the M3 hold-outs at two origins:
+# benchmarks/results/auto_combination_o*.md)
+
+
 class Combination(WindowModel):
     """The median of several fitted forecasters' point forecasts (the M4 winners' answer to "no single method wins"),
     or with ``weights`` their weighted mean, behind the same interface: ``model="auto"`` keeps one when it beats the

@@ -21,14 +21,13 @@ import pandas as pd
 
 from . import checks as C
 from . import metrics as M
-from .baselines import BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
+from .baselines import AUTO_COMBINATIONS, BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
-from .selection import AUTO_COMBINATIONS
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
@@ -188,7 +187,7 @@ class RunConfig:
     ensemble_method: str = "median"  # how members' forecasts are combined
     auto_combination: str = "weighted"  # model auto's combination candidate: the mean of its best three candidates
                                      # weighted by the inverse of each one's validation score, or their median
-                                     # ("median", the rule before); tsattn.selection.AUTO_COMBINATIONS. Chosen before
+                                     # ("median", the rule before); tsattn.baselines.AUTO_COMBINATIONS. Chosen before
                                      # the M3 hold-outs at two origins, 3 seeds: -0.09 sMAPE over 3003 series, lower
                                      # on every frequency (benchmarks/results/auto_combination_o*.md)
     ensemble_lookbacks: list | None = None  # members with these lookbacks (in horizons; each x `ensemble` seeds);

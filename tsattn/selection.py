@@ -58,9 +58,7 @@ def candidate_config(config, name: str):
 
 
 COMBINED = 3  # the combination candidate: the best three candidates (at most one network) combined
-AUTO_COMBINATIONS = ("median", "weighted")  # how (RunConfig.auto_combination): their median, or their mean weighted
-# by the inverse of each one's validation score (combination_weights; the default since it was measured before the M3
-# hold-outs at two origins: benchmarks/results/auto_combination_o*.md)
+# how they are combined: tsattn.baselines.AUTO_COMBINATIONS (RunConfig.auto_combination)
 SINGLE_MARGIN = 0.02  # a single candidate is chosen over the combination only when its validation score is lower by
 # more than this fraction of the combination's (0: the lowest score wins); 2% chosen before the M3 hold-outs at two
 # origins (benchmarks/results/auto_margin_*.md)
