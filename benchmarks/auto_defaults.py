@@ -46,6 +46,8 @@ CASES = (
     ("M3 other, all 174 series", "m3-other", None),
     ("M1 monthly, all 617 series", "m1-monthly", None),
 )
+CHOICE_ONLY = ("auto_combination",)  # settings of auto's choice alone: its candidates' fits are the same with any
+# value, so they are shared across them
 QUICK_CASES = (("M3 yearly, 10 series", "m3-yearly", 10), ("M3 monthly, the longest series alone", "m3-monthly", 1))
 
 
@@ -72,10 +74,8 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     settings = dict(settings)
     swaps = {"auto_networks": "AUTO_NETWORKS", "auto_margin": "SINGLE_MARGIN"}  # model auto: its pool and its rule
     given = {key: settings.pop(key) for key in list(settings) if key in swaps}
-    choosing = {key: settings[key] for key in ("auto_combination",) if key in settings}  # settings of auto's choice
-    # alone: the candidates' fits are the same with any of them, so they are shared
-    key = (id(frame), horizon, seed, quick, json.dumps({k: v for k, v in settings.items() if k not in choosing},
-                                                       sort_keys=True))
+    fitted_with = {k: v for k, v in settings.items() if k not in CHOICE_ONLY}
+    key = (id(frame), horizon, seed, quick, json.dumps(fitted_with, sort_keys=True))
     if model != "auto" or key not in _FITTED:  # a new fit (a new case: nothing of the last one is kept)
         if model != "auto" or any(k[:2] != key[:2] for k in _FITTED):
             _FITTED.clear()

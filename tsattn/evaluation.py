@@ -79,7 +79,7 @@ def calibrate(model, data, insample: np.ndarray, season: int):
     point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
     return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
                                  scales_at(data, origins, first, series, insample, season),
-                                 floor=data.interval_floor, kind=data.interval_scale, scores=data.interval_scores)
+                                 **data.calibration_settings)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -166,8 +166,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
                 calibrations[model.key] = Calibration.calibrate(actual, point, None, scales[data.interval_scale],
-                                                                floor=data.interval_floor, kind=data.interval_scale,
-                                                                scores=data.interval_scores)
+                                                                **data.calibration_settings)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):

@@ -235,13 +235,12 @@ class Conformal:
         actual, predicted = np.asarray(actual, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             errors = (actual - predicted) / np.asarray(scale, dtype=np.float64)[:, None]
-        made = cls.from_scores(errors if signed else np.abs(errors))
-        made.signed = bool(signed)
-        return made
+        return cls.from_scores(errors if signed else np.abs(errors), signed=signed)
 
     @classmethod
-    def from_scores(cls, errors) -> "Conformal":
-        """From conformity scores (windows, horizon), already scaled (NaN entries are skipped)."""
+    def from_scores(cls, errors, signed: bool = False) -> "Conformal":
+        """From conformity scores (windows, horizon), already scaled (NaN entries are skipped); ``signed``: they are
+        signed errors, not magnitudes."""
         errors = np.asarray(errors, dtype=np.float64)
         counts, ranks, scores = [], [], []
         for step in range(errors.shape[1]):
@@ -252,7 +251,7 @@ class Conformal:
             counts.append(n)
             ranks.append(kept)
             scores.append(column[kept - 1] if n else np.zeros(0))
-        return cls(counts, ranks, scores)
+        return cls(counts, ranks, scores, signed=signed)
 
     def radius(self, level: float, extrapolate: bool = True) -> tuple[np.ndarray, list[int]]:
         """(steps,) half-widths in scaled units for ``level``, and the steps with too few scores to reach it.

@@ -177,8 +177,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         insample = series_scale(first.mase_scale, data.scaler.scale)
         calibration = Calibration.calibrate(part.actual, combined, None,
                                             scales_at(data, origins, starts, series, insample, first.season),
-                                            floor=data.interval_floor, kind=data.interval_scale,
-                                            scores=data.interval_scores)
+                                            **data.calibration_settings)
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(

@@ -340,6 +340,12 @@ class WindowedPanel:
             self.source = self.panel.values
 
     @property
+    def calibration_settings(self) -> dict:
+        """The interval settings every calibration of this data takes (tsattn.intervals.Calibration.calibrate's
+        floor, kind and scores): one place, so a new setting reaches every path that calibrates."""
+        return {"floor": self.interval_floor, "kind": self.interval_scale, "scores": self.interval_scores}
+
+    @property
     def layout(self):
         """(past, future-known, static) covariate columns after the target; None without covariates."""
         return None if self.covariates is None else self.covariates.layout
