@@ -99,7 +99,7 @@ def main() -> None:
                              "windows per series every origin refits them, which takes long)")
     parser.add_argument("--interval-scales", default="",
                         help="comma-separated interval_scale values to score every network fit with (e.g. "
-                             "history,recent: one fit, recalibrated per scale); default: the fit's own")
+                             "expanding,recent: one fit, recalibrated per scale); default: the fit's own")
     parser.add_argument("--interval-scores", default="",
                         help="comma-separated interval_scores values (absolute, signed) to score every network fit "
                              "with, each with every --interval-scales value; default: the fit's own")
@@ -113,8 +113,10 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     kinds = [k for k in args.interval_scales.split(",") if k] or [None]
     score_kinds = [k for k in args.interval_scores.split(",") if k] or [None]
-    from tsattn.intervals import INTERVAL_SCORES
+    from tsattn.intervals import INTERVAL_SCALES, INTERVAL_SCORES
 
+    if set(kinds) - {None} - set(INTERVAL_SCALES):
+        parser.error(f"--interval-scales takes {', '.join(INTERVAL_SCALES)}; got {args.interval_scales!r}")
     if set(score_kinds) - {None} - set(INTERVAL_SCORES):
         parser.error(f"--interval-scores takes {', '.join(INTERVAL_SCORES)}; got {args.interval_scores!r}")
     chosen = args.models.split(",")

@@ -80,6 +80,16 @@ def test_speed_refuses_bad_options_in_one_line_before_any_section(options, messa
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--interval-scales", "blend,history"], "--interval-scales takes expanding, insample, recent, blend"),
+    (["--interval-scores", "both"], "--interval-scores takes absolute, signed"),
+])
+def test_intervals_refuses_unknown_scales_and_scores_before_any_fit(options, message):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "intervals.py"), "--quick", *options],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
 def test_m3_names_each_choice_of_auto_once_with_its_seeds(monkeypatch):
     monkeypatch.setattr(sys, "path", [str(ROOT / "benchmarks"), *sys.path])
     chosen_by_seed = runpy.run_path(str(ROOT / "benchmarks" / "m3.py"))["chosen_by_seed"]
