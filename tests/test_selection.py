@@ -138,8 +138,24 @@ def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(m
     assert again.estimator_.weights == combination.weights
     pd.testing.assert_frame_equal(again.predict(level=[80]), f.predict(level=[80]))
     monkeypatch.setattr(S, "_validation_score", real)
-    with pytest.raises(ConfigError, match="auto_combination must be one of median, weighted"):
+    with pytest.raises(ConfigError, match="auto_combination must be one of median, weighted, auto"):
         Forecaster("auto", auto_combination="mean").fit(frame)
+
+
+@pytest.mark.parametrize("scores, chosen", [((-1.0, -2.0), "median of "), ((-2.0, -1.0), "weighted mean of ")])
+def test_auto_combination_auto_offers_both_combinations_and_keeps_the_lower(monkeypatch, scores, chosen):
+    """auto_combination="auto": the weighted mean and the median of the same three members are both candidates (scored
+    weighted first, then median: forced here), and the one with the lower validation score is the combination."""
+    import tsattn.selection as S
+
+    calls = iter(scores)
+    monkeypatch.setattr(S, "_validation_score", lambda *a, **k: next(calls))
+    f = Forecaster("auto", horizon=4, epochs=2, auto_combination="auto").fit(panel(n=4))
+    labels = list(f.choice_["candidate"])
+    assert sum(c.startswith("median of ") for c in labels) == 1
+    assert sum(c.startswith("weighted mean of ") for c in labels) == 1
+    assert labels[0].startswith(chosen) and f.choice_["chosen"].iloc[0] and f.choice_["chosen"].sum() == 1
+    assert (f.estimator_.weights is None) == (chosen == "median of ")
 
 
 def test_compare_takes_auto_beside_the_networks():

@@ -186,8 +186,9 @@ class RunConfig:
     ensemble: int = 1                # members trained with seeds seed, seed + 1, ...; one combined model
     ensemble_method: str = "median"  # how members' forecasts are combined
     auto_combination: str = "weighted"  # model auto's combination candidate: the mean of its best three candidates
-                                     # weighted by the inverse of each one's validation score, or their median
-                                     # ("median", the rule before); tsattn.baselines.AUTO_COMBINATIONS. Chosen before
+                                     # weighted by the inverse of each one's validation score, their median
+                                     # ("median", the rule before), or "auto": both, the lower validation score
+                                     # kept; tsattn.baselines.AUTO_COMBINATIONS. Chosen before
                                      # the M3 hold-outs at two origins, 3 seeds: -0.09 sMAPE over 3003 series, lower
                                      # on every frequency (benchmarks/results/auto_combination_o*.md)
     ensemble_lookbacks: list | None = None  # members with these lookbacks (in horizons; each x `ensemble` seeds);

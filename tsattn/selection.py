@@ -91,6 +91,13 @@ def combination_weights(scores) -> list[float]:
     return [float(w) for w in inverse / inverse.sum()]
 
 
+def combination_kinds(setting: str) -> tuple:
+    """The combinations ``auto_combination`` offers as candidates (:data:`tsattn.baselines.AUTO_COMBINATIONS`):
+    "auto" offers the median and the weighted mean, and the lower validation score of the two stands for the
+    combination; any other value offers itself alone."""
+    return ("weighted", "median") if setting == "auto" else (setting,)
+
+
 def chosen_by_margin(choice: pd.DataFrame, metric: str, label: str) -> str:
     """The winner of ``choice`` (every candidate's validation score, lowest first, the combination ``label`` among
     them): the lowest, unless it is a single candidate not lower than the combination by more than
@@ -113,7 +120,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     """Fit every candidate on ``data``, score each on its validation part and return the winner's fitted state with
     ``choice`` (the table of candidates) set. Besides the single candidates, the best three (at most one network)
     combined are a candidate too (``auto_combination``: their mean weighted by :func:`combination_weights`, the
-    default, or their median), scored on the same validation forecasts; when it wins, the state's estimator is a
+    default, their median, or with "auto" both, the lower standing for the combination), scored on the same
+    validation forecasts; when it wins, the state's estimator is a
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
     from .baselines import Combination, NetworkModel, combine
@@ -154,17 +162,21 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice = pd.DataFrame(rows).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
     best = combination_members(list(choice["candidate"]),
                                {name: isinstance(members[name][0], NetworkModel) for name in members})
-    weights = None
-    if config.auto_combination == "weighted":
-        scored = choice.set_index("candidate")[metric]
-        weights = combination_weights([scored[name] for name in best])
-    combined = combine([members[name][2] for name in best], weights)
-    label = f"median of {', '.join(best)}" if weights is None else \
-        "weighted mean of " + ", ".join(f"{name} ({weight:.2f})" for name, weight in zip(best, weights))
-    combined_score = _validation_score(part.actual, combined, part.series, data.panel.ids, first.mase_scale, metric)
-    choice = pd.concat([choice, pd.DataFrame([{"candidate": label, metric: combined_score, "seconds": 0.0}])],
+    combinations = {}  # label -> (weights or None for the median, validation forecasts, validation score)
+    scored = choice.set_index("candidate")[metric]
+    for kind in combination_kinds(config.auto_combination):
+        weights = combination_weights([scored[name] for name in best]) if kind == "weighted" else None
+        combined = combine([members[name][2] for name in best], weights)
+        label = f"median of {', '.join(best)}" if weights is None else \
+            "weighted mean of " + ", ".join(f"{name} ({weight:.2f})" for name, weight in zip(best, weights))
+        combinations[label] = (weights, combined, _validation_score(part.actual, combined, part.series,
+                                                                     data.panel.ids, first.mase_scale, metric))
+    label = min(combinations, key=lambda key: np.inf if np.isnan(combinations[key][2]) else combinations[key][2])
+    choice = pd.concat([choice, pd.DataFrame([{"candidate": key, metric: score, "seconds": 0.0}
+                                              for key, (_, _, score) in combinations.items()])],
                        ignore_index=True).sort_values(metric, kind="stable", na_position="last").reset_index(drop=True)
     winner = chosen_by_margin(choice, metric, label)
+    weights, combined, _ = combinations[label]
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
     choice.attrs["margin"] = SINGLE_MARGIN
