@@ -99,6 +99,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 174", "--seeds", "0,1,2", "--origin", "1",
           "--candidates", '{"median (default)": {}, "weighted": {"auto_combination": "weighted"}}'),
          "M3 other", "auto | weighted", "sMAPE (mean)"),
+    Cell("auto_combination=auto (the weighted mean or the median, the lower on validation), one horizon before the M3 "
+         "yearly hold-out, 3 seeds (the auto row: the one set where it took a median)", "auto_combination_auto_o1.md",
+         ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 645", "--seeds", "0,1,2", "--origin", "1",
+          "--candidates", '{"weighted (default)": {}, "auto": {"auto_combination": "auto"}}'),
+         "M3 yearly", "auto | auto", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -261,6 +266,9 @@ ARCHIVED = {
     "seeds each, 5 minutes on the AMD EPYC with AVX-512 it names; measured after m1_main.md showed the weighted mean "
     "behind the median on M1's test part; the code path of auto_combination_o1.md, whose cell reruns it)":
         ("auto_combination_m1_o1.md", "auto_combination_m1_o2.md"),
+    "auto_combination=auto two horizons before each M3 and the M1 monthly hold-out (5 sets x 3 seeds, 10 minutes on the "
+    "AMD EPYC with AVX-512 it names; the code path of auto_combination_auto_o1.md, whose cell reruns it)":
+        ("auto_combination_auto_o2.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
