@@ -104,6 +104,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 645", "--seeds", "0,1,2", "--origin", "1",
           "--candidates", '{"weighted (default)": {}, "auto": {"auto_combination": "auto"}}'),
          "M3 yearly", "auto | auto", "sMAPE (mean)"),
+    Cell("nbeats with 512 units (not the default), one horizon before the M3 other hold-out, 3 seeds",
+         "nbeats_size_others_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin", "1",
+          "--candidates", '{"units 512": {"preset": "nbeats-recipe", "pad": true, "units": 512}}'),
+         "M3 other", "nbeats | units 512", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -269,6 +274,11 @@ ARCHIVED = {
     "auto_combination=auto two horizons before each M3 and the M1 monthly hold-out (5 sets x 3 seeds, 10 minutes on the "
     "AMD EPYC with AVX-512 it names; the code path of auto_combination_auto_o1.md, whose cell reruns it)":
         ("auto_combination_auto_o2.md",),
+    "nbeats' size (units 512, layers 4, blocks 8) before the M3 and M1 monthly hold-outs (4 candidates x 3 seeds x 2 "
+    "origins on monthly, then 2 x 3 x 2 on the other sets, 45 minutes on the AMD EPYC with AVX-512 they name; the code "
+    "path of nbeats_size_others_o1.md, whose cell reruns it)":
+        ("nbeats_size_monthly_o1.md", "nbeats_size_monthly_o2.md", "nbeats_size_others_o2.md",
+         "nbeats_size_m1_o1.md", "nbeats_size_m1_o2.md"),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
