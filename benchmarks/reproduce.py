@@ -279,6 +279,9 @@ ARCHIVED = {
     "path of nbeats_size_others_o1.md, whose cell reruns it)":
         ("nbeats_size_monthly_o1.md", "nbeats_size_monthly_o2.md", "nbeats_size_others_o2.md",
          "nbeats_size_m1_o1.md", "nbeats_size_m1_o2.md"),
+    "nbeats with 4 layers per block before the M3 quarterly, yearly, other and M1 monthly hold-outs (2 candidates x 3 "
+    "seeds x 2 origins, 14 minutes on the AMD EPYC with AVX-512 they name; the code path of nbeats_size_others_o1.md, "
+    "whose cell reruns it)": ("nbeats_layers_o1.md", "nbeats_layers_o2.md"),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
