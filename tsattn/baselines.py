@@ -744,10 +744,10 @@ def statsforecast_installed() -> bool:
 
 
 AUTO_COMBINATIONS = ("median", "weighted", "auto")  # how model auto combines its best candidates
-# (RunConfig.auto_combination): their median, their mean weighted by the inverse of each one's validation score, or
-# both offered and the lower validation score taken (tsattn.selection.combination_kinds)
-# (tsattn.selection.combination_weights; the default since it was measured before the M3 hold-outs at two origins:
-# benchmarks/results/auto_combination_o*.md)
+# (RunConfig.auto_combination): their median; their mean weighted by the inverse of each one's validation score
+# (tsattn.selection.combination_weights), the default since it was measured before the M3 hold-outs at two origins
+# (benchmarks/results/auto_combination_o*.md); or both offered and the lower validation score taken
+# (tsattn.selection.combination_kinds; measured and not the default: auto_combination_auto_o*.md)
 
 
 class Combination(WindowModel):
