@@ -48,25 +48,24 @@ def run(frame, settings: dict, model: str, seed: int, quick: bool, **extra):
     return result, time.perf_counter() - start
 
 
-def rescored(result, kind: str | None, scores: str | None = None) -> tuple[dict, str]:
+def rescored(result, kind: str | None, scores: str | None = None) -> dict:
     """The run's metrics with conformal scores measured in another interval scale (``interval_scale``; None: the
-    run's own) or of another kind (``interval_scores``, absolute or signed; None: the run's own), and the scale the
-    model's calibration used (auto: the one it chose): the same fitted models recalibrated on the same validation
-    forecasts (the fit never reads either setting, so this is what a fit with them gives, at no second fit's
-    cost)."""
+    run's own) or of another kind (``interval_scores``, absolute or signed; None: the run's own): the same fitted
+    models recalibrated on the same validation forecasts (the fit never reads either setting, so this is what a fit
+    with them gives, at no second fit's cost)."""
     import dataclasses
 
     from tsattn.evaluation import score_windows
 
     if (kind is None or kind == result.data.interval_scale) and \
             (scores is None or scores == result.data.interval_scores):
-        return result.metrics, getattr(result.state.calibration, "scale", None)
+        return result.metrics
     state = result.state
     data = dataclasses.replace(result.data, interval_scale=kind or result.data.interval_scale,
                                interval_scores=scores or result.data.interval_scores)
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=LEVELS,
                                mase_scale=state.mase_scale, selection=state.selection)
-    return evaluation.metrics, evaluation.calibration["model"].scale
+    return evaluation.metrics
 
 
 def rows_of(metrics: dict, label: str, keys) -> list[list]:
@@ -146,8 +145,8 @@ def main() -> None:
                 members = len(result.history.attrs.get("members", [None]))
                 for kind in kinds:
                     for scores in score_kinds:
-                        metrics, used = rescored(result, kind, scores)
-                        scale = f", {kind} scale{f': {used}' if kind == 'auto' else ''}" if kind else ""
+                        metrics = rescored(result, kind, scores)
+                        scale = f", {kind} scale" if kind else ""
                         scale += f", {scores} scores" if scores else ""
                         label = f"{model} seed {seed}{f' ensemble of {members} (median)' if members > 1 else ''} " \
                                 f"(conformal{scale})"
