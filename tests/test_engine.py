@@ -214,6 +214,12 @@ def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
     pd.testing.assert_series_equal(_ensemble("ray")[0], _ensemble()[0])
 
 
+# Runs of some 3 s each (150 epochs, no early stopping), so the node dies while one is mid-run, not as it ends: with
+# 40 epochs (early stopping on) a run took 1.0-1.3 s on an AMD EPYC, about the state API's lag, and a CI run once
+# missed all three kills (each run ended 14-23 ms before its node died)
+KILLED_RUNS = dict(seeds=[0, 1, 2], epochs=150, settings={"units": 4, "early_stopping": False})
+
+
 def _kill_a_node_mid_run(nodes, workers, out, small_csv) -> str:
     """Run a Ray comparison and kill the worker node of a run the moment it begins; "retried" when Ray ran the lost
     run again, else what the state API says of the killed run (a run already finished when its node died is a
@@ -245,10 +251,8 @@ def _kill_a_node_mid_run(nodes, workers, out, small_csv) -> str:
                     return
                 time.sleep(0.1)
 
-    # runs of a few seconds (40 epochs), so the node dies while one is mid-run, not as it ends
     began_ms = time.time() * 1000  # the cluster is shared: an earlier test's retried tasks are not this test's
-    results = compare(out=out, engine="ray", address=nodes.address,
-                      **options(small_csv, seeds=[0, 1, 2], epochs=40, echo=echo))
+    results = compare(out=out, engine="ray", address=nodes.address, **options(small_csv, echo=echo, **KILLED_RUNS))
     assert killed and not results.attrs["failures"]
     _, task_id, killed_ms = killed[0]
     for _ in range(150):  # the state API reports task attempts with some delay (seconds on a loaded machine)
@@ -272,7 +276,7 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
             break
         _replace_lost_workers(nodes, workers)
     assert outcomes[-1] == "retried", outcomes
-    compare(out=tmp_path / "one", **options(small_csv, seeds=[0, 1, 2], epochs=40))
+    compare(out=tmp_path / "one", **options(small_csv, **KILLED_RUNS))
     last = tmp_path / f"ray{len(outcomes) - 1}"
     assert records(last) == records(tmp_path / "one") and len(records(tmp_path / "one")) == 6
 
