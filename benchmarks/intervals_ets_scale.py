@@ -7,7 +7,8 @@ sharper intervals than tsattn's seasonal-naive one? (a lead for issue 36's inter
 
 For each M3 frequency, with ``--origin K`` the frame loses its last K - 1 horizons, so the scored horizon is the K-th
 before the hold-out (K = 2: the horizon before it, what a default may be chosen on). statsforecast's AutoETS
-forecasts the scored horizon from the values before it, and the horizon before that from the values before that
+forecasts the scored horizon from the values before it (where it cannot fit a history, too short, statsforecast's Naive
+stands in, with its own intervals), and the horizon before that from the values before that
 (the calibration origin); its errors there, divided by a scale, are the conformity scores: per step, the
 ceil((n + 1) L) / n-th smallest over the n series is the band's radius at level L (split conformal, one calibration
 origin; tsattn's own calibration pools several validation windows). The band at the scored origin is the forecast
@@ -39,10 +40,11 @@ SCALES = ("blend", "ETS deviation", "sqrt(blend x ETS deviation)")
 def ets_forecasts(frame: pd.DataFrame, horizon: int, season: int) -> dict:
     """AutoETS's point forecast and 80% / 95% bounds, each (series, horizon) in sorted series order."""
     from statsforecast import StatsForecast
-    from statsforecast.models import AutoETS
+    from statsforecast.models import AutoETS, Naive
 
     train = frame.assign(ds=frame.groupby("unique_id", sort=False).cumcount())
-    out = StatsForecast(models=[AutoETS(season_length=season)], freq=1, n_jobs=2).forecast(
+    # a history AutoETS cannot fit (statsforecast: "tiny datasets") gets the naive forecast and its own intervals
+    out = StatsForecast(models=[AutoETS(season_length=season)], freq=1, n_jobs=2, fallback_model=Naive()).forecast(
         df=train, h=horizon, level=list(LEVELS))
     out = out.reset_index() if "unique_id" not in out.columns else out
     out["step"] = out.groupby("unique_id", sort=False).cumcount()
