@@ -541,3 +541,59 @@ def test_interval_scores_setting_reaches_every_forecaster(tmp_path):
     assert RunConfig().interval_scores == "absolute"
     with pytest.raises(ConfigError, match="interval_scores must be one of absolute, signed"):
         Forecaster("naive", interval_scores="both").fit(series)
+
+
+def test_the_ets_interval_scale_measures_scores_in_autoets_deviation_per_series_and_step(tmp_path):
+    """interval_scale="ets": each score (and each band) is measured in sqrt(blend x AutoETS's own forecast deviation)
+    at its origin, per step; a history AutoETS cannot fit keeps the blend figure. The band at the data's end reads the
+    deviation kept at fit (the tails are too short to refit AutoETS): predicting from the fitted data, from the same
+    series passed again and from a reloaded model give the same band."""
+    pytest.importorskip("statsforecast")
+    from tsattn.baselines import ets_deviation, interval_scale_at
+    from tsattn.intervals import window_scale
+
+    rng = np.random.default_rng(3)
+    frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": pd.date_range("2020-01-01", periods=80, freq="D"),
+                                     "y": 50 + np.cumsum(rng.normal(0, sd, 80))}) for uid, sd in (("a", 1.0), ("b", 5.0))],
+                      ignore_index=True)
+    values, first = frame["y"].to_numpy(), np.array([0, 0, 80, 80])
+    origins = np.array([79, 2, 159, 120])  # the second: three values, too few for AutoETS
+    blend = window_scale("blend", values, origins, first, 1, 3, np.ones(4))
+    scale = interval_scale_at("ets", values, origins, first, 1, 3, np.ones(4))
+    deviation = ets_deviation(values, origins, first, 1, 3)
+    assert scale.shape == (4, 3) and np.isnan(deviation[1]).all() and np.isfinite(deviation[[0, 2, 3]]).all()
+    np.testing.assert_allclose(scale[1], blend[1])  # no deviation: the blend figure
+    np.testing.assert_allclose(scale[[0, 2, 3]], np.sqrt(blend[[0, 2, 3], None] * deviation[[0, 2, 3]]))
+    assert (np.diff(deviation[[0, 2, 3]], axis=1) > 0).all()  # the random walk's deviation grows with the step
+    with pytest.raises(ConfigError, match="interval_scale must be one of .*blend, ets"):
+        window_scale("latest", values, origins, first, 1, 3, np.ones(4))
+    with pytest.raises(ConfigError, match="the ets interval scale needs AutoETS's deviation"):
+        window_scale("ets", values, origins, first, 1, 3, np.ones(4))
+
+    fitted = Forecaster("naive", horizon=3, season=1, interval_scale="ets").fit(frame, validation=0.2)
+    band = fitted.predict(level=[80])
+    ends = np.array([79, 159])
+    expected = interval_scale_at("ets", values, ends, np.array([0, 80]), 1, 3, fitted.mase_scale_)
+    radius = fitted.calibration_.get("conformal").radius(80)[0]
+    widths = (band["naive-hi-80"] - band["naive"]).to_numpy().reshape(2, 3)
+    np.testing.assert_allclose(widths, radius[None, :] * expected)
+    np.testing.assert_allclose(fitted.state_.end_deviation, ets_deviation(values, ends, np.array([0, 80]), 1, 3))
+    assert widths[1, 0] / widths[0, 0] > 3  # the noisier series gets the wider band
+    pd.testing.assert_frame_equal(fitted.predict(series=frame, level=[80]), band)
+    pd.testing.assert_frame_equal(Forecaster.load(fitted.save(tmp_path / "m")).predict(level=[80]), band)
+
+
+def test_the_ets_interval_scale_without_statsforecast_says_how_to_install_it(monkeypatch, small_series, small_csv,
+                                                                             tmp_path):
+
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "statsforecast" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"interval_scale ets fits statsforecast's AutoETS, which is not installed: "
+                                          r"pip install 'tsattn\[bench\]'.*or use interval_scale blend"):
+        Forecaster("naive", horizon=2, interval_scale="ets").fit(small_series)
+    result = CliRunner().invoke(main, ["fit", "--model", "naive", "--csv", str(small_csv), "--column", "demand",
+                                       "--set", "interval_scale=ets", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "interval_scale ets fits statsforecast's AutoETS" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "run").exists()

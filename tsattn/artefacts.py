@@ -71,6 +71,7 @@ def metadata(state) -> dict:
         "scaler": state.scaler.to_dict(),
         "mase_scale": _finite_or_none(state.mase_scale),
         "end_scale": None if state.end_scale is None else _finite_or_none(state.end_scale),
+        "end_deviation": None if state.end_deviation is None else [_finite_or_none(row) for row in state.end_deviation],
         "columns": list(state.columns),
         "series_name": tails.name,
         "single_input": bool(tails.single_input),
@@ -345,6 +346,8 @@ def load(path: Path):
         mase_scale = _per_series(state.get("mase_scale"))
         end = state.get("end_scale")  # absent in artefacts saved before interval_scale
         end_scale = None if end is None else _per_series(end)
+        deviation = state.get("end_deviation")  # with interval_scale "ets" only (absent before it existed)
+        end_deviation = None if deviation is None else np.array([_per_series(row) for row in deviation])
         kind = tails.index_kind
         label = state["trained_until"]
         trained_until = (int(label) if kind == "range" else
@@ -382,7 +385,8 @@ def load(path: Path):
             columns=tuple(state.get("columns", ("unique_id", "ds", "y"))), params=params,
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
             covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),
-            baselines=[from_state(baseline) for baseline in state.get("baselines") or ()], end_scale=end_scale)
+            baselines=[from_state(baseline) for baseline in state.get("baselines") or ()], end_scale=end_scale,
+            end_deviation=end_deviation)
         fitted.note = state.get("note")
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
@@ -401,6 +405,8 @@ def load(path: Path):
         check_config(config)
         if len(mase_scale) != tails.n_series or (end_scale is not None and len(end_scale) != tails.n_series):
             raise ValueError("one MASE scale per series is needed")
+        if end_deviation is not None and end_deviation.shape != (tails.n_series, horizon):
+            raise ValueError("one AutoETS deviation per series and step is needed")
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ConfigError, DataError,
             StopIteration) as exc:
         raise DataError(f"{path} is a damaged tsattn artefact ({type(exc).__name__}: {exc}); refit and save "

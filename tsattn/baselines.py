@@ -599,6 +599,45 @@ STATISTICAL_LABELS = {label: key for key, (label, _) in STATISTICAL.items()}  # 
 INSTALL_HINT = "pip install 'tsattn[bench]' (or pip install statsforecast)"
 
 
+def require_ets_scale() -> None:
+    """One clear line when the "ets" interval scale is asked for without statsforecast (it fits AutoETS)."""
+    import importlib.util
+
+    if importlib.util.find_spec("statsforecast") is None:
+        raise ConfigError(f"interval_scale ets fits statsforecast's AutoETS, which is not installed: {INSTALL_HINT}; "
+                          "or use interval_scale blend (the default)")
+
+
+def ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarray:
+    """(windows, horizon) statsforecast AutoETS's forecast standard deviation at each origin (fitted on the values of
+    its series up to it; ``first``: each one's series start), read off its own interval at
+    :data:`tsattn.intervals.ETS_DEVIATION_LEVEL`; NaN where it could not fit the history (:class:`StatisticalModel`
+    forecasts the naive value there, with no width)."""
+    import warnings
+
+    from scipy.stats import norm
+
+    from .intervals import ETS_DEVIATION_LEVEL, level_bounds
+
+    require_ets_scale()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "could not be fitted on N histories": those get the blend figure instead
+        _, bounds = StatisticalModel("ets", int(horizon), max(int(season), 1)).forecast_distribution(
+            np.asarray(values, dtype=np.float64), np.asarray(origins), np.asarray(first), None, None,
+            levels=(ETS_DEVIATION_LEVEL,))
+    low, high = level_bounds(ETS_DEVIATION_LEVEL)
+    deviation = (bounds[high] - bounds[low]) / (2 * norm.ppf(high))
+    return np.where(np.isfinite(deviation) & (deviation > 0), deviation, np.nan)
+
+
+def interval_scale_at(kind: str, values, origins, first, season: int, horizon: int, insample) -> np.ndarray:
+    """:func:`tsattn.intervals.window_scale` of ``kind``, with AutoETS's deviation at each origin for "ets"."""
+    from .intervals import window_scale
+
+    deviation = ets_deviation(values, origins, first, season, horizon) if kind == "ets" else None
+    return window_scale(kind, values, origins, first, season, horizon, insample, deviation)
+
+
 def statsforecast_models():
     """statsforecast.models, or one clear line saying how to install it."""
     try:

@@ -21,7 +21,8 @@ import pandas as pd
 
 from . import checks as C
 from . import metrics as M
-from .baselines import AUTO_COMBINATIONS, BASELINES, LINEAR_FITS, baseline_learns, statistical_keys
+from .baselines import (AUTO_COMBINATIONS, BASELINES, LINEAR_FITS, baseline_learns, require_ets_scale,
+                        statistical_keys)
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError, TooShortError
@@ -546,6 +547,8 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("sample_by", config.sample_by, ("window", "series"))
     C.choice("clip_scope", config.clip_scope, ("variable", "global"))
     C.choice("interval_scale", config.interval_scale, INTERVAL_SCALES)
+    if config.interval_scale == "ets":
+        require_ets_scale()
     C.choice("interval_scores", config.interval_scores, INTERVAL_SCORES)
     get_loss(config.loss)
     _check_ensemble(config)

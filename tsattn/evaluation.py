@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from . import metrics as M
-from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel
+from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel, interval_scale_at
 from .errors import ConfigError, DataError
-from .intervals import Calibration, check_levels, series_scale, window_scale
+from .intervals import Calibration, check_levels, series_scale
 from .windows import PARTS
 
 
@@ -64,7 +64,7 @@ def scales_at(data, origins, first, series, insample: np.ndarray, season: int, k
     """(windows,) what each forecast's conformal score is divided by in the interval scale ``kind`` (default:
     ``data.interval_scale``; :func:`tsattn.intervals.window_scale`); ``insample`` holds each series'
     in-sample scale (every value before the test part)."""
-    return window_scale(kind or data.interval_scale, data.panel.values, origins, first, season, data.horizon,
+    return interval_scale_at(kind or data.interval_scale, data.panel.values, origins, first, season, data.horizon,
                         np.asarray(insample, dtype=np.float64)[series])
 
 
@@ -138,8 +138,13 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         if data.count(part) == 0:
             continue
         origins, first, series = origins_of(data, part)
-        scales = {kind: scales_at(data, origins, first, series, insample, season, kind)
-                  for kind in {data.interval_scale} | {c.scale for c in calibrations.values()}}
+        scales = {}  # interval scale -> this part's figures, made when a calibration or an interval reads them (the
+        # training part never: "ets" fits AutoETS at every origin)
+
+        def scale_of(kind, origins=origins, first=first, series=series):
+            if kind not in scales:
+                scales[kind] = scales_at(data, origins, first, series, insample, season, kind)
+            return scales[kind]
         actual = data.y(part, scaled=False)
         points, distributions = {}, {}
         network, baselines = selection if selection is not None and part == "validation" else \
@@ -165,7 +170,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.calibrate(actual, point, None, scales[data.interval_scale],
+                calibrations[model.key] = Calibration.calibrate(actual, point, None, scale_of(data.interval_scale),
                                                                 **data.calibration_settings)
         predicted = points.pop("model")
         intervals = {}
@@ -173,7 +178,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             for key, point in {"model": predicted, **points}.items():
                 own = distributions.get("model") if key == "model" else None  # a quantile model: its quantiles
                 if key in calibrations:
-                    intervals[key] = calibrations[key].quantiles(point, own, scales[calibrations[key].scale], levels)
+                    intervals[key] = calibrations[key].quantiles(point, own, scale_of(calibrations[key].scale), levels)
                 elif own is not None:
                     intervals[key] = own
                 if key in distributions:

@@ -29,7 +29,7 @@ import tensorflow as tf
 from keras import layers
 
 from . import metrics as M
-from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation,
+from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, ets_deviation,
                         forecaster_baseline, linear_coefficients, statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
 from .errors import ConfigError, TooShortError, TrainingError
@@ -896,13 +896,15 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     keep = kept_values(panel, data.window, estimator, season)
     end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
                              data.horizon, insample)
+    end_deviation = ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season, data.horizon) \
+        if data.interval_scale == "ets" else None
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
-                       end_scale=end_scale,
+                       end_scale=end_scale, end_deviation=end_deviation,
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 

@@ -134,8 +134,14 @@ def interval_source(loss) -> str:
 # swings; "blend" (the default), the mean of the expanding and the recent figures (each falling back alike): a long
 # run's level shrunk toward the recent swings. Measured before M3's and
 # M1's hold-outs (benchmarks/results/intervals_scale.md). Where a series is too short for one season before an origin,
-# the in-sample figure.
-INTERVAL_SCALES = ("expanding", "insample", "recent", "blend")
+# the in-sample figure. "ets": per step ahead, the geometric mean of the blend figure and statsforecast AutoETS's own
+# forecast standard deviation for that series, step and origin (AutoETS fitted on the values up to the origin): a
+# model-based difficulty, which grows with the step as the series' own smoothing says (the blend figure where AutoETS
+# cannot fit the history). With AutoETS as the forecaster, one horizon before each M3 hold-out, it lowered the MSIS of
+# split-conformal bands against blend by 2-14% on every frequency and level but one
+# (benchmarks/results/intervals_ets_scale_o2.md). It needs statsforecast and costs one AutoETS fit per origin.
+INTERVAL_SCALES = ("expanding", "insample", "recent", "blend", "ets")
+ETS_DEVIATION_LEVEL = 80  # AutoETS's deviation is read off its own interval at this level: (hi - lo) / (2 z)
 
 # What a split-conformal score is (RunConfig.interval_scores): "absolute", the scaled absolute error, one radius per
 # step and level, a band symmetric about the forecast (tsattn's scores before the setting existed); "signed", the
@@ -152,7 +158,7 @@ def recent_span(season: int, horizon: int) -> int:
     return max(3 * max(int(season), 1), 2 * max(int(horizon), 1))
 
 
-def window_scale(kind: str, values, origins, first, season: int, horizon: int, insample) -> np.ndarray:
+def window_scale(kind: str, values, origins, first, season: int, horizon: int, insample, deviation=None) -> np.ndarray:
     """(windows,) the scale each forecast's conformal score is measured in (:data:`INTERVAL_SCALES`): ``insample``
     (per window, its series' in-sample scale: :func:`series_scale`) as it is, or the mean absolute seasonal
     difference of the values up to each origin (``origins``: flat positions of the last input in ``values``;
@@ -191,9 +197,31 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
         good = (number > 0) & np.isfinite(scale) & (scale > 0)
         return np.where(good, scale, insample)
 
-    if kind == "blend":
-        return blend_scale(over(len(values)), over(recent_span(season, horizon)))
+    if kind in ("blend", "ets"):
+        blended = blend_scale(over(len(values)), over(recent_span(season, horizon)))
+        if kind == "ets" and deviation is None:  # an AutoETS fit per origin: tsattn.baselines.interval_scale_at
+            raise ConfigError("the ets interval scale needs AutoETS's deviation at each origin "
+                              "(tsattn.baselines.interval_scale_at computes it)")
+        return blended if kind == "blend" else ets_scale(blended, deviation)
     return over(recent_span(season, horizon) if kind == "recent" else len(values))
+
+
+def ets_scale(blended, deviation) -> np.ndarray:
+    """The "ets" interval scale (windows, horizon): sqrt(blend x AutoETS's forecast deviation) at each origin and step
+    (``deviation``, (windows, horizon): :func:`tsattn.baselines.ets_deviation`), the blend figure where the deviation
+    is missing."""
+    blended = np.asarray(blended, dtype=np.float64)[:, None]
+    scale = np.sqrt(blended * np.asarray(deviation, dtype=np.float64))
+    return np.where(np.isfinite(scale) & (scale > 0), scale, np.broadcast_to(blended, scale.shape))
+
+
+def per_step(scale, steps: int | None = None) -> np.ndarray:
+    """A scale as (rows, steps): each row's figure (rows,) on every step, or a per-step scale (rows, horizon) cut to
+    its first ``steps`` columns."""
+    scale = np.asarray(scale, dtype=np.float64)
+    if scale.ndim == 1:
+        return scale[:, None]
+    return scale if steps is None else scale[:, :steps]
 
 
 def blend_scale(expanding, recent) -> np.ndarray:
@@ -230,11 +258,12 @@ class Conformal:
 
     @classmethod
     def calibrate(cls, actual, predicted, scale, signed: bool = False) -> "Conformal":
-        """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,);
+        """From validation targets and forecasts (windows, horizon) and each window's series scale (windows,; or per
+        step, (windows, horizon));
         ``signed``: keep the errors' signs (:data:`INTERVAL_SCORES`)."""
         actual, predicted = np.asarray(actual, dtype=np.float64), np.asarray(predicted, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            errors = (actual - predicted) / np.asarray(scale, dtype=np.float64)[:, None]
+            errors = (actual - predicted) / per_step(scale)
         return cls.from_scores(errors if signed else np.abs(errors), signed=signed)
 
     @classmethod
@@ -318,7 +347,8 @@ class Conformal:
         return low, high, short
 
     def quantiles(self, point, scale, levels) -> dict[float, np.ndarray]:
-        """{quantile: (rows, steps)} from point forecasts (rows, steps) and each row's series scale (rows,):
+        """{quantile: (rows, steps)} from point forecasts (rows, steps) and each row's series scale (rows,; or per
+        step, (rows, horizon): :func:`per_step`):
         the point as the median and each level's bounds."""
         import warnings
 
@@ -328,7 +358,7 @@ class Conformal:
             raise ConfigError(f"conformal intervals reach {self.steps} step(s) ahead (the model's horizon); got "
                               f"{steps} steps: forecast at most {self.steps} steps with intervals, or fit with "
                               f"horizon={steps}")
-        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        scale = per_step(scale, steps)
         out = {0.5: point}
         for level in check_levels(levels):
             below, above, short = self.offsets(level)
@@ -392,7 +422,7 @@ class QuantileConformal:
     @classmethod
     def calibrate(cls, actual, quantiles: dict, scale) -> "QuantileConformal":
         actual = np.asarray(actual, dtype=np.float64)
-        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        scale = per_step(scale)
         by_level = {}
         for level, (low, high) in bands(quantiles, quantile_levels(quantiles)).items():
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -404,7 +434,7 @@ class QuantileConformal:
         calibration keep the raw bounds)."""
         import warnings
 
-        scale = np.asarray(scale, dtype=np.float64)[:, None]
+        scale = np.asarray(scale, dtype=np.float64)
         out = dict(quantiles)
         for level in check_levels(levels):
             conformal = self.by_level.get(float(level))
@@ -416,7 +446,7 @@ class QuantileConformal:
             if short:
                 warnings.warn(f"too few validation forecasts to calibrate the {level_name(level)}% quantile band at "
                               f"step(s) {short[:5]}; the largest score is used there", UserWarning, stacklevel=3)
-            margin = np.nan_to_num(margin[:steps], nan=0.0)[None, :] * scale
+            margin = np.nan_to_num(margin[:steps], nan=0.0)[None, :] * per_step(scale, steps)
             out[low], out[high] = quantiles[low] - margin, quantiles[high] + margin
             # a negative margin can cross the bounds over the median: keep every quantile ordered
         ordered = np.sort(np.stack([out[q] for q in sorted(out)], axis=-1), axis=-1)
@@ -464,7 +494,8 @@ class Calibration:
     def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
                   kind: str = "insample", scores: str = "absolute") -> "Calibration":
         """Every method that applies, calibrated on validation targets and forecasts (windows, horizon), a quantile
-        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's scale (windows,:
+        model's own quantiles ({quantile: (windows, horizon)}, or None) and each window's scale (windows,; "ets":
+        (windows, horizon):
         :func:`window_scale` of ``kind``); ``floor``: the lowest value an interval may reach
         (:meth:`tsattn.windows.WindowedPanel.nonnegative_floor`); ``scores``: one of :data:`INTERVAL_SCORES`."""
         if scores not in INTERVAL_SCORES:

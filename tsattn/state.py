@@ -80,6 +80,8 @@ class FittedState:
     note: str | None = None  # what the fit did other than asked (one short series forecast by a baseline), said
     end_scale: np.ndarray | None = None  # per fitted series: the seasonal-naive MAE over every value fit saw (the
                                          # "expanding" interval scale at the end, which the tails alone cannot give)
+    end_deviation: np.ndarray | None = None  # (fitted series, horizon), with interval_scale "ets": AutoETS's forecast
+                                             # deviation after every value fit saw (the tails alone cannot give it)
     selection: tuple | None = None  # after a final fit: (estimator, baselines) fitted on the training part only, which
                                     # chose the epochs and calibrated the intervals; scored on the validation part in
                                     # the final model's place (it never trained there). Not saved in artefacts.
@@ -215,7 +217,8 @@ class FittedState:
         saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the mean of the two
         ("blend"), or the fitted series' in-sample figure ("insample"); where a figure is undefined, the in-sample one
         (for a series not seen in fit, the same on its own history)."""
-        from .intervals import blend_scale, series_scale, window_scale
+        from .baselines import ets_deviation, interval_scale_at
+        from .intervals import blend_scale, ets_scale, series_scale, window_scale
 
         scale = np.asarray(self.mase_scale_for(panel), dtype=np.float64)
         unknown = ~np.isfinite(scale)
@@ -226,14 +229,20 @@ class FittedState:
         insample = series_scale(scale, scaler.scale if len(scaler.scale) == panel.n_series else 1.0)
         kind = self.calibration.scale if self.calibration is not None else "insample"
         ends = panel.offsets[1:] - 1, panel.offsets[:-1]
-        if kind in ("expanding", "blend") and fitted and self.end_scale is not None:
+        if kind in ("expanding", "blend", "ets") and fitted and self.end_scale is not None:
             end = np.asarray(self.mase_scale_for(panel, self.end_scale), dtype=np.float64)
             expanding = np.where(np.isfinite(end) & (end > 0), end, insample)
             if kind == "expanding":
                 return expanding
-            return blend_scale(expanding, window_scale("recent", panel.values, *ends, self.season, self.horizon,
-                                                       insample))
-        return window_scale(kind, panel.values, *ends, self.season, self.horizon, insample)
+            blended = blend_scale(expanding, window_scale("recent", panel.values, *ends, self.season, self.horizon,
+                                                          insample))
+            if kind == "blend":
+                return blended
+            deviation = self.end_deviation  # the fitted series' own (the tails hold too few values to fit AutoETS)
+            if deviation is None or len(deviation) != panel.n_series:
+                deviation = ets_deviation(panel.values, *ends, self.season, self.horizon)
+            return ets_scale(blended, deviation)
+        return interval_scale_at(kind, panel.values, *ends, self.season, self.horizon, insample)
 
     # -- forecasting -------------------------------------------------------------------------------------
     @property
