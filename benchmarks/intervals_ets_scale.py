@@ -125,7 +125,7 @@ def main() -> None:
     frequencies = ["monthly"] if args.quick else [f for f in args.frequencies.split(",") if f]
     lines = C.header("Intervals: conformal scores in AutoETS's own deviation", C.command_line(), args.quick)
     what = "the competition hold-out" if args.origin == 1 else \
-        f"the {args.origin}th horizon from the end (the last {args.origin - 1} left out, the hold-out among them)"
+        f"horizon {args.origin} from the end (the last {args.origin - 1} left out, the hold-out among them)"
     lines += [f"Scored on {what}; calibrated on the horizon before it; AutoETS (statsforecast) is the point "
               "forecaster; see the script's docstring.", ""]
     rows, counts, started = [], {}, time.perf_counter()
