@@ -132,7 +132,8 @@ def main() -> None:
     for frequency in frequencies:
         found, counts[frequency] = run(frequency, args.origin, args.quick)
         rows += found
-    lines += C.table(["M3", "level", "band", "coverage %", "MSIS"], rows) + [""]
+    lines += ["## Bands on the scored horizon", ""] + C.table(["M3", "level", "band", "coverage %", "MSIS"], rows) + [
+        "", "## Summary: MSIS with scores in blend and in sqrt(blend x ETS deviation)", ""]
     by = {(r[0], r[1], r[2]): float(r[4]) for r in rows}
     summary = []
     for frequency in frequencies:
