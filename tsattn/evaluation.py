@@ -62,8 +62,8 @@ def origins_of(data, part: str):
 
 def scales_at(data, origins, first, series, insample: np.ndarray, season: int, kind: str | None = None):
     """(windows,) what each forecast's conformal score is divided by in the interval scale ``kind`` (default:
-    ``data.interval_scale``; :func:`tsattn.intervals.window_scale`); ``insample`` holds each series'
-    in-sample scale (every value before the test part)."""
+    ``data.interval_scale``; :func:`tsattn.baselines.interval_scale_at`; "ets": (windows, horizon), one figure per
+    step); ``insample`` holds each series' in-sample scale (every value before the test part)."""
     return interval_scale_at(kind or data.interval_scale, data.panel.values, origins, first, season, data.horizon,
                         np.asarray(insample, dtype=np.float64)[series])
 

@@ -216,7 +216,9 @@ class FittedState:
         panel's values up to its end ("expanding"; for the fitted series themselves, ``fitted``, every value fit
         saw, kept at fit: the tails hold only the last ones) or its last ones ("recent"), or the mean of the two
         ("blend"), or the fitted series' in-sample figure ("insample"); where a figure is undefined, the in-sample one
-        (for a series not seen in fit, the same on its own history)."""
+        (for a series not seen in fit, the same on its own history). "ets": (series, horizon), per step the geometric
+        mean of the blend figure and AutoETS's forecast deviation after the series' end (for the fitted series the
+        one kept at fit, ``end_deviation``; else AutoETS fitted on the values given)."""
         from .baselines import ets_deviation, interval_scale_at
         from .intervals import blend_scale, ets_scale, series_scale, window_scale
 
