@@ -6,6 +6,7 @@ import argparse
 import datetime as _dt
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -153,7 +154,8 @@ def commit() -> str:
 
 
 def command_line() -> str:
-    return "python " + " ".join([Path(sys.argv[0]).as_posix().split("/work/main/")[-1], *sys.argv[1:]])
+    # shlex.join quotes what a shell would need quoted, so an empty argument (--statistical '') survives a copy
+    return "python " + shlex.join([Path(sys.argv[0]).as_posix().split("/work/main/")[-1], *sys.argv[1:]])
 
 
 def median_time(function, repeats: int) -> tuple[float, list]:

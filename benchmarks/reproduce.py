@@ -94,6 +94,19 @@ CELLS = (
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--interval-scores", "absolute,signed"),
          "m3-yearly", "nbeats seed 0 (conformal, signed scores)", "MSIS 80%"),
+    Cell("conformal scores in sqrt(blend x AutoETS's deviation) with AutoETS as the forecaster, two horizons before the "
+         "M3 other hold-out (80% MSIS)", "intervals_ets_scale_o2.md",
+         ("benchmarks/intervals_ets_scale.py", "--origin", "2", "--frequencies", "other"),
+         "Bands", "other | 80 | conformal, scores in sqrt(blend x ETS deviation)", "MSIS"),
+    Cell("conformal scores in sqrt(blend x AutoETS's deviation) with AutoETS as the forecaster, on the M3 other "
+         "hold-out (80% MSIS)", "intervals_ets_scale_o1.md",
+         ("benchmarks/intervals_ets_scale.py", "--origin", "1", "--frequencies", "other"),
+         "Bands", "other | 80 | conformal, scores in sqrt(blend x ETS deviation)", "MSIS"),
+    Cell("conformal 80% MSIS before the hold-out with interval_scale=ets (not the default), M3 yearly, nbeats, seed 0",
+         "intervals_scale_ets.md",
+         ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
+          "nbeats", "--interval-scales", "blend,ets"),
+         "m3-yearly", "nbeats seed 0 (conformal, ets scale)", "MSIS 80%"),
     Cell("auto's combination, the weighted mean against the median, one horizon before the M3 other hold-out, 3 seeds "
          "(the weighted row)", "auto_combination_o1.md",
          ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 174", "--seeds", "0,1,2", "--origin", "1",
@@ -282,6 +295,9 @@ ARCHIVED = {
     "nbeats with 4 layers per block before the M3 quarterly, yearly, other and M1 monthly hold-outs (2 candidates x 3 "
     "seeds x 2 origins, 14 minutes on the AMD EPYC with AVX-512 they name; the code path of nbeats_size_others_o1.md, "
     "whose cell reruns it)": ("nbeats_layers_o1.md", "nbeats_layers_o2.md"),
+    "auto's conformal intervals with interval_scale blend and ets before the M3 monthly hold-out (13 minutes on the "
+    "AMD EPYC with AVX-512 it names; the calibration code of intervals_scale_ets.md, whose cell reruns it; ets not "
+    "adopted for auto, the file says why)": ("intervals_scale_ets_auto.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
