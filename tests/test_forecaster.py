@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from sklearn.base import clone
 
 import tsattn
-from conftest import make_series
+from conftest import TINY_PARAMS, make_series
 from tsattn.cli.main import main
 from tsattn.errors import ConfigError, DataError, NotFittedError
 from tsattn.forecaster import Forecaster
@@ -311,6 +311,33 @@ def test_patch_transformer_through_the_forecaster_and_the_cli(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "patch_length (13) is longer than the window (12); use at most 12" in result.output
     assert not out.exists()
+
+
+def test_the_short_series_note_names_the_smallest_length_that_is_enough():
+    """Issue 36: too little data for auto (or a network) says so in one line and names the smallest series length it
+    needs; a series of that length is fitted as asked, one value fewer is not. The network's own parameters given
+    beside it (units, blocks) do not stop the fallback (they raised AttributeError there before)."""
+    import re
+    import warnings
+
+    def series(n):
+        return pd.Series(np.arange(1.0, n + 1) + np.sin(np.arange(n)), index=pd.date_range("2020-01-01", periods=n,
+                                                                                             freq="MS"))
+
+    auto = Forecaster("auto", horizon=6).fit(series(8), verbose=0)
+    assert re.search(r"too short for auto to train and validate on \(horizon 6; it needs at least \d+ values\)",
+                     auto.note_), auto.note_
+    tiny = {"horizon": 3, "epochs": 1, **TINY_PARAMS["nbeats"]}
+    with pytest.warns(UserWarning, match="too short for nbeats"):
+        short = Forecaster("nbeats", **tiny).fit(series(5), verbose=0)
+    least = int(re.search(r"it needs at least (\d+) values", short.note_).group(1))
+    assert least > 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no fallback warning at that length
+        assert Forecaster("nbeats", **tiny).fit(series(least), verbose=0).note_ is None
+    with pytest.warns(UserWarning, match=f"the series has {least - 1} values, too short for nbeats .*it needs at least "
+                                         f"{least} values"):
+        Forecaster("nbeats", **tiny).fit(series(least - 1), verbose=0)
 
 
 @pytest.mark.parametrize("n", [2, 4, 7])

@@ -237,6 +237,46 @@ SHORT_FALLBACK = ("theta", "naive")  # a single series too short for a network: 
 THETA_MIN_VALUES = 4  # statsforecast's Theta fits on 4 values or more (fewer: NotImplementedError): naive below
 
 
+SMALLEST_LENGTH_LIMIT = 1_000_000  # the longest series smallest_length tries
+
+
+def smallest_length(panel, config, window_config, with_test: bool) -> int | None:
+    """The fewest values the one series of ``panel`` needs for ``config`` to window it as asked (``window_config``
+    accepting it), found on the series repeated to each length tried (doubling, then halving the gap); None when no
+    length up to :data:`SMALLEST_LENGTH_LIMIT` is enough. The note of a series too short for a model names it."""
+    from .errors import TsattnError
+
+    n = int(panel.lengths[0])
+
+    def windows(length: int) -> bool:
+        positions = np.resize(np.arange(n), length)  # the series again and again, its covariates with it
+        index = panel.index
+        if isinstance(index, pd.DatetimeIndex) and panel.freq:
+            index = pd.date_range(index[0], periods=length, freq=panel.freq)
+        elif isinstance(index, pd.PeriodIndex):
+            index = pd.period_range(index[0], periods=length, freq=index.freq)
+        else:
+            index = pd.RangeIndex(length)
+        longer = dataclasses.replace(panel, values=panel.values[positions], index=index,
+                                     offsets=np.array([0, length], dtype=np.int64),
+                                     exog=None if panel.exog is None else panel.exog[positions])
+        try:
+            window_config(longer, config, with_test=with_test)
+        except TsattnError:
+            return False
+        return True
+
+    low, high = n, max(n + 1, 2 * n)
+    while not windows(high):
+        low, high = high, 2 * high
+        if high > SMALLEST_LENGTH_LIMIT:
+            return None
+    while high - low > 1:  # windows(low) is False, windows(high) True
+        middle = (low + high) // 2
+        low, high = (low, middle) if windows(middle) else (middle, high)
+    return high
+
+
 def short_series_fallback(config, panel, error: TooShortError, window_config, with_test: bool = False):
     """The config that still forecasts one series too short for ``config`` (``error`` said why), and the line
     that says so; ``error`` again where a fallback would hide a choice the user made (a window or lookback given).
@@ -256,8 +296,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     if not config.is_baseline:  # Theta where the forecast reads enough values for it
         theta = statistical_candidates() and n - (config.horizon if with_test else 0) >= THETA_MIN_VALUES
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
-    given = {key: getattr(config, key) for key in config.given
-             if key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
+    fields = {f.name for f in dataclasses.fields(config)}  # config.given also names the model parameters given
+    given = {key: getattr(config, key) for key in config.given if key in fields  # (the baseline takes none)
+             and key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
     unread, dropped = [], {}  # the covariates the fallback baseline cannot read: left out, and the note says so
     if name != config.model:
         from .baselines import BASELINES
@@ -290,8 +331,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
             uses = "be fitted" if uses == "train" else uses
         values = f"{counted(n - config.horizon, 'value')} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
+        least = smallest_length(panel, config, window_config, with_test)
         note = (f"the series has {counted(n, 'value')}, too short for {config.model} to {uses} on "
-                f"(horizon {config.horizon}); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})")
+                f"(horizon {config.horizon}" + (f"; it needs at least {least} values" if least else "") + f"); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})")
                 + (f"; {name} reads no covariates, so {', '.join(unread)} {'is' if len(unread) == 1 else 'are'} not "
                    "used" if unread else ""))
         return candidate, windowed, note
