@@ -118,7 +118,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     """
     from .evaluation import origins_in, score_origins, summarise
 
-    state = forecaster.state_
+    state = forecaster._state()  # NotFittedError in one line for a Forecaster not fitted yet
     horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
     stride = positive_int("stride", stride, 1, 100_000)
     panel = state.panel_of(series)
