@@ -34,9 +34,8 @@ def test_sklearn_protocol():
     with pytest.raises(ConfigError, match="unknown model 'no-such-model'; available: simple-rnn.*naive, seasonal-naive"):
         lazy.fit(make_series())
     series = make_series(40)
-    for method, call in [("predict", lambda f: f.predict(3)), ("backtest", lambda f: f.backtest(series)),
-                         ("evaluate", lambda f: f.evaluate(series)), ("attention_weights", lambda f: f.attention_weights()),
-                         ("plot", lambda f: f.plot()), ("make_future_dataframe", lambda f: f.make_future_dataframe())]:
+    for call in (lambda f: f.predict(3), lambda f: f.backtest(series), lambda f: f.evaluate(series),
+                 lambda f: f.attention_weights(), lambda f: f.plot(), lambda f: f.make_future_dataframe()):
         with pytest.raises(NotFittedError, match="not fitted yet; call fit"):  # backtest once: AttributeError 'state_'
             call(Forecaster())
     assert "Forecaster(model='simple-rnn'" in repr(f)

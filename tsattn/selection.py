@@ -245,17 +245,17 @@ def smallest_length(panel, config, window_config, with_test: bool) -> int | None
     accepting it), found on the series repeated to each length tried (doubling, then halving the gap); None when no
     length up to :data:`SMALLEST_LENGTH_LIMIT` is enough. The note of a series too short for a model names it."""
     from .errors import TsattnError
+    from .io import describe_index, future_index
 
     n = int(panel.lengths[0])
+    labels = panel.series_index(0)
+    described = describe_index(labels)
 
     def windows(length: int) -> bool:
         positions = np.resize(np.arange(n), length)  # the series again and again, its covariates with it
-        index = panel.index
-        if isinstance(index, pd.DatetimeIndex) and panel.freq:
-            index = pd.date_range(index[0], periods=length, freq=panel.freq)
-        elif isinstance(index, pd.PeriodIndex):
-            index = pd.period_range(index[0], periods=length, freq=index.freq)
-        else:
+        try:  # its labels continued as a forecast continues them
+            index = labels.append(future_index(described, length - n))
+        except DataError:  # timestamps that cannot be continued (irregular): positions stand in for them
             index = pd.RangeIndex(length)
         longer = dataclasses.replace(panel, values=panel.values[positions], index=index,
                                      offsets=np.array([0, length], dtype=np.int64),
@@ -296,8 +296,8 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     if not config.is_baseline:  # Theta where the forecast reads enough values for it
         theta = statistical_candidates() and n - (config.horizon if with_test else 0) >= THETA_MIN_VALUES
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
-    fields = {f.name for f in dataclasses.fields(config)}  # config.given also names the model parameters given
-    given = {key: getattr(config, key) for key in config.given if key in fields  # (the baseline takes none)
+    fields = config.fields()  # config.given also names the model parameters given (the baseline takes none)
+    given = {key: getattr(config, key) for key in config.given if key in fields
              and key not in ("model", "model_params", "preset", "split", "holdout", "validation_fraction", "pad")}
     unread, dropped = [], {}  # the covariates the fallback baseline cannot read: left out, and the note says so
     if name != config.model:
@@ -332,8 +332,10 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         values = f"{counted(n - config.horizon, 'value')} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
         least = smallest_length(panel, config, window_config, with_test)
+        needs = f"; it needs at least {least} values" if least else ""
         note = (f"the series has {counted(n, 'value')}, too short for {config.model} to {uses} on "
-                f"(horizon {config.horizon}" + (f"; it needs at least {least} values" if least else "") + f"); {what}" + ("" if keep_validation else f", on {values} ({UNCALIBRATED})")
+                f"(horizon {config.horizon}{needs}); {what}"
+                + ("" if keep_validation else f", on {values} ({UNCALIBRATED})")
                 + (f"; {name} reads no covariates, so {', '.join(unread)} {'is' if len(unread) == 1 else 'are'} not "
                    "used" if unread else ""))
         return candidate, windowed, note
