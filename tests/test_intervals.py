@@ -346,6 +346,26 @@ def test_cross_validation_returns_the_nixtla_frame_with_honest_cutoffs():
         Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10, step_size=4)
 
 
+
+
+def test_cross_validation_says_what_it_fits_in_one_line_and_verbose_chooses_how_much(capsys):
+    """Refitting before every window printed every fit's "Fitting ...; fit(verbose=0) silences this" line (fifty
+    windows: fifty lines, advising an argument cross_validation did not take); now one line, verbose as in fit."""
+    frame = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2000-01-01", periods=40, freq="MS"),
+                          "y": make_series(40).to_numpy()})
+    naive = Forecaster("naive", window=8, horizon=4)
+    naive.cross_validation(frame, n_windows=3)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["Cross-validating naive on 1 series: 3 window(s) of 4 steps, 1 apart, 3 fits, a fresh one "
+                     "before each window; cross_validation(verbose=0) silences this"]
+    naive.cross_validation(frame, n_windows=3, refit=False)
+    assert "one fit, before the first window" in capsys.readouterr().err
+    naive.cross_validation(frame, n_windows=3, verbose=0)
+    assert capsys.readouterr().err == ""
+    naive.cross_validation(frame, n_windows=3, verbose=1)
+    assert capsys.readouterr().err.count("Fitting naive on 1 series") == 3
+    with pytest.raises(ConfigError, match="verbose must be None"):
+        naive.cross_validation(frame, verbose="loud")
 def test_a_users_first_hour_on_a_quarterly_panel_end_to_end():
     """Issue 24's task on a small panel, with every default: a quarterly panel of series of different lengths
     through the API, a network and Theta side by side, intervals, cross-validation with refits, utilsforecast's

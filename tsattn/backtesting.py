@@ -11,6 +11,7 @@ the fitted state carries.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -26,7 +27,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
                      refit: bool = True, level=None, validation: float | int | str = "auto",
                      epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
                      time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
-                     static_df=None) -> pd.DataFrame:
+                     static_df=None, verbose: int | None = None) -> pd.DataFrame:
     """NeuralForecast's and statsforecast's cross-validation: ``n_windows`` forecasts of ``h`` steps at the end
     of every series, ``step_size`` apart, each made by a model that saw only the values before its window.
 
@@ -43,6 +44,9 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
         validation, epochs, seed: as in :meth:`fit`, for every fit.
         static_df: static features (``stat_exog``), as in :meth:`fit`. Future-known covariates of each window
             come from ``df`` itself (known in advance by definition); past-observed ones only up to its cutoff.
+        verbose: None (default) prints one line (stderr) saying how many fits and windows the run makes, and the
+            fits print nothing (fifty refits used to print fifty "Fitting ..." lines, each advising fit(verbose=0));
+            1 prints every fit's own line and epoch counter as ``fit(verbose=1)`` does; 0 prints nothing.
 
     Returns:
         A long frame ``unique_id, ds, cutoff, y, <model>`` (+ interval columns), ``cutoff`` being the last
@@ -67,13 +71,22 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     if shortest - span < 2:
         raise ConfigError(f"{n_windows} window(s) of {h} steps, {step_size} apart, need more than {span + 1} values "
                           f"per series; the shortest series has {shortest}: use fewer or shorter windows")
+    if verbose not in (None, 0, 1, False, True):
+        raise ConfigError(f"verbose must be None (one line), 0 (nothing) or 1 (every fit's line and epochs); got "
+                          f"{verbose!r}")
+    if verbose is None:
+        fits = f"{n_windows} fits, a fresh one before each window" if refit and n_windows > 1 else \
+            "one fit, before the first window"
+        print(f"Cross-validating {config.model} on {panel.n_series} series: {n_windows} window(s) of {h} steps, "
+              f"{step_size} apart, {fits}; cross_validation(verbose=0) silences this", file=sys.stderr, flush=True)
     frames, model = [], None
     for k in range(n_windows):
         cut = panel.lengths - span + k * step_size  # values before window k, per series
         history = panel.heads(cut).to_frame(id_column, time_column, value_column)
         if refit or model is None:
             model = clone(forecaster).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
-                                    time_column=time_column, value_column=value_column, static_df=panel.static)
+                                          time_column=time_column, value_column=value_column, static_df=panel.static,
+                                          verbose=1 if verbose else 0)
         positions = panel.offsets[:-1] + cut  # each window's first target
         future = None  # the window's own future-known values: what a user would have known at its cutoff
         if covariates is not None and covariates.futr:

@@ -410,7 +410,7 @@ class Forecaster(BaseEstimator):
                          refit: bool = True, level=None, validation: float | int | str = "auto",
                          epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
                          time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
-                         static_df=None, **peer) -> pd.DataFrame:
+                         static_df=None, verbose: int | None = None, **peer) -> pd.DataFrame:
         """NeuralForecast's and statsforecast's cross-validation of this Forecaster (it is not changed): see
         :func:`tsattn.backtesting.cross_validation`, which takes the same arguments (and the peers' ``id_col``,
         ``time_col``, ``target_col``, ``val_size``, ``random_seed``)."""
@@ -425,7 +425,7 @@ class Forecaster(BaseEstimator):
         id_column, time_column, value_column = given["id_column"], given["time_column"], given["value_column"]
 
         return cross_validation(self, df, h, n_windows, step_size, refit, level, validation, epochs, seed, id_column,
-                                time_column, value_column, static_df)
+                                time_column, value_column, static_df, verbose)
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
