@@ -118,3 +118,28 @@ def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
     for chunk_size in (1, 3, len(origins) - 1):
         np.testing.assert_allclose(model._outputs(data.panel.values, origins, first, series, data.scaler, chunk_size),
                                    whole, rtol=1e-6)
+
+
+def test_a_backtest_on_series_not_seen_in_fit_scores_mase_on_their_own_past():
+    """MASE needs each series' in-sample scale; a series the model never saw had none, so a backtest (or
+    evaluation) of a fitted model on other series reported MASE as n/a. Now its scale is M4's on its own values up
+    to its first scored origin, nothing after it; the fitted series keep their fit-time scale."""
+    import tsattn
+
+    def monthly(uid, n, seed, start="2000-01-01"):
+        rng = np.random.default_rng(seed)
+        values = 50 + 10 * np.sin(2 * np.pi * np.arange(n) / 12) + rng.normal(0, 1 + seed, n).cumsum()
+        return pd.DataFrame({"unique_id": uid, "ds": pd.date_range(start, periods=n, freq="MS"), "y": values})
+
+    fitted = tsattn.Forecaster("naive", horizon=1).fit(pd.concat([monthly("a", 60, 0), monthly("b", 60, 1)]),
+                                                        verbose=0)
+    others = pd.concat([monthly("c", 48, 2, "2010-01-01"), monthly("d", 56, 3, "2009-01-01")], ignore_index=True)
+    table = fitted.backtest(others, start=0.75)
+    by_series = table.attrs["metrics_by_series"]
+    mase = by_series[(by_series["model"] == "model") & (by_series["metric"] == "mase")].set_index("series")["value"]
+    assert mase.notna().all() and table.attrs["metrics"]["model"]["mase"] is not None
+    for uid, rows in table.groupby("unique_id"):
+        y = others.loc[others["unique_id"] == uid, "y"].to_numpy()
+        past = y[:int(np.argmax(others.loc[others["unique_id"] == uid, "ds"].to_numpy() == rows["origin"].min())) + 1]
+        scale = np.mean(np.abs(past[12:] - past[:-12]))  # seasonal naive, season 12, on values up to the origin
+        np.testing.assert_allclose(mase[uid], np.mean(np.abs(rows["actual"] - rows["predicted"])) / scale, rtol=1e-6)

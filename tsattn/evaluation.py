@@ -281,9 +281,25 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     if baselines is None:
         baselines = {model.key: model.forecast(source, origins, first, series, scaler)
                      for model in origin_baselines(state, horizon, panel)}
-    scale = state.mase_scale_for(panel)
+    scale = mase_scale_at(state, panel, origins, series)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
     return OriginScores(actual, predicted, baselines, frame, series, scale)
+
+
+def mase_scale_at(state, panel, origins: np.ndarray, series: np.ndarray) -> np.ndarray:
+    """Per series of ``panel``, MASE's denominator for forecasts from ``origins`` (global positions; ``series``: each
+    one's series number): a fitted series' in-sample scale, kept at fit; a series not seen in fit (a backtest or
+    evaluation of a model on other series) M4's scale on its own values up to its first scored origin, so nothing
+    after an origin enters it (it was NaN, and the panel's MASE "n/a"). NaN for a series with no origin."""
+    scale = np.asarray(state.mase_scale_for(panel), dtype=np.float64).copy()
+    unseen = np.flatnonzero(~np.isfinite(scale))
+    if len(unseen) and len(origins):
+        earliest = np.full(panel.n_series, np.iinfo(np.int64).max)
+        np.minimum.at(earliest, series, origins)
+        unseen = unseen[earliest[unseen] < np.iinfo(np.int64).max]
+        ends = earliest[unseen] - panel.offsets[unseen] + 1  # values up to and including the first origin
+        scale[unseen] = M.insample_scale(panel.values, panel.offsets[unseen], ends, state.season)
+    return scale
 
 
 def summarise(panel, scores: OriginScores, horizon: int) -> dict:
@@ -326,7 +342,7 @@ def permutation_importance(state, panel, origins: np.ndarray, metric: str, repea
     first = panel.offsets[series]
     scaler = state.scaler_for(panel)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
-    scale = state.mase_scale_for(panel)
+    scale = mase_scale_at(state, panel, origins, series)
 
     def score(shuffled) -> float:
         predicted = state.forecast(state.windows(state.source_of(shuffled), origins, first), horizon, scaler, series)
