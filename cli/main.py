@@ -553,7 +553,10 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         from tsattn.data import read_csv_frame
 
         futr_df = read_csv_frame(Path(futr_csv), text_columns=[forecaster.columns_[0]])
-    forecast = forecaster.predict(steps, series=series, level=levels or None, futr_df=futr_df)
+    try:
+        forecast = forecaster.predict(steps, series=series, level=levels or None, futr_df=futr_df)
+    except TsattnError as error:  # the API's futr_df is this command's --futr-csv
+        raise type(error)(futr_csv_terms(str(error), futr_csv, forecaster.columns_)) from None
     if getattr(forecast, "ndim", 2) == 1:  # one series: timestamp, forecast
         frame = forecast.rename("forecast").rename_axis("timestamp").reset_index()
     elif forecaster.columns_[0] not in forecast.columns:  # one series with intervals: timestamp, forecast, forecast-lo-80
@@ -678,6 +681,21 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
         output.say(f"{label:<16} RMSE {number_text(values['rmse'])}  MAE {number_text(values['mae'])}  MASE "
                    f"{'n/a' if values['mase'] is None else number_text(values['mase'])}")
     output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
+
+
+def futr_csv_terms(message: str, futr_csv, columns) -> str:
+    """An error of ``Forecaster.predict`` about its ``futr_df`` in `tsattn predict`'s terms: the --futr-csv file
+    (or, when none was given, the option), its columns named, and no advice only Python can follow."""
+    name = f"--futr-csv {futr_csv}" if futr_csv else "--futr-csv FILE"
+    for python, cli in ((" (make_future_dataframe() builds the id and time columns)",
+                         f" (columns {columns[0]}, {columns[1]} and each covariate)"),
+                        (" (get_missing_future(futr_df) lists them)", ""),
+                        ("pass futr_df with", f"give {name} with"),
+                        ("covariates (futr_exog), so futr_df is not used; drop it",
+                         "covariates (--futr-exog), so --futr-csv is not used; drop it"),
+                        ("fit with futr_exog=[...] naming its columns", "fit with --futr-exog COLUMNS")):
+        message = message.replace(python, cli)
+    return message.replace("futr_df", name)
 
 
 def _names(text: str | None, what: str):

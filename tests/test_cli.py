@@ -199,3 +199,35 @@ def test_calendar_on_made_up_dates_is_refused_before_training(runner, tmp_path):
                              "--out", str(tmp_path / "out")])
     assert_clean_error(result, r"calendar features \(month\) need real dates, but this data's dates are made up")
     assert not (tmp_path / "out").exists()
+
+
+def test_predict_names_the_futr_csv_not_the_python_argument(runner, tmp_path):
+    """`tsattn predict` said "futr_df" and advised get_missing_future(futr_df) / make_future_dataframe(), which a CLI
+    user cannot call; each such error now names --futr-csv (the file given) and the columns it needs."""
+    weeks = pd.date_range("2021-01-04", periods=60, freq="W-MON")
+    frame = pd.concat([pd.DataFrame({"store": s, "week": weeks, "promo": [(i + k) % 5 == 0 for i in range(60)],
+                                     "units": [100 + 10 * k + 5 * ((i + k) % 5 == 0) + i % 3 for i in range(60)]})
+                       for k, s in enumerate(["a", "b"])])
+    frame.to_csv(tmp_path / "sales.csv", index=False)
+    out = tmp_path / "run"
+    invoke(runner, ["fit", "--model", "linear", "--csv", str(tmp_path / "sales.csv"), "--id-column", "store",
+                    "--date-column", "week", "--column", "units", "--futr-exog", "promo", "--horizon", "4", "--out",
+                    str(out), "-q"])
+    future = pd.DataFrame({"store": ["a"] * 4 + ["b"] * 4, "week": list(pd.date_range(weeks[-1], periods=5,
+                                                                                        freq="W-MON")[1:]) * 2,
+                           "promo": [True, False, False, False] * 2})
+    cases = {"no_promo.csv": future.drop(columns="promo"), "short.csv": future.head(6), "right.csv": future}
+    for name, table in cases.items():
+        table.to_csv(tmp_path / name, index=False)
+    predict = ["predict", "--model-dir", str(out), "--futr-csv"]
+    assert_clean_error(invoke(runner, predict + [str(tmp_path / "no_promo.csv")]),
+                       r"covariate column 'promo' is not in --futr-csv \S*no_promo.csv; available columns")
+    result = invoke(runner, predict + [str(tmp_path / "short.csv")])
+    assert_clean_error(result, r"--futr-csv \S*short.csv lacks 2 \(series, time\) row\(s\).*'b'.*next 4 steps$")
+    assert_clean_error(invoke(runner, ["predict", "--model-dir", str(out)]),
+                       r"give --futr-csv FILE with their values for the next 4 steps of every series \(columns "
+                       r"store, week and each covariate\)")
+    for result in (invoke(runner, predict + [str(tmp_path / "short.csv")]), invoke(runner, ["predict", "--model-dir",
+                                                                                           str(out)])):
+        assert "futr_df" not in result.output and "()" not in result.output
+    assert invoke(runner, predict + [str(tmp_path / "right.csv"), "-q", "--json"]).exit_code == 0

@@ -275,7 +275,8 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     assert len(json.loads(done.stdout)) == 13
     done = subprocess.run([sys.executable, "-m", "tsattn", "predict", "--model-dir", str(out)], capture_output=True,
                           text=True)
-    assert done.returncode == 2 and "pass futr_df" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "give --futr-csv FILE with their values" in done.stderr and "futr_df" not in \
+        done.stderr and "Traceback" not in done.stderr
 
 
 def test_single_series_csv_with_covariates(tmp_path):
