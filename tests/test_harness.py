@@ -162,6 +162,13 @@ def test_updated_routes_model_parameters_and_refuses_unknown():
     assert config.model_params == {"units": 7, "attention": "bahdanau"} and config.epochs == 3
     with pytest.raises(ConfigError, match="unknown setting 'unitz'"):
         RunConfig().updated(unitz=7)
+    # another model's parameter: which models take it, first (it used to follow all sixty run settings)
+    with pytest.raises(ConfigError, match=r"^'patch_length' is a parameter of patch-transformer, not of tft; tft "
+                                          r"parameters: center, "):
+        RunConfig(model="tft").updated(patch_length=4)
+    with pytest.raises(ConfigError, match=r"^'units' is a parameter of simple-rnn, attention-rnn, nbeats, not of "
+                                          r"auto; auto takes no model parameters"):
+        RunConfig(model="auto").updated(units=4)
     with pytest.raises(ConfigError, match="epochs must be an integer in 1..100000; got 0"):
         fit(tiny_config(epochs=0), series=make_series())
 

@@ -309,6 +309,9 @@ class RunConfig:
                 takes = f"{config.model} parameters: {', '.join(sorted(model_keys))}" if model_keys else \
                     f"{config.model} takes no model parameters" + \
                     (" (it chooses among models, each at its defaults)" if config.model == "auto" else "")
+                owners = [name for name, spec in MODELS.items() if key in spec.params]
+                if owners:  # another model's parameter: say so first, not after sixty run settings
+                    raise ConfigError(f"{key!r} is a parameter of {', '.join(owners)}, not of {config.model}; {takes}")
                 hint = did_you_mean(key, [*self.fields(), *model_keys])
                 if hint:  # the one likely name, not a list of sixty
                     raise ConfigError(f"unknown setting {key!r} for {config.model}{hint} (every setting: docs/api.md)")
