@@ -78,6 +78,8 @@ def test_summary_statistics():
 @pytest.mark.parametrize("kwargs, message", [
     ({"models": []}, "no models to compare"),
     ({"models": ["simple-rnn", "gpt"]}, "unknown model\\(s\\) gpt"),
+    ({"models": ["linear", "nbeats"]}, "^linear is a baseline, not a network to compare: every comparison scores "
+                                       "naive, seasonal-naive and linear beside each network.*--baselines theta"),
     ({"datasets": ["sunspot"]}, "unknown dataset 'sunspot'"),
     ({"seeds": [0, 0]}, "duplicate seeds"),
     ({"seeds": []}, "no seeds"),

@@ -126,6 +126,15 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
     if not models:
         raise ConfigError("no models to compare; name at least one of " + ", ".join(list_models()))
     unknown = [m for m in models if m not in (*list_models(), "auto")]
+    from .baselines import BASELINES
+
+    baselines = [m for m in unknown if m in BASELINES]
+    if baselines:  # a comparison scores the baselines beside every network: they are not its models
+        kind = "is a baseline, not a network" if len(baselines) == 1 else "are baselines, not networks"
+        raise ConfigError(f"{', '.join(baselines)} {kind} to compare: every comparison scores "
+                          "naive, seasonal-naive and linear beside each network, and the statistical methods named "
+                          "by baselines (CLI --baselines theta,dynamic-theta,ets,arima); --models takes "
+                          f"{', '.join(list_models())}, auto")
     if unknown:
         raise ConfigError(f"unknown model(s) {', '.join(unknown)}; available: {', '.join(list_models())}, auto")
     if len(set(models)) != len(models):
