@@ -45,8 +45,8 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
         static_df: static features (``stat_exog``), as in :meth:`fit`. Future-known covariates of each window
             come from ``df`` itself (known in advance by definition); past-observed ones only up to its cutoff.
         verbose: None (default) prints one line (stderr) saying how many fits and windows the run makes, and the
-            fits print nothing (fifty refits used to print fifty "Fitting ..." lines, each advising fit(verbose=0));
-            1 prints every fit's own line and epoch counter as ``fit(verbose=1)`` does; 0 prints nothing.
+            fits print nothing; 1 prints every fit's own line and epoch counter as ``fit(verbose=1)`` does; 0
+            prints nothing.
 
     Returns:
         A long frame ``unique_id, ds, cutoff, y, <model>`` (+ interval columns), ``cutoff`` being the last
@@ -71,7 +71,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     if shortest - span < 2:
         raise ConfigError(f"{n_windows} window(s) of {h} steps, {step_size} apart, need more than {span + 1} values "
                           f"per series; the shortest series has {shortest}: use fewer or shorter windows")
-    if verbose not in (None, 0, 1, False, True):
+    if not (verbose is None or isinstance(verbose, (bool, int, np.integer)) and verbose >= 0):
         raise ConfigError(f"verbose must be None (one line), 0 (nothing) or 1 (every fit's line and epochs); got "
                           f"{verbose!r}")
     if verbose is None:
@@ -86,7 +86,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
         if refit or model is None:
             model = clone(forecaster).fit(history, validation=validation, epochs=epochs, seed=seed, id_column=id_column,
                                           time_column=time_column, value_column=value_column, static_df=panel.static,
-                                          verbose=1 if verbose else 0)
+                                          verbose=verbose or 0)
         positions = panel.offsets[:-1] + cut  # each window's first target
         future = None  # the window's own future-known values: what a user would have known at its cutoff
         if covariates is not None and covariates.futr:
