@@ -4,6 +4,7 @@ with one TsattnError line; nothing else escapes (no traceback for the CLI, exit 
 import io
 import json
 import math
+import re
 import zipfile
 
 import numpy as np
@@ -701,3 +702,17 @@ def test_round_3_messages_name_the_real_cause_and_a_fix_that_works(tmp_path):
         assert result.exit_code == 2 and message in result.output, (args, result.output)
         assert "__series__" not in result.output and "start earlier" not in result.output
         assert "least-squares" not in result.output and "--set" not in result.output
+
+
+def test_a_static_csv_without_a_named_feature_is_named_with_its_columns(tmp_path):
+    """--static-csv lacking a --stat-exog column said only "is not in the static frame"; it names the file now."""
+    weeks = pd.date_range("2021-01-04", periods=40, freq="W-MON")
+    pd.concat([pd.DataFrame({"store": s, "week": weeks, "units": np.arange(40.0) + 10 * k})
+               for k, s in enumerate("ab")]).to_csv(tmp_path / "sales.csv", index=False)
+    pd.DataFrame({"store": ["a", "b"], "size": [1, 2]}).to_csv(tmp_path / "stores.csv", index=False)
+    result = _cli(["fit", "--model", "naive", "--csv", str(tmp_path / "sales.csv"), "--id-column", "store",
+                   "--date-column", "week", "--column", "units", "--stat-exog", "region", "--static-csv",
+                   str(tmp_path / "stores.csv"), "--horizon", "4", "--out", str(tmp_path / "run")])
+    lines = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(lines) == 1 and not (tmp_path / "run").exists(), result.output
+    assert re.search(r"static CSV \S*stores.csv has no column 'region' \(stat_exog\); it has size$", lines[0])

@@ -671,6 +671,11 @@ def static_frame(config: RunConfig) -> pd.DataFrame | None:
     if id_column not in static.columns:
         raise DataError(f"static CSV {config.static_csv} has no {id_column} column; give one row per series with its id "
                         "and the stat_exog columns")
+    missing = [name for name in config.stat_exog or () if name not in static.columns]
+    if missing:  # named here, where the file is known (the panel's check says only "the static frame")
+        others = [str(c) for c in static.columns if c != id_column]
+        raise DataError(f"static CSV {config.static_csv} has no column {missing[0]!r} (stat_exog); it has "
+                        f"{', '.join(others) or f'only {id_column}'}")
     return static.rename(columns={id_column: "unique_id"})
 
 
