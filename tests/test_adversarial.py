@@ -715,4 +715,5 @@ def test_a_static_csv_without_a_named_feature_is_named_with_its_columns(tmp_path
                    str(tmp_path / "stores.csv"), "--horizon", "4", "--out", str(tmp_path / "run")])
     lines = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert result.exit_code == 2 and len(lines) == 1 and not (tmp_path / "run").exists(), result.output
-    assert re.search(r"static CSV \S*stores.csv has no column 'region' \(stat_exog\); it has size$", lines[0])
+    assert re.search(r"covariate column 'region' is not in static CSV \S*stores.csv; available columns: store, "
+                     r"size$", lines[0])

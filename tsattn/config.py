@@ -28,7 +28,7 @@ from .data import FILL_METHODS, load_dataset
 from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
-from .panel import Panel, as_panel, check_freq, read_csv_panel
+from .panel import Panel, as_panel, check_exog_columns, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
@@ -671,11 +671,9 @@ def static_frame(config: RunConfig) -> pd.DataFrame | None:
     if id_column not in static.columns:
         raise DataError(f"static CSV {config.static_csv} has no {id_column} column; give one row per series with its id "
                         "and the stat_exog columns")
-    missing = [name for name in config.stat_exog or () if name not in static.columns]
-    if missing:  # named here, where the file is known (the panel's check says only "the static frame")
-        others = [str(c) for c in static.columns if c != id_column]
-        raise DataError(f"static CSV {config.static_csv} has no column {missing[0]!r} (stat_exog); it has "
-                        f"{', '.join(others) or f'only {id_column}'}")
+    # checked here, where the file is known (the panel's check says only "the static frame")
+    check_exog_columns(config.stat_exog, {"id": id_column}, f"static CSV {config.static_csv}",
+                       [str(c) for c in static.columns])
     return static.rename(columns={id_column: "unique_id"})
 
 
