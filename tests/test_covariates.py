@@ -152,7 +152,8 @@ def test_bad_covariate_inputs_get_one_line(frame):
         (lambda: fit(static=None), DataError, "need a static frame"),
         (lambda: fit(static=STATIC.iloc[:2]), DataError, "no row for 1 series (s2)"),
         (lambda: fit(static=pd.concat([STATIC, STATIC.iloc[:1]])), DataError, "duplicate row"),
-        (lambda: fit(stat_exog=["colour"]), DataError, "static feature 'colour' is not in the static frame"),
+        (lambda: fit(stat_exog=["colour"]), DataError, "covariate column 'colour' is not in static_df; available "
+                                                         "columns: kind, size"),
         (lambda: fit(calendar=["fortnight"]), ConfigError, "unknown calendar feature 'fortnight'"),
         (lambda: fit(window=2), ConfigError, "use window >= horizon"),
         (lambda: Forecaster("naive", horizon=H, futr_exog=["promo"]).fit(frame), ConfigError, "naive takes no future-known (futr_exog, calendar) covariates"),

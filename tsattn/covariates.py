@@ -203,10 +203,9 @@ class Covariates:
             if panel.static is None:
                 raise DataError(f"static features {', '.join(self.stat)} need a static frame (static_df=..., CLI "
                                 "--static-csv) with unique_id and one row per series")
-            missing = [name for name in self.stat if name not in panel.static.columns]
-            if missing:
-                raise DataError(f"static feature {missing[0]!r} is not in the static frame; it has "
-                                f"{', '.join(map(str, panel.static.columns)) or 'no feature columns'}")
+            from .panel import check_exog_columns  # the one column check (the CLI's --static-csv is checked as read)
+
+            check_exog_columns(self.stat, {}, "static_df", [str(c) for c in panel.static.columns])
 
     def dynamic_values(self, panel) -> np.ndarray:
         """(N, hist + futr) raw values of the dynamic columns."""

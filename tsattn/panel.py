@@ -345,7 +345,8 @@ def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
                 raise DataError(f"covariate column {name!r} is also the {role} column; a covariate needs its own column")
         if name not in columns:  # the columns tsattn added itself (a one-series CSV's id) are not the user's
             shown = [c for c in columns if not (c.startswith("__") and c.endswith("__"))]
-            raise DataError(f"covariate column {name!r} is not in {source}; available columns: {', '.join(shown)}")
+            raise DataError(f"covariate column {name!r} is not in {source}; available columns: "
+                            f"{', '.join(shown) or 'none'}")
     return exog
 
 
