@@ -127,6 +127,12 @@ def test_bad_future_frames_get_one_line(fitted, frame, edit, message):
         fitted.predict(futr_df=edit(future_of(frame)))
 
 
+def test_a_missing_future_row_is_named_by_its_date(fitted, frame):
+    """(it said 'at 2021-02-01 00:00:00' for weekly dates)"""
+    with pytest.raises(DataError, match=r"\(first 's0' at \d{4}-\d{2}-\d{2}\); give every series' promo"):
+        fitted.predict(futr_df=future_of(frame).iloc[1:])
+
+
 def test_future_frame_required_and_horizon_bound(fitted, frame):
     with pytest.raises(ConfigError, match="pass futr_df"):
         fitted.predict()

@@ -284,7 +284,7 @@ def _aligned_exog(frame: pd.DataFrame, series: pd.Series, sid: str) -> np.ndarra
     missing = aligned.isna().any(axis=1).to_numpy()
     if missing.any():
         first = series.index[int(np.flatnonzero(missing)[0])]
-        raise DataError(f"series {sid!r} has no covariate values at {first} (a step filled into the target; "
+        raise DataError(f"series {sid!r} has no covariate values at {time_text(first)} (a step filled into the target; "
                         f"{int(missing.sum())} in all); give covariate values for every step of every series")
     return aligned.to_numpy(dtype=np.float64)
 
@@ -314,6 +314,13 @@ def check_static(static, ids) -> pd.DataFrame | None:
             first = frame.index[frame[column].isna().to_numpy()][0]
             raise DataError(f"static feature {column!r} is missing for series {first!r}; give every series a value")
     return frame
+
+
+def time_text(when) -> str:
+    """A time as a message shows it: a midnight timestamp as its date (2023-01-01, not 2023-01-01 00:00:00)."""
+    if isinstance(when, pd.Timestamp) and when == when.normalize():
+        return when.strftime("%Y-%m-%d") + (f" {when.tz}" if when.tz is not None else "")
+    return str(when)
 
 
 def _parse_times(column: pd.Series, label: str) -> pd.Index:
@@ -642,6 +649,6 @@ def future_values(futr_df: pd.DataFrame, panel: "Panel", names, horizon: int, id
         count = sum(n for _, _, n in missing)
         sid, first, _ = missing[0]
         raise DataError(f"futr_df lacks {count} (series, time) row(s) the forecast needs, in {len(missing)} series "
-                        f"(first {sid!r} at {first}); give every series' {', '.join(names)} for the next "
+                        f"(first {sid!r} at {time_text(first)}); give every series' {', '.join(names)} for the next "
                         f"{horizon} steps (get_missing_future(futr_df) lists them)")
     return out
