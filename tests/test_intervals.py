@@ -208,7 +208,9 @@ def test_baseline_forecasters_and_panels_get_intervals_too():
     # scaled scores: a series three times as large gets an interval about three times as wide (same shape)
     widths = (out["naive-hi-80"] - out["naive-lo-80"]).groupby(out["unique_id"]).mean()
     assert widths["s2"] > widths["s0"]
-    with pytest.raises(ConfigError, match="intervals reach the model's horizon"):
+    with pytest.raises(ConfigError, match=r"intervals reach the model's horizon \(4 steps\); got steps=5: forecast "
+                                          r"at most 4 steps with level \(CLI --level\), or fit with horizon=5 "
+                                          r"\(CLI --horizon 5\)$"):
         naive.predict(5, level=80)
     no_validation = Forecaster("naive", window=8).fit(make_series(80), validation=0)
     with pytest.raises(ConfigError, match="fit with validation > 0"):

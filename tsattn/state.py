@@ -322,8 +322,9 @@ class FittedState:
 
         steps = point.shape[1]
         if steps > self.horizon:
-            raise ConfigError(f"intervals reach the model's horizon ({self.horizon} step(s)); got steps={steps}: "
-                              f"forecast at most {self.horizon} steps with level, or fit with horizon={steps}")
+            most = f"{self.horizon} step" + ("s" if self.horizon > 1 else "")
+            raise ConfigError(f"intervals reach the model's horizon ({most}); got steps={steps}: forecast at most "
+                              f"{most} with level (CLI --level), or fit with horizon={steps} (CLI --horizon {steps})")
         if self.quantiles is not None:
             missing = missing_levels(levels, self.quantiles)
             if missing:
