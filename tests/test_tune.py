@@ -1,6 +1,7 @@
 """Hyper-parameter search (issue 27): spaces, validation only, failures recorded, resumable after SIGKILL."""
 
 import json
+import re
 import signal
 import sqlite3
 import subprocess
@@ -572,6 +573,10 @@ def test_a_search_in_a_real_postgresql_database_resumes_and_says_where_its_study
     (tmp_path / "space.json").write_text(json.dumps({k: v for k, v in SPACE.items()}))
     first = CliRunner().invoke(main, args + ["--trials", "1"])
     assert first.exit_code == 0, first.output
+    best = json.loads((tmp_path / "t" / "best.json").read_text())
+    shown = re.search(r"Best settings: .*learning_rate=([0-9.e-]+)", first.output).group(1)  # 4 digits; best.json all
+    assert len(shown.replace(".", "").lstrip("0")) <= 4 and float(shown) == pytest.approx(best["learning_rate"],
+                                                                                         rel=1e-3)
     assert "(the study tsattn-simple-rnn-" in first.output and f" is in {postgres})" in first.output and not (tmp_path / "t" / "study.db").exists()
     second = CliRunner().invoke(main, args + ["--trials", "2"])
     assert second.exit_code == 0 and "1 of 2 trials done" in second.output, second.output
