@@ -1,4 +1,5 @@
 import json
+import re
 import zipfile
 
 import numpy as np
@@ -33,6 +34,12 @@ def test_sklearn_protocol():
     lazy = Forecaster("no-such-model", window=-3)  # stored verbatim, checked in fit
     with pytest.raises(ConfigError, match="unknown model 'no-such-model'; available: simple-rnn.*naive, seasonal-naive"):
         lazy.fit(make_series())
+    for name, hint in (("LSTM", "an LSTM is simple-rnn or attention-rnn with cell=lstm: Forecaster(\"simple-rnn\", "
+                                "cell=\"lstm\"), CLI --model simple-rnn --set cell=lstm"),
+                       ("PatchTST", "the peer libraries' PatchTST is 'patch-transformer' here"),
+                       ("AutoETS", "the peer libraries' AutoETS is 'ets' here"), ("nbeat", "did you mean 'nbeats'?")):
+        with pytest.raises(ConfigError, match=re.escape(f"unknown model {name!r} ({hint}); available: simple-rnn")):
+            Forecaster(name).fit(make_series())
     series = make_series(40)
     for call in (lambda f: f.predict(3), lambda f: f.backtest(series), lambda f: f.evaluate(series),
                  lambda f: f.attention_weights(), lambda f: f.plot(), lambda f: f.make_future_dataframe()):

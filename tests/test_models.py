@@ -115,7 +115,8 @@ def test_linear_skip_is_an_autoregression_on_the_window():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: get_model("lstm", window=4), "unknown model 'lstm'; available: simple-rnn, attention-rnn, transformer"),
+    (lambda: get_model("lstm", window=4), "unknown model 'lstm' \\(an LSTM is simple-rnn or attention-rnn with cell=lstm"),
+    (lambda: get_model("AutoETS", window=4), "unknown model 'AutoETS'; available: simple-rnn, attention-rnn, transformer"),
     (lambda: get_model("simple-rnn", window=1), "window must be an integer in 2..100000 for model 'simple-rnn'; got 1"),
     (lambda: get_model("simple-rnn", window=4, horizon=0), "horizon must be an integer in 1..10000"),
     (lambda: get_model("transformer", window=4, d_model=30, num_heads=4), "d_model must be divisible by num_heads=4; got 30"),

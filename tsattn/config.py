@@ -29,7 +29,7 @@ from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_exog_columns, check_freq, read_csv_panel
-from .specs import ENSEMBLE_METHODS, MODELS, get_spec
+from .specs import ENSEMBLE_METHODS, MODELS, get_spec, model_hint
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt", "halving")
@@ -618,8 +618,10 @@ def params_of(model) -> dict:
     if isinstance(model, str) and (model in BASELINES or model == "auto"):  # auto: chosen on validation (selection)
         return {}
     if not isinstance(model, str) or model not in MODELS:
-        raise ConfigError(f"unknown model {model!r}; available: {', '.join([*MODELS, *BASELINES, 'auto'])}")
+        names = [*MODELS, *BASELINES, "auto"]
+        raise ConfigError(f"unknown model {model!r}{model_hint(model, names)}; available: {', '.join(names)}")
     return get_spec(model).params
+
 
 
 def _check_ensemble(config: RunConfig) -> None:

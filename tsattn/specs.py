@@ -396,5 +396,23 @@ def list_models() -> list[str]:
 
 def get_spec(name: str) -> ModelSpec:
     if not isinstance(name, str) or name not in MODELS:
-        raise ConfigError(f"unknown model {name!r}; available: {', '.join(MODELS)}")
+        raise ConfigError(f"unknown model {name!r}{model_hint(name, MODELS)}; available: {', '.join(MODELS)}")
     return MODELS[name]
+
+def model_hint(model, names) -> str:
+    """What an unknown model name most likely meant: a recurrent cell is a setting of the recurrent networks
+    (Keras' names, lstm or gru, are what newcomers type), a peer library's name its model here, else the nearest
+    registered name."""
+    key = str(model).lower().replace("-", "").replace("_", "")
+    for cell in ("lstm", "gru"):
+        if key in (cell, f"{cell}rnn"):
+            return (f" ({'an' if cell == 'lstm' else 'a'} {cell.upper()} is simple-rnn or attention-rnn with "
+                    f"cell={cell}: Forecaster(\"simple-rnn\", cell=\"{cell}\"), CLI --model simple-rnn --set cell={cell})")
+    peers = {"patchtst": "patch-transformer", "temporalfusiontransformer": "tft", "rnn": "simple-rnn",
+             "autoets": "ets", "autoarima": "arima", "dynamicoptimizedtheta": "dynamic-theta"}
+    if peers.get(key) in names:
+        return f" (the peer libraries' {model} is {peers[key]!r} here)"
+    import difflib
+
+    close = difflib.get_close_matches(str(model), [str(n) for n in names], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
