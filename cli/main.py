@@ -358,6 +358,22 @@ def models_command(quiet, as_json):
         output.say("")
 
 
+class ModelChoice(click.Choice):
+    """click's choice of a model name, whose refusal also says what an unknown name likely meant (lstm: simple-rnn
+    with cell=lstm; PatchTST: patch-transformer; nbeat: nbeats), as Forecaster's does."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value not in self.choices:
+            from tsattn.specs import model_hint
+
+            if value in (*_baseline_names(), "auto"):  # tune's choice: the networks, whose settings it searches
+                self.fail(f"{value!r} has no settings to search; tune takes a network: {', '.join(self.choices)}",
+                          param, ctx)
+            self.fail(f"unknown model {value!r}{model_hint(value, self.choices)}; choose from "
+                      f"{', '.join(self.choices)}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _model_names() -> list[str]:
     from tsattn.specs import list_models
 
@@ -372,7 +388,7 @@ def _baseline_names() -> list[str]:
 
 @main.command("fit", short_help="Train one model, score it beside baselines, save the run.",
               epilog="\b\nExample:\n  tsattn fit --model attention-rnn --dataset sunspots --level 80 --out runs/sun")
-@click.option("--model", "model_name", type=click.Choice([*_model_names(), *_baseline_names(), "auto"]),
+@click.option("--model", "model_name", type=ModelChoice([*_model_names(), *_baseline_names(), "auto"]),
               help="the network to train (default attention-rnn; see `tsattn models`), a baseline (naive, "
                    "seasonal-naive, linear; theta, dynamic-theta, ets, arima with statsforecast) scored the same "
                    "way, or auto: the networks and baselines compared on the validation part, the best kept.")
@@ -809,7 +825,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 
 @main.command("tune", short_help="Search a model's settings on validation windows (Optuna).",
               epilog="\b\nExample:\n  tsattn tune --model nbeats --dataset m3-other --horizon 8 --trials 20 --out tuned/other")
-@click.option("--model", "model_name", type=click.Choice(_model_names()), default="attention-rnn", show_default=True,
+@click.option("--model", "model_name", type=ModelChoice(_model_names()), default="attention-rnn", show_default=True,
               shell_complete=_complete_models, help="the network whose settings are searched.")
 @data_options
 @click.option("--horizon", type=int, help="steps the model forecasts directly (default: the dataset's hold-out "

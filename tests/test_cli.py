@@ -130,7 +130,10 @@ def test_python_m_tsattn_runs_the_cli():
 
 
 @pytest.mark.parametrize("args, pattern", [
-    (["--model", "lstm", "--dataset", "sunspots"], "'lstm' is not one of 'simple-rnn', 'attention-rnn', 'transformer'"),
+    (["--model", "lstm", "--dataset", "sunspots"], "unknown model 'lstm' \\(an LSTM is simple-rnn or attention-rnn with "
+                                                  "cell=lstm: .*CLI --model simple-rnn --set cell=lstm\\); choose from "
+                                                  "simple-rnn, attention-rnn, transformer"),
+    (["--model", "PatchTST", "--dataset", "sunspots"], "the peer libraries' PatchTST is 'patch-transformer' here"),
     (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: bjsales, fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, promo-panel, promodata, seatbelts, sunspots"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),

@@ -153,6 +153,9 @@ def test_cli_refuses_a_bad_space_with_exit_2(tmp_path):
                                        str(tmp_path / "space.json"), "--out", str(tmp_path / "t")])
     assert result.exit_code == 2 and "an empty range: low 9 is above high 3" in result.output
     assert not (tmp_path / "t").exists()
+    baseline = CliRunner().invoke(main, ["tune", "--model", "ets", "--dataset", "sunspots", "--out", str(tmp_path / "t")])
+    assert baseline.exit_code == 2 and "'ets' has no settings to search; tune takes a network: simple-rnn" in \
+        baseline.output and not (tmp_path / "t").exists()
 
 
 def _workers(trials: pd.DataFrame, db) -> dict:
