@@ -122,3 +122,17 @@ def test_the_dataset_listing_says_what_each_dataset_loads():
         loaded = tsattn.load_dataset(row.name)
         lengths = loaded.groupby("unique_id").size() if isinstance(loaded, pd.DataFrame) else pd.Series([len(loaded)])
         assert (row.series, row.length_min, row.length_max) == (len(lengths), lengths.min(), lengths.max()), row.name
+
+
+def test_messages_name_a_midnight_timestamp_by_its_date():
+    """(they said 'first 2000-01-01 00:00:00' and 'at 2000-02-01 00:00:00')"""
+    days = pd.to_datetime(["2000-01-01", "2000-01-01", "2000-01-02"])
+    with pytest.raises(DataError, match=r"1 duplicate timestamp\(s\), first 2000-01-01; aggregate"):
+        as_series(pd.Series([1.0, 2.0, 3.0], index=days))
+    frame = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2000-01-01", periods=30, freq="MS"),
+                          "y": [np.nan if k == 1 else float(k) for k in range(30)]})
+    with pytest.raises(DataError, match=r"first series 'a' at 2000-02-01 \(1 in all\)"):
+        tsattn.Forecaster("linear").fit(frame, verbose=0)
+    hourly = pd.Series([1.0, np.nan, 3.0], index=pd.date_range("2000-01-01 06:00", periods=3, freq="h"))
+    with pytest.raises(DataError, match=r"at 2000-01-01 07:00:00"):
+        as_series(hourly)

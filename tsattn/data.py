@@ -27,11 +27,16 @@ FILL_METHODS = ("interpolate", "ffill", "drop")
 # ----------------------------------------------------------------------------------------------------
 # Validation of any series
 # ----------------------------------------------------------------------------------------------------
+def time_text(when) -> str:
+    """A time as a message shows it: a midnight timestamp as its date (2023-01-01, not 2023-01-01 00:00:00)."""
+    if isinstance(when, pd.Timestamp) and when == when.normalize():
+        return when.strftime("%Y-%m-%d") + (f" {when.tz}" if when.tz is not None else "")
+    return str(when)
+
+
 def _describe_position(index: pd.Index, positions: np.ndarray) -> str:
     first = positions[0]
-    label = index[first]
-    where = f"at {label}" if not isinstance(index, pd.RangeIndex) else f"at position {first}"
-    return where
+    return f"at {time_text(index[first])}" if not isinstance(index, pd.RangeIndex) else f"at position {first}"
 
 
 def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Series:
@@ -89,7 +94,7 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
     if series.index.has_duplicates:
         duplicated = series.index[series.index.duplicated()]
         raise DataError(
-            f"{label} has {len(duplicated)} duplicate timestamp(s), first {duplicated[0]}; "
+            f"{label} has {len(duplicated)} duplicate timestamp(s), first {time_text(duplicated[0])}; "
             "aggregate or drop duplicates first (e.g. series.groupby(level=0).mean())"
         )
     if not series.index.is_monotonic_increasing:

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import FILL_METHODS, as_series, infer_freq, parse_timestamps, read_csv_frame, read_csv_series
+from .data import (FILL_METHODS, as_series, infer_freq, parse_timestamps, read_csv_frame, read_csv_series,
+                   time_text)
 from .errors import ConfigError, DataError
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -194,9 +195,9 @@ def _on_grid(series: pd.Series, freq, fill, label: str) -> pd.Series:
                             "(e.g. freq=\"MS\") or leave freq unset")
         grid = pd.date_range(index[0], index[-1], freq=freq)
         if not len(grid) or grid[0] != index[0]:
-            raise DataError(f"{label} starts at {index[0]}, which is not on the grid of freq={_freq_text(freq)}; "
-                            "state the frequency its timestamps follow (e.g. \"MS\" for month starts, \"ME\" for "
-                            "month ends) or leave freq unset")
+            raise DataError(f"{label} starts at {time_text(index[0])}, which is not on the grid of "
+                            f"freq={_freq_text(freq)}; state the frequency its timestamps follow (e.g. \"MS\" for "
+                            "month starts, \"ME\" for month ends) or leave freq unset")
     else:
         if not isinstance(freq, int):
             raise DataError(f"{label} has integer times but freq={_freq_text(freq)} names dates; state an integer "
@@ -316,13 +317,6 @@ def check_static(static, ids) -> pd.DataFrame | None:
     return frame
 
 
-def time_text(when) -> str:
-    """A time as a message shows it: a midnight timestamp as its date (2023-01-01, not 2023-01-01 00:00:00)."""
-    if isinstance(when, pd.Timestamp) and when == when.normalize():
-        return when.strftime("%Y-%m-%d") + (f" {when.tz}" if when.tz is not None else "")
-    return str(when)
-
-
 def _parse_times(column: pd.Series, label: str) -> pd.Index:
     if isinstance(column.dtype, pd.PeriodDtype):
         return pd.PeriodIndex(column)
@@ -375,14 +369,16 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
             what = "is not numeric" if raw.notna().iloc[first] and not np.isinf(values[first]) else \
                 ("has an infinite value" if np.isinf(values[first]) else "has a missing (NaN) value")
             raise DataError(f"covariate column {name!r} of {source} {what} ({str(raw.iloc[first])!r}) in series "
-                            f"{ids[codes[first]]!r} at {times[first]} ({int(bad.sum())} such row(s)); covariates must be "
-                            "finite numbers: fill or encode them first (a category is a static feature, stat_exog)")
+                            f"{ids[codes[first]]!r} at {time_text(times[first])} ({int(bad.sum())} such row(s)); "
+                            "covariates must be finite numbers: fill or encode them first (a category is a static "
+                            "feature, stat_exog)")
         huge = np.abs(values) > MAX_COVARIATE
         if huge.any():  # beyond what a float32 network computes with once scaled (it became NaN/inf silently)
             first = int(np.flatnonzero(huge)[0])
             raise DataError(f"covariate column {name!r} of {source} holds {values[first]:.3g} in series "
-                            f"{ids[codes[first]]!r} at {times[first]} ({int(huge.sum())} such row(s)), beyond "
-                            f"{MAX_COVARIATE:.0e}, too large to compute with; rescale the column first (e.g. divide it "
+                            f"{ids[codes[first]]!r} at {time_text(times[first])} ({int(huge.sum())} such row(s)), "
+                            f"beyond {MAX_COVARIATE:.0e}, too large to compute with; "
+                            f"rescale the column first (e.g. divide it "
                             f"by {10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
         out[:, j] = values
     return out
@@ -438,12 +434,13 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     if duplicate.any():
         first = int(np.flatnonzero(duplicate)[0]) + 1
         count = int(duplicate.sum())
-        raise DataError(f"series {uniques[codes[first]]!r} has a duplicate timestamp {times[first]} ({count} duplicate "
-                        "row(s) in all); aggregate or drop duplicates first (e.g. df.groupby([id, ds]).mean())")
+        raise DataError(f"series {uniques[codes[first]]!r} has a duplicate timestamp {time_text(times[first])} "
+                        f"({count} duplicate row(s) in all); "
+                        f"aggregate or drop duplicates first (e.g. df.groupby([id, ds]).mean())")
     infinite = np.isinf(values)
     if infinite.any():
         first = int(np.flatnonzero(infinite)[0])
-        raise DataError(f"series {uniques[codes[first]]!r} has an infinite value at {times[first]} "
+        raise DataError(f"series {uniques[codes[first]]!r} has an infinite value at {time_text(times[first])} "
                         f"({int(infinite.sum())} in all); replace them with finite numbers")
     counts = np.bincount(codes, minlength=len(uniques))
     offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -452,9 +449,9 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     if len(missing_series) and fill is None:
         first = int(np.flatnonzero(missing)[0])
         raise DataError(f"{len(missing_series)} series have missing (NaN) values, first series {uniques[codes[first]]!r} "
-                        f"at {times[first]} ({int(missing.sum())} in all); fill them with fill='interpolate' or 'ffill' "
-                        "(CLI: --fill interpolate; missing values at a series' start or end are dropped, never "
-                        "invented)")
+                        f"at {time_text(times[first])} ({int(missing.sum())} in all); fill them with "
+                        "fill='interpolate' or 'ffill' (CLI: --fill interpolate; missing values at a series' start "
+                        "or end are dropped, never invented)")
     series_list, exog_list = [], []
     for i, sid in enumerate(uniques):
         low, high = offsets[i], offsets[i + 1]
