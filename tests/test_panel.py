@@ -219,6 +219,11 @@ def test_forecaster_panel_predict_timestamps_and_save_load(tmp_path):
         assert list(group["ds"]) == list(expected)  # each series continues after its own last timestamp
     loaded = Forecaster.load(f.save(tmp_path / "panel.tsattn"))
     pd.testing.assert_frame_equal(loaded.predict(3), forecast)
+    renamed = frame.rename(columns={"unique_id": "id", "ds": "date", "y": "value"})  # predict takes no id_column=
+    with pytest.raises(DataError, match=r"^id column 'unique_id' not found in the frame; available columns: id, date, "
+                                        r"value; this model was fitted on the columns unique_id, ds, y: rename the "
+                                        r"frame's columns to these$"):
+        f.predict(3, series=renamed)
     assert loaded.predict(2, ids=["s2"])["unique_id"].unique().tolist() == ["s2"]
     with pytest.raises(DataError, match="series id 'zz' was not in the data the model was fitted on; pass its "
                                         "history"):

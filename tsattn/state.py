@@ -153,8 +153,14 @@ class FittedState:
                 and {ID_COLUMN, TIME_COLUMN, VALUE_COLUMN} <= set(map(str, data.columns)):
             columns = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)  # a Nixtla frame given to a model fitted on other names
         covariates = self.covariates
-        panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
-                         exog=covariates.dynamic if covariates else (), static=static)
+        try:
+            panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
+                             exog=covariates.dynamic if covariates else (), static=static)
+        except DataError as error:  # the fit's column names are the model's: a frame to forecast after needs them
+            if " column " not in str(error) or "not found in" not in str(error):
+                raise
+            raise DataError(f"{str(error).split(' (choose it with')[0]}; this model was fitted on the columns "
+                            f"{', '.join(columns)}: rename the frame's columns to these") from None
         if panel.freq is None and self.tails.freq is not None and panel.index_kind == self.tails.index_kind:
             # too few timestamps to infer one (a series of 1-2 values): the fitted frequency, checked
             panel = as_panel(data, *columns, fill=self.config.fill, freq=self.tails.freq,
