@@ -136,3 +136,14 @@ def test_messages_name_a_midnight_timestamp_by_its_date():
     hourly = pd.Series([1.0, np.nan, 3.0], index=pd.date_range("2000-01-01 06:00", periods=3, freq="h"))
     with pytest.raises(DataError, match=r"at 2000-01-01 07:00:00"):
         as_series(hourly)
+
+
+def test_a_warning_points_at_the_users_line_not_at_tsattn():
+    """(warnings.warn's fixed stacklevels pointed inside tsattn, e.g. 'tsattn/config.py:738: UserWarning: the frame:
+    rows were not sorted', whatever path led there)"""
+    frame = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 30), "ds": np.tile(pd.date_range("2000-01-01", periods=30,
+                                                                                              freq="MS"), 2),
+                          "y": np.arange(60, dtype=float)}).iloc[::-1]
+    with pytest.warns(UserWarning, match="rows were not sorted") as caught:
+        tsattn.Forecaster("linear").fit(frame, verbose=0)
+    assert [w.filename for w in caught if "not sorted" in str(w.message)] == [__file__]

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import MAX_STEPS, positive_int
-from .errors import ConfigError, DataError, TrainingError
+from .errors import ConfigError, DataError, TrainingError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
 
@@ -171,10 +171,11 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         if panel.n_series == 1 and _at_or_after(fitted_end, first_origin):  # one series, or one of a fitted panel
             warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
                           f"{first_origin}: these forecasts are optimistic; use retrain=True",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=user_stacklevel())
         elif panel.n_series > 1 and fitted_end >= panel.index[origins].min():
             warnings.warn(f"the model was fitted on data up to {fitted_end}, after some origins: these "
-                          "forecasts are optimistic; fit on data before start", UserWarning, stacklevel=2)
+                          "forecasts are optimistic; fit on data before start",
+                          UserWarning, stacklevel=user_stacklevel())
         trained_until[:] = fitted_end
     else:
         covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns

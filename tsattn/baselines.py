@@ -23,7 +23,7 @@ import numpy as np
 from . import metrics as M
 from .checks import choice
 from .covariates import Layout, target_column
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, user_stacklevel
 from .windows import gather_batch, window_positions
 
 LINEAR_FITS = ("pooled", "per-series")
@@ -576,7 +576,7 @@ class StatisticalModel(WindowModel):
         if failed:
             warnings.warn(f"{self.label} could not be fitted on {failed} of {len(origins)} histories (too short or "
                           "degenerate); the naive forecast stands in there (a zero-width interval)", UserWarning,
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
         if not levels:
             return out, None
         return out, dict(sorted({0.5: out, **bounds}.items()))

@@ -24,11 +24,11 @@ from . import metrics as M
 from .baselines import (AUTO_COMBINATIONS, BASELINES, LINEAR_FITS, baseline_learns, require_ets_scale,
                         statistical_keys)
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
-from .data import FILL_METHODS, load_dataset
+from .data import FILL_METHODS, check_exog_columns, load_dataset
 from .errors import ConfigError, DataError, TooShortError
 from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
-from .panel import Panel, as_panel, check_exog_columns, check_freq, read_csv_panel
+from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec, model_hint
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 

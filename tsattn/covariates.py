@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, user_stacklevel
 from .io import describe_index, future_index
 
 # name -> (cycle length, the position in the cycle of each timestamp)
@@ -203,7 +203,7 @@ class Covariates:
             if panel.static is None:
                 raise DataError(f"static features {', '.join(self.stat)} need a static frame (static_df=..., CLI "
                                 "--static-csv) with unique_id and one row per series")
-            from .panel import check_exog_columns  # the one column check (the CLI's --static-csv is checked as read)
+            from .data import check_exog_columns  # the one column check (the CLI's --static-csv is checked as read)
 
             check_exog_columns(self.stat, {}, "static_df", [str(c) for c in panel.static.columns])
 
@@ -235,7 +235,8 @@ class Covariates:
                 unseen = sorted({v for v in text if v not in categories})
                 if unseen:
                     warnings.warn(f"static feature {name!r} has categories never seen in fit ({', '.join(unseen[:3])}): "
-                                  "they get no category's column (all zeros)", UserWarning, stacklevel=3)
+                                  "they get no category's column (all zeros)",
+                                  UserWarning, stacklevel=user_stacklevel())
                 parts.append(np.array([[v == c for c in categories] for v in text], dtype=np.float64)
                              .reshape(len(text), len(categories)))
         return np.concatenate(parts, axis=1)

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, user_stacklevel
 
 FILL_METHODS = ("interpolate", "ffill", "drop")
 
@@ -32,6 +32,26 @@ def time_text(when) -> str:
     if isinstance(when, pd.Timestamp) and when == when.normalize():
         return when.strftime("%Y-%m-%d") + (f" {when.tz}" if when.tz is not None else "")
     return str(when)
+
+
+def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
+    """The covariate columns asked for, checked against the frame: each named once, none also the id, time or value
+    column, every one present (one line naming the column and the fix)."""
+    exog = tuple(str(c) for c in (exog or ()))
+    seen = set()
+    for name in exog:
+        if name in seen:
+            raise DataError(f"covariate column {name!r} is named twice; name each column once, in one kind "
+                            "(hist_exog, futr_exog or stat_exog)")
+        seen.add(name)
+        for role, column in roles.items():
+            if name == column:
+                raise DataError(f"covariate column {name!r} is also the {role} column; a covariate needs its own column")
+        if name not in columns:  # the columns tsattn added itself (a one-series CSV's id) are not the user's
+            shown = [c for c in columns if not (c.startswith("__") and c.endswith("__"))]
+            raise DataError(f"covariate column {name!r} is not in {source}; available columns: "
+                            f"{', '.join(shown) or 'none'}")
+    return exog
 
 
 def _describe_position(index: pd.Index, positions: np.ndarray) -> str:
@@ -98,7 +118,7 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
             "aggregate or drop duplicates first (e.g. series.groupby(level=0).mean())"
         )
     if not series.index.is_monotonic_increasing:
-        warnings.warn(f"{label}: timestamps were not in order; sorted them", UserWarning, stacklevel=2)
+        warnings.warn(f"{label}: timestamps were not in order; sorted them", UserWarning, stacklevel=user_stacklevel())
         series = series.sort_index()
 
     series = _regular_steps(series, label, fill)
@@ -130,7 +150,7 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
                             "them with fill='interpolate' or 'ffill' (which also drop missing values at the ends)")
         if ends:  # every method drops missing ends: a fill never invents values before the first or after the last
             warnings.warn(f"{label}: dropped {ends} missing value(s) at its start or end (fill fills gaps between "
-                          "values; it does not invent the ends)", UserWarning, stacklevel=2)
+                          "values; it does not invent the ends)", UserWarning, stacklevel=user_stacklevel())
             series = series.iloc[first:last + 1]
         if fill == "interpolate":
             series = series.interpolate(limit_area="inside")
@@ -187,7 +207,7 @@ def _regular_steps(series: pd.Series, label: str, fill: str | None) -> pd.Series
         raise DataError(f"{label} misses {len(missing)} step(s) of its {freq} frequency, first {missing[0]}; insert "
                         "and fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
     warnings.warn(f"{label}: inserted {len(missing)} missing step(s) of its {freq} frequency (first {missing[0]}), "
-                  f"filled with {fill}", UserWarning, stacklevel=3)
+                  f"filled with {fill}", UserWarning, stacklevel=user_stacklevel())
     return series.reindex(full)
 
 
@@ -337,7 +357,7 @@ def read_csv_series(
                 warnings.warn(f"{path.name}: column {other!r} looks like timestamps but is not used, so the series is "
                               f"indexed 0..{len(frame) - 1} (no frequency, no season, forecasts labelled by step); "
                               f"pass --date-column {other} (Python: date_column={other!r}) to use it", UserWarning,
-                              stacklevel=2)
+                              stacklevel=user_stacklevel())
                 break
     values = frame[column]
     if date_column is not None and frame[date_column].duplicated().any():

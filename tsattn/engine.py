@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-from .errors import ConfigError, TsattnError
+from .errors import ConfigError, TsattnError, user_stacklevel
 
 ENGINES = ("local", "ray")
 RAY_HINT = "pip install 'tsattn[ray]' (or pip install 'ray[default]')"
@@ -125,7 +125,7 @@ class LocalEngine:
         if processes > cores:
             warnings.warn(f"{processes} local processes on {cores} cores: they share the cores with one TensorFlow "
                           f"thread each and each holds its own TensorFlow (memory); jobs={cores} uses every core",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=user_stacklevel())
         threads = max(1, cores // self.jobs)
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_local_worker_init,

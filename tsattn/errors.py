@@ -28,3 +28,16 @@ class NotFittedError(TsattnError, AttributeError):
 
 class TrainingError(TsattnError):
     """Training failed in a way the user can act on (for example a non-finite loss)."""
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that points at the first caller outside tsattn (the user's line, as
+    pandas' and scikit-learn's warnings do), not at tsattn's own code: a warning shows where the user can act."""
+    import inspect
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = inspect.currentframe(), 0
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return max(level, 1)

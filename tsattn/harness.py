@@ -32,7 +32,7 @@ from . import metrics as M
 from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, ets_deviation,
                         forecaster_baseline, linear_coefficients, statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
-from .errors import ConfigError, TooShortError, TrainingError
+from .errors import ConfigError, TooShortError, TrainingError, user_stacklevel
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale, window_scale
 from .layers import EnsembleCombine, HalvingSchedule, StackMembers, WarmupSchedule
@@ -908,7 +908,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 
-def windowed_or_fallback(config: RunConfig, panel: Panel, with_test: bool, stacklevel: int = 3):
+def windowed_or_fallback(config: RunConfig, panel: Panel, with_test: bool):
     """The config, its windows (:func:`tsattn.config.window_config`) and None; or, for one series too short for
     ``config``, the best baseline's config and windows for it and the line that says so, also warned
     (:func:`tsattn.selection.short_series_fallback`). Every fit (``Forecaster.fit``, ``tsattn fit``, each refit)
@@ -919,7 +919,7 @@ def windowed_or_fallback(config: RunConfig, panel: Panel, with_test: bool, stack
         return config, window_config(panel, config, with_test=with_test), None  # validates window / horizon / length
     except TooShortError as error:
         config, windowed, note = short_series_fallback(config, panel, error, window_config, with_test=with_test)
-        warnings.warn(note, UserWarning, stacklevel=stacklevel)
+        warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
         return config, windowed, note
 
 
@@ -932,7 +932,7 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
     before training, as `tsattn fit` says it."""
     automatic = (config.preset if isinstance(config, RunConfig) else None) == "auto"
     config, panel = resolve(config, data, static, columns)
-    config, windowed, note = windowed_or_fallback(config, panel, with_test=False, stacklevel=4)
+    config, windowed, note = windowed_or_fallback(config, panel, with_test=False)
     if announce is not None:
         chosen = f", settings {config.preset}" + (" (chosen for this data)" if automatic else "") \
             if config.preset else ""

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, user_stacklevel
 
 MAX_LEVELS = 20
 MAX_SCORES = 4096  # order statistics kept per step (all of them below this; evenly spaced ranks above)
@@ -367,7 +367,7 @@ class Conformal:
                               f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}): there the interval is "
                               "the larger of their largest error and their half-normal quantile, an assumption rather "
                               "than a guarantee; more validation values (validation=...) calibrate it",
-                              UserWarning, stacklevel=3)
+                              UserWarning, stacklevel=user_stacklevel())
             low, high = level_bounds(level)
             out[low] = point + np.nan_to_num(below[:steps], nan=0.0)[None, :] * scale
             out[high] = point + np.nan_to_num(above[:steps], nan=0.0)[None, :] * scale
@@ -445,7 +445,8 @@ class QuantileConformal:
             margin, short = conformal.radius(level, extrapolate=False)  # signed scores: no half-normal
             if short:
                 warnings.warn(f"too few validation forecasts to calibrate the {level_name(level)}% quantile band at "
-                              f"step(s) {short[:5]}; the largest score is used there", UserWarning, stacklevel=3)
+                              f"step(s) {short[:5]}; the largest score is used there",
+                              UserWarning, stacklevel=user_stacklevel())
             margin = np.nan_to_num(margin[:steps], nan=0.0)[None, :] * per_step(scale, steps)
             out[low], out[high] = quantiles[low] - margin, quantiles[high] + margin
             # a negative margin can cross the bounds over the median: keep every quantile ordered

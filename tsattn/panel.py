@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import (FILL_METHODS, as_series, infer_freq, parse_timestamps, read_csv_frame, read_csv_series,
-                   time_text)
-from .errors import ConfigError, DataError
+from .data import (FILL_METHODS, as_series, check_exog_columns, infer_freq, parse_timestamps, read_csv_frame,
+                   read_csv_series, time_text)
+from .errors import ConfigError, DataError, user_stacklevel
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
 
@@ -331,26 +331,6 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
                         f"({str(exc).splitlines()[0]}); check the column") from None
 
 
-def check_exog_columns(exog, roles: dict, source: str, columns) -> tuple:
-    """The covariate columns asked for, checked against the frame: each named once, none also the id, time or value
-    column, every one present (one line naming the column and the fix)."""
-    exog = tuple(str(c) for c in (exog or ()))
-    seen = set()
-    for name in exog:
-        if name in seen:
-            raise DataError(f"covariate column {name!r} is named twice; name each column once, in one kind "
-                            "(hist_exog, futr_exog or stat_exog)")
-        seen.add(name)
-        for role, column in roles.items():
-            if name == column:
-                raise DataError(f"covariate column {name!r} is also the {role} column; a covariate needs its own column")
-        if name not in columns:  # the columns tsattn added itself (a one-series CSV's id) are not the user's
-            shown = [c for c in columns if not (c.startswith("__") and c.endswith("__"))]
-            raise DataError(f"covariate column {name!r} is not in {source}; available columns: "
-                            f"{', '.join(shown) or 'none'}")
-    return exog
-
-
 MAX_COVARIATE = 1e30  # |value| above this is refused: scaled and cast to float32 it overflows
 
 
@@ -426,7 +406,7 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     if not (order == np.arange(len(order))).all():
         moved = uniques[codes[np.flatnonzero(order != np.arange(len(order)))[0]]]
         warnings.warn(f"{source}: rows were not sorted by series and time (first in series {moved!r}); sorted them",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     codes, keys, values = codes[order], keys[order], values[order]
     times = times[order]
     covariates = _exog_values(frame.iloc[order], exog, source, uniques, codes, times) if exog else None
@@ -582,7 +562,8 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     unused = [c for c in frame.columns if c not in (id_column, date_column, column, *exog)]
     if unused:
         warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (only {column} is "
-                      "forecast; name covariates with --hist-exog / --futr-exog)", UserWarning, stacklevel=2)
+                      "forecast; name covariates with --hist-exog / --futr-exog)",
+                      UserWarning, stacklevel=user_stacklevel())
     ids, series_list, exog_list = _from_long(frame, id_column, date_column, column, fill, f"CSV file {path.name}",
                                              freq, exog)
     return _assemble(ids, series_list, column, single_input=single, freq=freq, fill=fill, exog_list=exog_list,

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .checks import counted
+from .errors import user_stacklevel
 from .io import metric_label, number_text
 
 PART_COLOURS = {"train": "tab:blue", "validation": "tab:orange", "test": "tab:red"}
@@ -158,7 +159,7 @@ def kept(function):
                                                (isinstance(a, str) and a.endswith(".png"))), "a figure")
             reason = " ".join(str(error).split())[:160] or type(error).__name__
             warnings.warn(f"{Path(path).name} was not drawn ({reason}); everything else is kept", UserWarning,
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
             return None
 
     return wrapper

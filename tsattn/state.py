@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import metrics as M
 from .baselines import WindowModel, gather_windows
-from .errors import ConfigError, DataError
+from .errors import ConfigError, DataError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
 from .windows import Scaler
 
@@ -291,7 +291,7 @@ class FittedState:
             what = "the series has" if panel.n_series == 1 else f"{len(short)} series ({named}) have"
             warnings.warn(f"{what} fewer than the {needed} values the window reads, so its inputs are padded with its "
                           "first value, which this model never trained on (fit with pad=True to train on padded "
-                          "windows, or pass a longer series)", UserWarning, stacklevel=3)
+                          "windows, or pass a longer series)", UserWarning, stacklevel=user_stacklevel())
         return self.windows(self.source_of(panel, future), panel.offsets[1:] - 1, panel.offsets[:-1], pad=True)
 
     def forecast(self, contexts: np.ndarray, steps: int, scaler: Scaler, series: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import ConfigError, DataError, TsattnError
+from .errors import ConfigError, DataError, TsattnError, user_stacklevel
 from .io import atomic_file, number_text, process_alive, write_json
 from .metrics import headline_metric
 
@@ -915,7 +915,7 @@ def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, st
         import warnings
 
         warnings.warn(f"a tuning figure could not be drawn ({exc}); the trials and best settings are written",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=user_stacklevel())
     with phone_renders():  # each figure also at a phone's width, its text legible at 390 px
         for name, figure in figures.items():
             if figure is not None:

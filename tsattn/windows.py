@@ -17,7 +17,7 @@ import pandas as pd
 
 from .checks import counted, positive_int
 from .covariates import Covariates
-from .errors import ConfigError, DataError, TooShortError
+from .errors import ConfigError, DataError, TooShortError, user_stacklevel
 
 SPLITS = ("chronological", "shuffled", "holdout")
 SCALINGS = ("minmax", "standard", "robust", "none")
@@ -639,7 +639,7 @@ def window_panel(
         warnings.warn(f"{len(dropped)} of {panel.n_series} series have fewer than the {least} values a window needs "
                       f"(window {window}" + ("" if untrained else f", horizon {horizon}") + (", padded" if pad else "")
                       + f"), so they are left out of training and scoring and only forecast ({', '.join(dropped[:5])}"
-                      f"{', ...' if len(dropped) > 5 else ''})", UserWarning, stacklevel=2)
+                      f"{', ...' if len(dropped) > 5 else ''})", UserWarning, stacklevel=user_stacklevel())
     low, high = panel.offsets[:-1], panel.offsets[1:]
     part_bounds = overhang = None
     if split.method == "shuffled":
