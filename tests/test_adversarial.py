@@ -204,7 +204,7 @@ def test_missing_steps_refused_with_advice_or_filled():
 
     index = pd.date_range("2000-01-01", periods=40, freq="MS").delete([5, 6])
     series = pd.Series(np.arange(38.0), index=index)
-    with pytest.raises(TsattnError, match="misses 2 step\\(s\\) of its MS frequency, first 2000-06-01.*--fill"):
+    with pytest.raises(TsattnError, match="misses 2 step\\(s\\) of its MS frequency, first 2000-06-01; insert and fill.*--fill"):
         Forecaster("naive").fit(series)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

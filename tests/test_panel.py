@@ -335,7 +335,7 @@ def test_stated_freq_puts_series_on_its_grid_or_names_the_fix():
     two = frame[frame["unique_id"] == "b"]  # two values: no frequency can be inferred
     assert as_panel(two).freq is None and as_panel(two, freq="MS").freq == "MS"
     holed = frame.drop(index=3)
-    with pytest.raises(DataError, match="series 'a' misses 1 step\\(s\\) of freq=MS, first 2000-04-01.*fill="):
+    with pytest.raises(DataError, match="series 'a' misses 1 step\\(s\\) of freq=MS, first 2000-04-01; fill them.*fill="):
         as_panel(holed, freq="MS")
     filled = as_panel(holed, freq="MS", fill="interpolate")
     assert filled.lengths.tolist() == [10, 2] and filled.values[3] == 3.0

@@ -204,10 +204,11 @@ def _regular_steps(series: pd.Series, label: str, fill: str | None) -> pd.Series
                         "regular frequency first (e.g. series.resample('MS').mean())")
     missing = full[~full.isin(index)]
     if fill in (None, "drop"):
-        raise DataError(f"{label} misses {len(missing)} step(s) of its {freq} frequency, first {missing[0]}; insert "
-                        "and fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
-    warnings.warn(f"{label}: inserted {len(missing)} missing step(s) of its {freq} frequency (first {missing[0]}), "
-                  f"filled with {fill}", UserWarning, stacklevel=user_stacklevel())
+        raise DataError(f"{label} misses {len(missing)} step(s) of its {freq} frequency, first "
+                        f"{time_text(missing[0])}; insert and fill them with fill='interpolate' or 'ffill' (CLI: --fill "
+                        "interpolate)")
+    warnings.warn(f"{label}: inserted {len(missing)} missing step(s) of its {freq} frequency (first "
+                  f"{time_text(missing[0])}), filled with {fill}", UserWarning, stacklevel=user_stacklevel())
     return series.reindex(full)
 
 

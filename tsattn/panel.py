@@ -206,12 +206,12 @@ def _on_grid(series: pd.Series, freq, fill, label: str) -> pd.Series:
     off = ~index.isin(grid)
     if off.any():
         raise DataError(f"{label} has {int(off.sum())} timestamp(s) off the grid of freq={_freq_text(freq)}, first "
-                        f"{index[off][0]}; resample it to that frequency or state the one it follows")
+                        f"{time_text(index[off][0])}; resample it to that frequency or state the one it follows")
     if len(grid) > len(index):
         missing = grid[~grid.isin(index)]
         if fill is None:
-            raise DataError(f"{label} misses {len(missing)} step(s) of freq={_freq_text(freq)}, first {missing[0]}; "
-                            "fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
+            raise DataError(f"{label} misses {len(missing)} step(s) of freq={_freq_text(freq)}, first "
+                            f"{time_text(missing[0])}; fill them with fill='interpolate' or 'ffill' (CLI: --fill interpolate)")
         series = as_series(series.reindex(grid), name=label, fill=fill)
     if isinstance(index, pd.DatetimeIndex):
         series.index = pd.DatetimeIndex(series.index, freq=freq)
