@@ -623,7 +623,6 @@ def params_of(model) -> dict:
     return get_spec(model).params
 
 
-
 def _check_ensemble(config: RunConfig) -> None:
     """ensemble_lookbacks: distinct integers in the lookback range, not beside window or lookback;
     ensemble_losses: distinct point losses (a quantile member's forecast has another shape)."""

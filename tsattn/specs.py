@@ -399,6 +399,7 @@ def get_spec(name: str) -> ModelSpec:
         raise ConfigError(f"unknown model {name!r}{model_hint(name, MODELS)}; available: {', '.join(MODELS)}")
     return MODELS[name]
 
+
 def model_hint(model, names) -> str:
     """What an unknown model name most likely meant: a recurrent cell is a setting of the recurrent networks
     (Keras' names, lstm or gru, are what newcomers type), a peer library's name its model here, else the nearest
