@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from .data import check_exog_columns
 from .errors import ConfigError, DataError, user_stacklevel
 from .io import describe_index, future_index
 
@@ -203,8 +204,6 @@ class Covariates:
             if panel.static is None:
                 raise DataError(f"static features {', '.join(self.stat)} need a static frame (static_df=..., CLI "
                                 "--static-csv) with unique_id and one row per series")
-            from .data import check_exog_columns  # the one column check (the CLI's --static-csv is checked as read)
-
             check_exog_columns(self.stat, {}, "static_df", [str(c) for c in panel.static.columns])
 
     def dynamic_values(self, panel) -> np.ndarray:

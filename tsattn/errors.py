@@ -14,6 +14,18 @@ class DataError(TsattnError):
     """The series or file cannot be used as given (NaN values, a missing column, too short...)."""
 
 
+class MissingColumnError(DataError):
+    """A frame lacks the id, time or value column asked for; ``problem`` says which and what the frame has, so a caller
+    whose columns the user cannot choose (a fitted model's predict) can give its own fix."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(f"{problem} ({fix})")
+        self.problem, self.fix = problem, fix
+
+    def __reduce__(self):  # rebuilt from both parts (a failure sent back by an engine's worker process)
+        return type(self), (self.problem, self.fix)
+
+
 class TooShortError(DataError):
     """The series are too short for the window, horizon and split asked for (no training or validation window)."""
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .data import (FILL_METHODS, as_series, check_exog_columns, infer_freq, parse_timestamps, read_csv_frame,
                    read_csv_series, time_text)
-from .errors import ConfigError, DataError, user_stacklevel
+from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
 
@@ -357,9 +357,8 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
             first = int(np.flatnonzero(huge)[0])
             raise DataError(f"covariate column {name!r} of {source} holds {values[first]:.3g} in series "
                             f"{ids[codes[first]]!r} at {time_text(times[first])} ({int(huge.sum())} such row(s)), "
-                            f"beyond {MAX_COVARIATE:.0e}, too large to compute with; "
-                            f"rescale the column first (e.g. divide it "
-                            f"by {10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
+                            f"beyond {MAX_COVARIATE:.0e}, too large to compute with; rescale the column first (e.g. "
+                            f"divide it by {10.0 ** np.floor(np.log10(np.abs(values).max())):.0e})")
         out[:, j] = values
     return out
 
@@ -370,9 +369,9 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     columns = [str(c) for c in frame.columns]
     for role, column in (("id", id_column), ("time", time_column), ("value", value_column)):
         if column not in columns:
-            raise DataError(f"{role} column {column!r} not found in {source}; available columns: "
-                            f"{', '.join(columns)} (choose it with id_column= / time_column= / value_column=, "
-                            "CLI: --id-column / --date-column / --column)")
+            raise MissingColumnError(f"{role} column {column!r} not found in {source}; available columns: "
+                                     f"{', '.join(columns)}", "choose it with id_column= / time_column= / "
+                                     "value_column=, CLI: --id-column / --date-column / --column")
     exog = check_exog_columns(exog, {"id": id_column, "time": time_column, "value": value_column}, source, columns)
     if frame.empty:
         raise DataError(f"{source} has no rows; pass a frame with values")
@@ -415,8 +414,8 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         first = int(np.flatnonzero(duplicate)[0]) + 1
         count = int(duplicate.sum())
         raise DataError(f"series {uniques[codes[first]]!r} has a duplicate timestamp {time_text(times[first])} "
-                        f"({count} duplicate row(s) in all); "
-                        f"aggregate or drop duplicates first (e.g. df.groupby([id, ds]).mean())")
+                        f"({count} duplicate row(s) in all); aggregate or drop duplicates first (e.g. "
+                        "df.groupby([id, ds]).mean())")
     infinite = np.isinf(values)
     if infinite.any():
         first = int(np.flatnonzero(infinite)[0])

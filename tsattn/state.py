@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import metrics as M
 from .baselines import WindowModel, gather_windows
-from .errors import ConfigError, DataError, user_stacklevel
+from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
 from .windows import Scaler
 
@@ -156,11 +156,9 @@ class FittedState:
         try:
             panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
                              exog=covariates.dynamic if covariates else (), static=static)
-        except DataError as error:  # the fit's column names are the model's: a frame to forecast after needs them
-            if " column " not in str(error) or "not found in" not in str(error):
-                raise
-            raise DataError(f"{str(error).split(' (choose it with')[0]}; this model was fitted on the columns "
-                            f"{', '.join(columns)}: rename the frame's columns to these") from None
+        except MissingColumnError as error:  # the fit chose the columns: a frame to forecast after needs the same
+            raise DataError(f"{error.problem}; this model was fitted on the columns {', '.join(columns)}: rename the "
+                            "frame's columns to these") from None
         if panel.freq is None and self.tails.freq is not None and panel.index_kind == self.tails.index_kind:
             # too few timestamps to infer one (a series of 1-2 values): the fitted frequency, checked
             panel = as_panel(data, *columns, fill=self.config.fill, freq=self.tails.freq,
