@@ -139,6 +139,12 @@ def test_ranking_shows_the_seed_range_and_the_best_epoch_and_the_verdict_says_wh
     simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
     assert "no epoch of training beat its start on validation in 2 of 3 seed(s)" in simple
     assert "lowest at the first epoch in 1 of 3 seed(s)" in simple
+    # without early stopping (the recipe) every epoch trains: the verdict says what validation saw, not a cure
+    recipe = [dict(run, config={"level": [], "early_stopping": False}, epochs_run=2) for run in runs]
+    lines = comparison_verdict(results_table(recipe), summarise(results_table(recipe)), "sun", recipe)
+    simple = next(line for line in lines if line.startswith("simple-rnn: beats"))
+    assert "lowest after the first of its 2 epochs in 3 of 3 seed(s) (without early stopping it forecasts after " \
+        "all of them)" in simple and "learning_rate" not in simple
 
 
 def test_the_runner_up_is_another_network_not_the_best_ones_twin_without_covariates():

@@ -123,6 +123,14 @@ def _paired_over_series(records: list[dict], dataset: str, model: str, other: st
         return None
     return paired_comparison(mine, theirs)
 
+def _early_stopping(records: list[dict], dataset: str, model: str) -> bool:
+    """Whether ``model``'s runs on ``dataset`` stopped early (restoring their best epoch's weights); a record without
+    the setting ran RunConfig's default, which does."""
+    settings = [(record.get("config") or {}).get("early_stopping", True) for record in records
+                if record["dataset"] == dataset and record["model"] == model]
+    return any(settings) or not settings
+
+
 WITHOUT_COVARIATES = " without covariates"  # tsattn.compare's twin runs
 
 
@@ -269,9 +277,13 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             line += (f"; no epoch of training beat its start on validation in {kept} of {len(epochs)} seed(s), so "
                      "it forecasts from its starting weights (keep_start)")
         first = int((epochs == 1).sum())
-        if first:
+        if first and _early_stopping(records or [], dataset, row["model"]):
             line += (f"; its validation loss was lowest at the first epoch in {first} of {len(epochs)} seed(s): "
                      "later epochs never improved on it (a lower learning_rate may help)")
+        elif first:  # every epoch trained (the recipe): what validation saw, no cure drawn from it
+            trained = int(runs.loc[runs["model"] == row["model"], "epochs_run"].max())
+            line += (f"; its validation loss was lowest after the first of its {trained} epochs in {first} of "
+                     f"{len(epochs)} seed(s) (without early stopping it forecasts after all of them)")
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
