@@ -119,7 +119,8 @@ def test_linear_skip_is_an_autoregression_on_the_window():
     (lambda: get_model("AutoETS", window=4), "unknown model 'AutoETS'; available: simple-rnn, attention-rnn, transformer"),
     (lambda: get_model("simple-rnn", window=1), "window must be an integer in 2..100000 for model 'simple-rnn'; got 1"),
     (lambda: get_model("simple-rnn", window=4, horizon=0), "horizon must be an integer in 1..10000"),
-    (lambda: get_model("transformer", window=4, d_model=30, num_heads=4), "d_model must be divisible by num_heads=4; got 30"),
+    (lambda: get_model("transformer", window=4, d_model=30, num_heads=4),
+     r"d_model must be divisible by num_heads=4; got 30 \(e.g. d_model=28 or num_heads=3\)"),
     (lambda: get_model("transformer", window=4, dropout=-0.5), "dropout must be a number in \\[0, 1\\); got -0.5"),
     (lambda: get_model("attention-rnn", window=4, attention="cosine"), "attention must be one of additive, bahdanau"),
     (lambda: get_model("simple-rnn", window=4, cell="transformer"), "cell must be one of rnn, lstm, gru; got 'transformer'"),
@@ -242,11 +243,18 @@ def test_patches_are_the_window_cut_oldest_first():
     np.testing.assert_array_equal(side_by_side, x[:, [[0, 1, 2, 3], [4, 5, 6, 7]]].reshape(2, 2, 8))
 
 
+@pytest.mark.parametrize("width, asked, proposed", [(32, 3, 2), (30, 4, 3), (64, 5, 4), (7, 2, 1), (12, 5, 4), (8, 9, 8)])
+def test_a_head_count_that_does_not_divide_the_width_gets_the_nearest_that_does(width, asked, proposed):
+    from tsattn.models import heads_dividing
+
+    assert heads_dividing(width, asked) == proposed and width % proposed == 0
+
+
 @pytest.mark.parametrize("params, message", [
     ({"patch_length": 40}, r"patch_length \(40\) is longer than the window \(36\); use at most 36"),
     ({"patch_length": 4, "patch_stride": 5}, r"patch_stride \(5\) is longer than patch_length \(4\)"),
     ({"patch_length": 5}, r"a window of 36 is not tiled by patches of 5 every 5 steps .* use patch_stride=1"),
-    ({"num_heads": 3}, "d_model must be divisible by num_heads=3"),
+    ({"num_heads": 3}, r"d_model must be divisible by num_heads=3; got 64 \(e.g. d_model=63 or num_heads=2\)"),
 ])
 def test_patch_settings_that_cannot_work_name_one_that_does(params, message):
     from tsattn.layers import patch_layout
@@ -369,7 +377,7 @@ def test_tft_per_step_head_is_one_dense_shared_by_the_forecast_steps(quantiles):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"num_heads": 3}, r"hidden_size must be divisible by num_heads=3; got 32 \(e.g. hidden_size=30 or num_heads=1\)"),
+    ({"num_heads": 3}, r"hidden_size must be divisible by num_heads=3; got 32 \(e.g. hidden_size=30 or num_heads=2\)"),
     ({"hidden_size": 0}, "hidden_size must be an integer in 1..1024"),
 ])
 def test_tft_settings_that_cannot_work_name_one_that_does(params, message):

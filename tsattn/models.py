@@ -173,6 +173,12 @@ def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, 
     return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
 
 
+def heads_dividing(width: int, num_heads: int) -> int:
+    """The head count nearest ``num_heads`` that divides ``width`` (fewer heads on a tie): what a message proposes
+    when the asked one does not divide it (32 wide, 3 heads: 2; 30 wide, 4 heads: 3)."""
+    return min((k for k in range(1, width + 1) if width % k == 0), key=lambda k: (abs(k - num_heads), k))
+
+
 def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal=False, norm="layer",
              residual_attention=False):
     """The tutorial's encoder over tokens (batch, tokens, d_model): positional encoding, dropout, encoder blocks
@@ -181,7 +187,8 @@ def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, posit
     d_model = int(x.shape[-1])
     if d_model % num_heads:
         raise ConfigError(f"{model} parameter d_model must be divisible by num_heads={num_heads}; got {d_model} (e.g. "
-                          f"d_model={max(num_heads, d_model // num_heads * num_heads)} or num_heads=1)")
+                          f"d_model={max(num_heads, d_model // num_heads * num_heads)} or "
+                          f"num_heads={heads_dividing(d_model, num_heads)})")
     x = PositionalEncoding(positional, positional_base, name="positional_encoding")(x)
     x = layers.Dropout(dropout, name="input_dropout")(x)
     scores = None
@@ -226,7 +233,8 @@ def _build_tft(inputs, horizon, layout, hidden_size, num_heads, dropout, variabl
 
     if hidden_size % num_heads:
         raise ConfigError(f"tft parameter hidden_size must be divisible by num_heads={num_heads}; got {hidden_size} "
-                          f"(e.g. hidden_size={max(num_heads, hidden_size // num_heads * num_heads)} or num_heads=1)")
+                          f"(e.g. hidden_size={max(num_heads, hidden_size // num_heads * num_heads)} or "
+                          f"num_heads={heads_dividing(hidden_size, num_heads)})")
     window = int(inputs.shape[1])
     hist, futr, stat = layout
     past, future, static = FusionInputs(horizon, layout, name="fusion_inputs")(inputs)
