@@ -3,9 +3,9 @@ import pytest
 import keras
 
 from tsattn.errors import ConfigError
-from tsattn.layers import (AdditiveAttention, BahdanauAttention, HalvingSchedule, LuongAttention,
-                           MultiHeadSelfAttention, PositionalEncoding, TransformerEncoderBlock, VariableSelection,
-                           WarmupSchedule,
+from tsattn.layers import (AdditiveAttention, BahdanauAttention, HalvingSchedule, InterpretableAttention,
+                           LuongAttention, MultiHeadSelfAttention, PositionalEncoding, TransformerEncoderBlock,
+                           VariableSelection, WarmupSchedule,
                            scaled_dot_product_attention, sinusoidal_encoding)
 
 RNG = np.random.default_rng(0)
@@ -189,7 +189,11 @@ def test_halving_schedule_gives_keras_piecewise_rates_and_reads_its_total_when_r
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: TransformerEncoderBlock(10, 3, 8), "d_model must be divisible by num_heads=3; got 10"),
+    (lambda: TransformerEncoderBlock(10, 3, 8),
+     r"d_model must be divisible by num_heads=3 \(num_heads=2 divides it\); got 10"),
+    (lambda: InterpretableAttention(4, 6),
+     r"hidden_size must be divisible by num_heads=4 \(num_heads=3 divides it\); got 6"),
+    (lambda: InterpretableAttention(2, 6.0), "hidden_size must be an integer >= 1; got 6.0"),
     (lambda: TransformerEncoderBlock(8, 2, 8, dropout=-0.1), "dropout must be in \\[0, 1\\); got -0.1"),
     (lambda: TransformerEncoderBlock(8, 2, 8, norm="group"), "norm must be one of layer, batch; got 'group'"),
     (lambda: LuongAttention("cosine"), "score must be one of dot, general; got 'cosine'"),

@@ -245,7 +245,7 @@ def test_patches_are_the_window_cut_oldest_first():
 
 @pytest.mark.parametrize("width, asked, proposed", [(32, 3, 2), (30, 4, 3), (64, 5, 4), (7, 2, 1), (12, 5, 4), (8, 9, 8)])
 def test_a_head_count_that_does_not_divide_the_width_gets_the_nearest_that_does(width, asked, proposed):
-    from tsattn.models import heads_dividing
+    from tsattn.layers import heads_dividing
 
     assert heads_dividing(width, asked) == proposed and width % proposed == 0
 

@@ -23,6 +23,12 @@ def _require(condition: bool, name: str, value, expected: str):
         raise ConfigError(f"{name} must be {expected}; got {value!r}")
 
 
+def heads_dividing(width: int, num_heads: int) -> int:
+    """The head count nearest ``num_heads`` that divides ``width`` (fewer heads on a tie): what a message proposes
+    when the asked one does not divide it (32 wide, 3 heads: 2; 30 wide, 4 heads: 3)."""
+    return min((k for k in range(1, width + 1) if width % k == 0), key=lambda k: (abs(k - num_heads), k))
+
+
 def _static_window(input_shape, layer_name: str) -> int:
     window = input_shape[1]
     if window is None:
@@ -270,7 +276,8 @@ class TransformerEncoderBlock(layers.Layer):
         super().__init__(**kwargs)
         _require(isinstance(d_model, int) and d_model >= 1, "d_model", d_model, "an integer >= 1")
         _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
-        _require(d_model % num_heads == 0, "d_model", d_model, f"divisible by num_heads={num_heads}")
+        _require(d_model % num_heads == 0, "d_model", d_model,
+                 f"divisible by num_heads={num_heads} (num_heads={heads_dividing(d_model, num_heads)} divides it)")
         _require(isinstance(ff_dim, int) and ff_dim >= 1, "ff_dim", ff_dim, "an integer >= 1")
         _require(isinstance(dropout, (int, float)) and 0 <= dropout < 1, "dropout", dropout, "in [0, 1)")
         _require(norm in self.NORMS, "norm", norm, f"one of {', '.join(self.NORMS)}")
@@ -1025,8 +1032,9 @@ class InterpretableAttention(layers.Layer):
     def __init__(self, num_heads: int, units: int, dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         _require(isinstance(num_heads, int) and num_heads >= 1, "num_heads", num_heads, "an integer >= 1")
-        _require(isinstance(units, int) and units % num_heads == 0, "hidden_size", units,
-                 f"divisible by num_heads={num_heads}")
+        _require(isinstance(units, int) and units >= 1, "hidden_size", units, "an integer >= 1")
+        _require(units % num_heads == 0, "hidden_size", units,
+                 f"divisible by num_heads={num_heads} (num_heads={heads_dividing(units, num_heads)} divides it)")
         self.num_heads, self.units, self.dropout = num_heads, units, float(dropout)
         self.key_dim = units // num_heads
         self.query = layers.Dense(units, use_bias=False, name="query")

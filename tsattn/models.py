@@ -20,7 +20,7 @@ from .errors import ConfigError
 from .losses import get_loss
 from .layers import (ATTENTION_KINDS, Features, InstanceStats, LastStep, LastValue, Patches, PositionalEncoding,
                      QuantileOutput, ScaleBy, Standardise, SubtractLast, TransformerEncoderBlock, WindowScale,
-                     patch_layout)
+                     heads_dividing, patch_layout)
 from .specs import MODELS, ModelSpec, Param, get_spec, integer, list_models  # noqa: F401  (re-exported)
 
 CELLS = {"rnn": layers.SimpleRNN, "lstm": layers.LSTM, "gru": layers.GRU}
@@ -171,12 +171,6 @@ def _build_transformer(inputs, d_model, num_heads, ff_dim, num_blocks, dropout, 
     if pooling == "last":
         return LastStep(name="last_step")(x)  # (batch, d_model)
     return layers.GlobalAveragePooling1D(name="average_pool")(x)  # (batch, d_model)
-
-
-def heads_dividing(width: int, num_heads: int) -> int:
-    """The head count nearest ``num_heads`` that divides ``width`` (fewer heads on a tie): what a message proposes
-    when the asked one does not divide it (32 wide, 3 heads: 2; 30 wide, 4 heads: 3)."""
-    return min((k for k in range(1, width + 1) if width % k == 0), key=lambda k: (abs(k - num_heads), k))
 
 
 def _encoder(x, model, num_heads, ff_dim, num_blocks, dropout, positional, positional_base, causal=False, norm="layer",
