@@ -112,6 +112,48 @@ def test_csv_reading(tmp_path):
         read_csv_series(bad_dates, column="value", date_column="date")
 
 
+
+def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_says(tmp_path):
+    """A spreadsheet where ',' is the decimal mark exports 'ds;y' and '1,5': read with commas it was one column named
+    'ds;y' ("date column 'ds' not found ... available columns: ds;y") or failed to parse at all."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+    from tsattn.panel import read_csv_panel
+
+    dates = [str(d.date()) for d in pd.date_range("2021-01-01", periods=40, freq="D")]
+    values = [10 + (i % 7) + i / 4 for i in range(40)]
+    expected = pd.Series(values, index=pd.DatetimeIndex(dates))
+    files = {
+        "decimal_commas.csv": "ds;y\n" + "".join(f"{d};{str(v).replace('.', ',')}\n" for d, v in zip(dates, values)),
+        "semicolons.csv": "ds;y\n" + "".join(f"{d};{v}\n" for d, v in zip(dates, values)),
+        "tabs.tsv": "ds\ty\n" + "".join(f"{d}\t{v}\n" for d, v in zip(dates, values)),
+        "bars.csv": "ds|y\n" + "".join(f"{d}|{v}\n" for d, v in zip(dates, values)),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        series = read_csv_series(tmp_path / name, column="y", date_column="ds")
+        np.testing.assert_allclose(series.to_numpy(), expected.to_numpy(), err_msg=name)
+        assert (series.index == expected.index).all() and series.index.freqstr == "D", name
+    # a long file with text ids (007 stays 007) and decimal commas in the values, not in the ids
+    long = tmp_path / "long.csv"
+    long.write_text("unique_id;ds;y\n" + "".join(f"{uid};{d};{str(v + k).replace('.', ',')}\n" for k, uid in
+                                                 enumerate(("007", "7")) for d, v in zip(dates, values)))
+    panel = read_csv_panel(long, "y", "ds", "unique_id")
+    assert list(panel.ids) == ["007", "7"]
+    np.testing.assert_allclose(panel.values[:40], values)
+    np.testing.assert_allclose(panel.values[40:], np.asarray(values) + 1)
+    # a comma in the header keeps commas the separator, whatever else the header holds
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("ds,y;note\n" + "".join(f"{d},{v}\n" for d, v in zip(dates, values)))
+    assert list(read_csv_series(mixed, column="y;note", date_column="ds")) == pytest.approx(values)
+    # through the command line as through the API
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["fit", "--model", "naive", "--csv", str(tmp_path / "decimal_commas.csv"),
+                                      "--column", "y", "--date-column", "ds", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert (out / "metrics.json").exists()
+
 def test_the_dataset_listing_says_what_each_dataset_loads():
     """`tsattn datasets` counted the promo-panel as one series of 156 (its default_length); it loads 12."""
     from tsattn.data import describe_datasets

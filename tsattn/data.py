@@ -273,17 +273,54 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     ``text_columns`` are read as written (series ids: 007 stays 007, never the number 7)."""
     path = Path(path)
     regular_file(path, "CSV file")
+    dtype = {column: str for column in text_columns if column} or None
+    separator = _header_separator(path)  # "ds;y": a file separated by ';' (spreadsheets where ',' is the decimal
+    frame = _read_csv(path, dtype=dtype, sep=separator)  # mark write these), tabs or '|', read as such
+    if separator == ";" and _decimal_commas(frame, text_columns):
+        frame = _read_csv(path, dtype=dtype, sep=separator, decimal=",")  # "1,5" is one and a half there
+    if frame.empty:
+        raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _read_csv(path: Path, **options) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, dtype={column: str for column in text_columns if column} or None)
+        return pd.read_csv(path, **options)
     except pd.errors.EmptyDataError:
         raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
-    if frame.empty:
-        raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
-    frame.columns = [str(c) for c in frame.columns]
-    return frame
+
+
+CSV_SEPARATORS = (";", "\t", "|")  # read as the separator, in this order, of a header row without commas
+
+
+def _header_separator(path: Path) -> str:
+    """',' unless the header row has no comma and holds another separator (CSV_SEPARATORS)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            header = handle.readline()
+    except OSError:
+        return ","  # pandas says what is wrong with the file
+    if "," in header:
+        return ","
+    return next((separator for separator in CSV_SEPARATORS if separator in header), ",")
+
+
+def _decimal_commas(frame: pd.DataFrame, text_columns=()) -> bool:
+    """Whether a ';'-separated file writes its numbers with decimal commas: a text column (not a series id) whose
+    values all look like "12,5"."""
+    for name in frame.columns:
+        column = frame[name]
+        if name in text_columns or column.dtype != object:
+            continue
+        values = column.dropna().astype(str).str.strip()
+        if len(values) and values.str.fullmatch(r"[-+]?\d+(,\d+)?([eE][-+]?\d+)?").all() and \
+                values.str.contains(",").any():
+            return True
+    return False
 
 
 def _looks_like_dates(column: pd.Series) -> bool:
