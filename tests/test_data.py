@@ -147,6 +147,11 @@ def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_say
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y;note\n" + "".join(f"{d},{v}\n" for d, v in zip(dates, values)))
     assert list(read_csv_series(mixed, column="y;note", date_column="ds")) == pytest.approx(values)
+    # a legacy encoding is named with its fix (it said "cannot be parsed ('utf-8' codec can't decode ...)")
+    legacy = tmp_path / "legacy.csv"
+    legacy.write_bytes("ds,café\n2021-01-01,1\n2021-01-02,2\n".encode("cp1252"))
+    with pytest.raises(DataError, match=r"legacy.csv is not UTF-8 text \(byte 0xe9 at position 6\); save it as UTF-8"):
+        read_csv_series(legacy, column="café", date_column="ds")
     # through the command line as through the API
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["fit", "--model", "naive", "--csv", str(tmp_path / "decimal_commas.csv"),

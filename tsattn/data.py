@@ -289,7 +289,11 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
         return pd.read_csv(path, **options)
     except pd.errors.EmptyDataError:
         raise DataError(f"CSV file {path} is empty; pass a file with a header row and values") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # a legacy encoding (a spreadsheet's Windows-1252 'café'), or not text at all
+        raise DataError(f"CSV file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position "
+                        f"{exc.start}); save it as UTF-8 (a spreadsheet's 'CSV UTF-8'), or check that it is a CSV "
+                        "file") from None
+    except pd.errors.ParserError as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"CSV file {path} cannot be parsed ({first_line}); check that it is a CSV file") from None
 
