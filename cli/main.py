@@ -531,10 +531,30 @@ def _series_from_options(dataset, csv, column, date_column, fill, default_config
     return load_panel(RunConfig(**{"dataset": None, **overrides}))
 
 
+def model_dir_options(command):
+    """The saved model of predict and backtest: --model-dir, or the directory as the one argument (`tsattn predict
+    runs/sun`, as a user first types it: it said "Missing option '--model-dir'")."""
+
+    @functools.wraps(command)
+    def wrapper(*args, model_dir=None, model_dir_argument=None, **kwargs):
+        if model_dir is not None and model_dir_argument is not None and model_dir != model_dir_argument:
+            raise click.UsageError(f"two saved models named: {model_dir_argument} and --model-dir {model_dir}; name one")
+        chosen = model_dir if model_dir is not None else model_dir_argument
+        if chosen is None:
+            name = click.get_current_context().info_name
+            raise click.UsageError(f"name the saved model: a run directory of `tsattn fit` or a file of "
+                                   f"Forecaster.save (tsattn {name} runs/sun, or --model-dir runs/sun)")
+        return command(*args, model_dir=chosen, **kwargs)
+
+    wrapper = click.option("--model-dir", type=click.Path(),
+                           help="a run directory of `tsattn fit` or a file written by Forecaster.save (or give it "
+                                "as the argument MODEL_DIR).")(wrapper)
+    return click.argument("model_dir_argument", metavar="[MODEL_DIR]", required=False, type=click.Path())(wrapper)
+
+
 @main.command("predict", short_help="Forecast after the series with a saved model.",
-              epilog="\b\nExample:\n  tsattn predict --model-dir runs/sun --steps 12 --level 80 --out forecasts/sun")
-@click.option("--model-dir", required=True, type=click.Path(),
-              help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
+              epilog="\b\nExample:\n  tsattn predict runs/sun --steps 12 --level 80 --out forecasts/sun")
+@model_dir_options
 @click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
 @data_options
 @click.option("--out", type=click.Path(),
@@ -636,9 +656,8 @@ def _ray_timeout(ctx, param, value):
 
 
 @main.command("backtest", short_help="Rolling-origin forecasts of a saved model, scored.",
-              epilog="\b\nExample:\n  tsattn backtest --model-dir runs/sun --start 0.8 --out backtests/sun")
-@click.option("--model-dir", required=True, type=click.Path(),
-              help="a run directory of `tsattn fit` or a file written by Forecaster.save.")
+              epilog="\b\nExample:\n  tsattn backtest runs/sun --start 0.8 --out backtests/sun")
+@model_dir_options
 @data_options
 @click.option("--start", default="0.8", show_default=True,
               help="first target: a fraction of the series, a position or a timestamp.")

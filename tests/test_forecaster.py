@@ -248,6 +248,21 @@ def test_cli_predict_and_backtest(tmp_path, fitted, small_csv):
                                  "--date-column", "date", "--start", "3", "--out", str(tmp_path / "bt2")])
     assert early.exit_code == 2 and "fewer than one window" in early.output
     assert not (tmp_path / "bt2").exists()
+    # the saved model as the one argument, as a user first types it (it said "Missing option '--model-dir'")
+    positional = runner.invoke(main, ["predict", str(path), "--steps", "4", "--out", str(tmp_path / "forecast2")])
+    assert positional.exit_code == 0, positional.output
+    assert pd.read_csv(tmp_path / "forecast2" / "forecast.csv").equals(frame)
+    assert runner.invoke(main, ["backtest", str(path), "--csv", str(small_csv), "--column", "demand", "--date-column",
+                                "date", "--start", "0.9", "--out", str(tmp_path / "bt3")]).exit_code == 0
+    assert pd.read_csv(tmp_path / "bt3" / "backtest.csv").equals(pd.read_csv(backtest_out / "backtest.csv"))
+    for args, says in ((["predict"], "name the saved model: a run directory of `tsattn fit` or a file of "
+                                     "Forecaster.save (tsattn predict runs/sun, or --model-dir runs/sun)"),
+                       (["backtest", "--out", str(tmp_path / "bt4")], "(tsattn backtest runs/sun, or --model-dir"),
+                       (["predict", str(path), "--model-dir", str(small_csv)], "two saved models named")):
+        refused = runner.invoke(main, args)
+        assert refused.exit_code == 2 and says in refused.output and "Traceback" not in refused.output, refused.output
+    assert runner.invoke(main, ["predict", str(path), "--model-dir", str(path), "--steps", "1"]).exit_code == 0
+    assert not (tmp_path / "bt4").exists()
 
 
 def test_readme_example_shape():
