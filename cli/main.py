@@ -199,9 +199,16 @@ def _complete_list(incomplete: str, names) -> list[str]:
 
 
 def _records(frame) -> list[dict]:
-    """A frame as JSON-ready records: NaN as null, timestamps as text."""
+    """A frame as JSON-ready records: NaN as null, timestamps as text, as forecast.csv writes them (a column of
+    midnights as dates, 2020-01-01, not 2020-01-01 00:00:00)."""
     import pandas as pd
 
+    frame = frame.copy()
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(column) and column.dt.tz is None and column.notna().any():
+            if (column.dropna() == column.dropna().dt.normalize()).all():
+                frame[name] = column.dt.strftime("%Y-%m-%d").where(column.notna(), None)
     records = []
     for row in frame.astype(object).to_dict(orient="records"):
         records.append({key: (None if (isinstance(value, float) and value != value) or value is pd.NaT else

@@ -55,6 +55,10 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     rows = json.loads(predicted.stdout)
     assert len(rows) == 3 and set(rows[0]) == {"timestamp", "forecast"}
     assert pd.Timestamp(rows[0]["timestamp"]) > pd.Timestamp("2013-01-01")
+    written = runner().invoke(main, ["predict", str(tmp_path / "run"), "--steps", "3", "--out", str(tmp_path / "fc")])
+    assert written.exit_code == 0, written.output  # the rows as forecast.csv writes them: monthly dates, no 00:00:00
+    assert [row["timestamp"] for row in rows] == pd.read_csv(tmp_path / "fc" / "forecast.csv")["timestamp"].tolist()
+    assert len(rows[0]["timestamp"]) == 10
 
     backtest = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path / "run"), "--csv", str(small_csv),
                                       "--column", "demand", "--date-column", "date", "--steps", "2",
