@@ -872,8 +872,9 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @click.option("--study-name", help="the study's name in --storage (default: tsattn-<model>-<digest of the data>, so "
               "searches on other data never mix).")
 @click.option("--seed", type=int, default=0, show_default=True, help="the sampler's seed and every trial's seed.")
+@click.option("--epochs", type=int, help="maximum epochs of every trial (as fit's --epochs; default: the fit's).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
-              help="a fixed run setting of every trial, e.g. --set epochs=50.")
+              help="a fixed run setting of every trial, e.g. --set batch_size=64.")
 @covariate_options
 @engine_options
 @click.option("--out", required=True, type=click.Path(), help="the search's folder (rerun the command to resume).")
@@ -881,7 +882,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
 @output_options
 @friendly_errors
 def tune_command(model_name, dataset, csv, column, date_column, id_column, fill, horizon, trials, timeout, metric,
-                 windows, step, space_path, storage, study_name, seed, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
+                 windows, step, space_path, storage, study_name, seed, epochs, settings, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs, engine,
                  address, cpus_per_run, out, force, quiet, as_json):
     """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
     on the test part beside the defaults."""
@@ -889,7 +890,7 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     from tsattn.tuning import read_space, tune
 
     output = Output(quiet, as_json)
-    fixed = {key: value for key, value in {"horizon": horizon}.items() if value is not None}
+    fixed = {key: value for key, value in {"horizon": horizon, "epochs": epochs}.items() if value is not None}
     fixed.update(data_overrides(dataset, csv, column, date_column, fill, id_column))
     fixed.update(covariate_overrides(hist_exog, futr_exog, stat_exog, calendar, static_csv))
     fixed = with_settings(fixed, settings)

@@ -121,7 +121,11 @@ def test_a_killed_search_resumes_to_the_same_number_of_trials(tmp_path):
 
     from tsattn.cli.main import main
 
-    done = CliRunner().invoke(main, command[3:-1] + ["--json"])
+    # resumed with --epochs 3 for --set epochs=3: the same fixed setting, so the same study (study.db counts them all)
+    resumed = [*command[3:-1]]
+    at = resumed.index("--set")
+    resumed[at:at + 2] = ["--epochs", "3"]
+    done = CliRunner().invoke(main, resumed + ["--json"])
     assert done.exit_code == 0, f"{done.output[-2000:]}{done.exception!r}"
     summary = json.loads(done.stdout)
     assert summary["completed"] == 4 and _completed(out / "study.db") == 4
