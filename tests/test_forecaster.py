@@ -132,7 +132,8 @@ def test_backtest_no_leak_with_retrain():
 
 def test_backtest_without_retrain_warns_when_fitted_later(fitted):
     series = make_series()
-    with pytest.warns(UserWarning, match="optimistic; use retrain=True"):
+    with pytest.warns(UserWarning, match=r"fitted on data up to \d{4}-\d\d-01, after the first origin \d{4}-\d\d-01: "
+                                         "these forecasts are optimistic; use retrain=True"):  # dates, no 00:00:00
         table = fitted.backtest(series, start=0.8, steps=2)
     assert set(table["step"]) == {1, 2}
     assert len(table.attrs["metrics"]["per_step"]) == 2

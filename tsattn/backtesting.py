@@ -169,11 +169,11 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         fitted_end = state.trained_until
         first_origin = panel.index[origins[0]]
         if panel.n_series == 1 and _at_or_after(fitted_end, first_origin):  # one series, or one of a fitted panel
-            warnings.warn(f"the model was fitted on data up to {fitted_end}, after the first origin "
-                          f"{first_origin}: these forecasts are optimistic; use retrain=True",
+            warnings.warn(f"the model was fitted on data up to {_stamp(fitted_end)}, after the first origin "
+                          f"{_stamp(first_origin)}: these forecasts are optimistic; use retrain=True",
                           UserWarning, stacklevel=user_stacklevel())
         elif panel.n_series > 1 and fitted_end >= panel.index[origins].min():
-            warnings.warn(f"the model was fitted on data up to {fitted_end}, after some origins: these "
+            warnings.warn(f"the model was fitted on data up to {_stamp(fitted_end)}, after some origins: these "
                           "forecasts are optimistic; fit on data before start",
                           UserWarning, stacklevel=user_stacklevel())
         trained_until[:] = fitted_end
