@@ -442,8 +442,12 @@ def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
 
     series = make_series(n=60)  # monthly
     naive = Forecaster("naive").fit(series)
-    with pytest.raises(ConfigError, match=r"start '2030-01-01' is after the series' last timestamp"):
+    with pytest.raises(ConfigError, match=r"start '2030-01-01' is after the series' last timestamp 2004-12-01; start "
+                                          r"at a timestamp between 2000-02-01 and 2004-12-01$"):  # dates, as written
         naive.backtest(series, start="2030-01-01")
+    with pytest.raises(ConfigError, match=r"at or before the series' first timestamp 2000-01-01; start at a timestamp "
+                                          r"between 2000-02-01 and 2004-12-01$"):
+        naive.backtest(series, start="1999-01-01")
     long = tmp_path / "long.csv"
     pd.DataFrame({"store": np.repeat(["a", "b"], 30), "date": list(pd.date_range("2000-01-01", periods=30,
                                                                                freq="MS")) * 2,

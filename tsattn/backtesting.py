@@ -196,7 +196,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
                      + (f", ETA {left:.0f}s" if done < len(blocks) else ""))
                 getattr(echo, "advance", lambda: None)()
             if not outcome.ok:
-                raise TrainingError(f"the refit at origin {panel.index[origins[block_start]]} failed: "
+                raise TrainingError(f"the refit at origin {_stamp(panel.index[origins[block_start]])} failed: "
                                     f"{outcome.error}")
             block_predicted, block_baselines, until = outcome.value
             span = slice(block_start, block_start + len(block_predicted))
@@ -255,11 +255,11 @@ def _start_position(series: pd.Series, start) -> int:
     first, last = series.index[0], series.index[-1]
     try:
         if label is not None and label > last:
-            raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {last}; start at a "
-                              f"timestamp between {series.index[1]} and {last}")
+            raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {_stamp(last)}; start at "
+                              f"a timestamp between {_stamp(series.index[1])} and {_stamp(last)}")
         if label is not None and label <= first:
-            raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {first}; "
-                              f"start at a timestamp between {series.index[1]} and {last}")
+            raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {_stamp(first)}; "
+                              f"start at a timestamp between {_stamp(series.index[1])} and {_stamp(last)}")
     except TypeError:  # a label that does not compare with the index
         pass
     raise ConfigError(f"backtest start {start!r} is not a fraction in (0, 1), a position or a timestamp of the "
