@@ -129,11 +129,17 @@ def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_say
         "semicolons.csv": "ds;y\n" + "".join(f"{d};{v}\n" for d, v in zip(dates, values)),
         "tabs.tsv": "ds\ty\n" + "".join(f"{d}\t{v}\n" for d, v in zip(dates, values)),
         "bars.csv": "ds|y\n" + "".join(f"{d}|{v}\n" for d, v in zip(dates, values)),
+        # thousands grouped: "1,010.25" in a ',' file, "1.010,25" in a ';' file (it said "not numeric ... choose a
+        # numeric column")
+        "thousands.csv": "ds,y\n" + "".join(f'{d},"{1000 + v:,}"\n' for d, v in zip(dates, values)),
+        "grouped_decimal_commas.csv": "ds;y\n" + "".join(
+            f"{d};{f'{1000 + v:,}'.replace(',', '_').replace('.', ',').replace('_', '.')}\n" for d, v in zip(dates, values)),
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
         series = read_csv_series(tmp_path / name, column="y", date_column="ds")
-        np.testing.assert_allclose(series.to_numpy(), expected.to_numpy(), err_msg=name)
+        offset = 1000 if "thousands" in name or "grouped" in name else 0
+        np.testing.assert_allclose(series.to_numpy() - offset, expected.to_numpy(), err_msg=name)
         assert (series.index == expected.index).all() and series.index.freqstr == "D", name
     # a long file with text ids (007 stays 007) and decimal commas in the values, not in the ids
     long = tmp_path / "long.csv"
@@ -143,6 +149,12 @@ def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_say
     assert list(panel.ids) == ["007", "7"]
     np.testing.assert_allclose(panel.values[:40], values)
     np.testing.assert_allclose(panel.values[40:], np.asarray(values) + 1)
+    # a text column beside grouped numbers stays text ("1,2" is never read as 12)
+    guarded = tmp_path / "guarded.csv"
+    guarded.write_text('ds,y,note\n2021-01-01,"1,234","1,2"\n2021-01-02,"1,300",x\n2021-01-03,"1,400",y\n')
+    assert read_csv_series(guarded, column="y", date_column="ds").tolist() == [1234, 1300, 1400]
+    with pytest.raises(DataError, match="column 'note' of guarded.csv is not numeric"):
+        read_csv_series(guarded, column="note", date_column="ds")
     # a comma in the header keeps commas the separator, whatever else the header holds
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y;note\n" + "".join(f"{d},{v}\n" for d, v in zip(dates, values)))

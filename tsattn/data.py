@@ -276,8 +276,12 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     dtype = {column: str for column in text_columns if column} or None
     separator = _header_separator(path)  # "ds;y": a file separated by ';' (spreadsheets where ',' is the decimal
     frame = _read_csv(path, dtype=dtype, sep=separator)  # mark write these), tabs or '|', read as such
-    if separator == ";" and _decimal_commas(frame, text_columns):
-        frame = _read_csv(path, dtype=dtype, sep=separator, decimal=",")  # "1,5" is one and a half there
+    marks, numbers = _number_marks(frame, separator, text_columns)  # "1,234.5", or "1.234,5" / "12,5" in a ';' file
+    if marks:
+        reread = _read_csv(path, dtype=dtype, sep=separator, **marks)
+        others = [name for name in frame.columns if name not in numbers]
+        if list(reread.columns) == list(frame.columns) and reread[others].equals(frame[others]):
+            frame = reread  # only the columns of numbers changed (never a text column such as "1,2" read as 12)
     if frame.empty:
         raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
     frame.columns = [str(c) for c in frame.columns]
@@ -313,18 +317,26 @@ def _header_separator(path: Path) -> str:
     return next((separator for separator in CSV_SEPARATORS if separator in header), ",")
 
 
-def _decimal_commas(frame: pd.DataFrame, text_columns=()) -> bool:
-    """Whether a ';'-separated file writes its numbers with decimal commas: a text column (not a series id) whose
-    values all look like "12,5"."""
-    for name in frame.columns:
+# numbers as spreadsheets write them, when pandas read a column of them as text: thousands grouped by ',' (1,234.5) in
+# a ','-separated file; decimal commas, grouped by '.' or not (1.234,5 or 12,5), in a ';'-separated file
+_GROUPED = r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?|[-+]?\d+(\.\d+)?"
+_DECIMAL_COMMA = r"[-+]?\d{1,3}(\.\d{3})+(,\d+)?|[-+]?\d+(,\d+)?"
+
+
+def _number_marks(frame: pd.DataFrame, separator: str, text_columns=()) -> tuple[dict, list]:
+    """read_csv's thousands / decimal options for a file whose numbers pandas read as text, and the columns of such
+    numbers (not series ids; every value a number written that way, at least one with the mark); ({}, []) when none."""
+    pattern, marks = ((_GROUPED, {"thousands": ","}) if separator == "," else
+                      (_DECIMAL_COMMA, {"decimal": ",", "thousands": "."}) if separator == ";" else (None, {}))
+    numbers = []
+    for name in frame.columns if pattern else ():
         column = frame[name]
         if name in text_columns or column.dtype != object:
             continue
         values = column.dropna().astype(str).str.strip()
-        if len(values) and values.str.fullmatch(r"[-+]?\d+(,\d+)?([eE][-+]?\d+)?").all() and \
-                values.str.contains(",").any():
-            return True
-    return False
+        if len(values) and values.str.fullmatch(pattern).all() and values.str.contains(",", regex=False).any():
+            numbers.append(name)
+    return (marks, numbers) if numbers else ({}, [])
 
 
 def _looks_like_dates(column: pd.Series) -> bool:
