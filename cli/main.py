@@ -310,7 +310,8 @@ def data_options(command):
         click.option("--dataset", shell_complete=_complete_datasets,
                      help="a bundled dataset (see `tsattn datasets`)."),
         click.option("--csv", type=click.Path(dir_okay=True), help="a CSV file holding the series."),
-        click.option("--column", help="the value column of --csv."),
+        click.option("--column", help="the value column of --csv (several, comma-separated, for a wide file: one "
+                                     "series per column, e.g. north,south)."),
         click.option("--date-column", help="the date column of --csv (parsed, sorted, frequency inferred)."),
         click.option("--id-column", help="the series-id column of a long --csv holding many series "
                                          "(e.g. unique_id; needs --date-column)."),
@@ -758,7 +759,8 @@ def _names(text: str | None, what: str):
 @click.option("--datasets", shell_complete=_complete_datasets, help="comma-separated datasets (default: "
                                                                      "sunspots).")
 @click.option("--csv", help="a CSV series to compare on as well (with --column).")
-@click.option("--column", help="the value column of --csv.")
+@click.option("--column", help="the value column of --csv (several, comma-separated, for a wide file: one series "
+              "per column, e.g. north,south).")
 @click.option("--date-column", help="the date column of --csv.")
 @click.option("--id-column", help="the series-id column of a long --csv holding many series.")
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")

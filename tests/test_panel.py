@@ -359,3 +359,50 @@ def test_stated_freq_puts_series_on_its_grid_or_names_the_fix():
     assert list(forecaster.predict(2)["ds"][:2]) == list(pd.date_range("2000-11-01", periods=2, freq="MS"))
     with pytest.raises(ConfigError, match="not a pandas frequency"):
         Forecaster("naive", freq="monthly").fit(frame)
+
+
+def test_a_wide_csv_reads_one_series_per_named_column(tmp_path):
+    """--column north,south,east on a file with one column per series (it said "column 'north,south,east' not
+    found"): the same panel as the long file it melts into, through the library and the command line."""
+    dates = pd.date_range("2015-01-01", periods=48, freq="MS")
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({"month": dates.strftime("%Y-%m-%d"),
+                         **{name: 100 + 10 * k + rng.normal(0, 2, 48).round(2) for k, name in
+                            enumerate(("north", "south", "east"))}, "note": "x"})
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path, index=False)
+    long = wide.melt(id_vars="month", value_vars=["north", "south", "east"], var_name="store", value_name="sales")
+    long.to_csv(tmp_path / "long.csv", index=False)
+    with pytest.warns(UserWarning, match="column\\(s\\) note are not used"):
+        panel = read_csv_panel(path, "north,south,east", "month")
+    expected = read_csv_panel(tmp_path / "long.csv", "sales", "month", "store")
+    assert panel.ids == ["north", "south", "east"] == expected.ids and panel.freq == "MS"
+    np.testing.assert_array_equal(panel.values, expected.values)
+    assert (panel.index == expected.index).all()
+    assert read_csv_panel(path, ["north", "east"], "month").ids == ["north", "east"]  # a list, in the API
+    for column, says in (("north,nope", "--column north,nope: column\\(s\\) 'nope' not found"),
+                         ("north,north", "a column named twice"), ("north,month", "also named in --column")):
+        with pytest.raises(DataError, match=says):
+            read_csv_panel(path, column, "month")
+    with pytest.raises(DataError, match="covariates need a long file"):
+        read_csv_panel(path, "north,south", "month", exog=["east"])
+    with pytest.raises(DataError, match="names one series per column \\(a wide file\\), and --id-column 'east'"):
+        read_csv_panel(path, "north,south", "month", "east")
+    # the command line: fit, then predict on the same file, as a user of a wide spreadsheet would
+    runner = CliRunner()
+    fitted = runner.invoke(main, ["fit", "--model", "naive", "--csv", str(path), "--column", "north,south,east",
+                                  "--date-column", "month", "--horizon", "3", "--out", str(tmp_path / "run"), "-q"])
+    assert fitted.exit_code == 0, fitted.output
+    predicted = runner.invoke(main, ["predict", str(tmp_path / "run"), "--csv", str(path), "--column",
+                                     "north,south,east", "--date-column", "month", "--out", str(tmp_path / "fc")])
+    assert predicted.exit_code == 0, predicted.output
+    forecast = pd.read_csv(tmp_path / "fc" / "forecast.csv")
+    assert forecast["unique_id"].unique().tolist() == ["north", "south", "east"] and len(forecast) == 9
+    last = wide.iloc[-1]
+    assert forecast.groupby("unique_id", sort=False)["naive"].first().tolist() == \
+        [last["north"], last["south"], last["east"]]
+    # the Python API names the wide frame and its two fixes
+    frame = wide.drop(columns="note").set_index(pd.DatetimeIndex(dates)).drop(columns="month")
+    with pytest.raises(DataError, match="one series per column \\(a wide frame\\)\\? \\(pass dict\\(frame.items\\(\\)\\)"):
+        tsattn.Forecaster("naive").fit(frame)
+    assert tsattn.Forecaster("naive", horizon=2).fit(dict(frame.items()), verbose=0).predict()["unique_id"].nunique() == 3

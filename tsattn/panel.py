@@ -484,6 +484,14 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
             data = dataclasses.replace(data, static=check_static(static, data.ids))
         return data
     if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and (id_column in data.columns or not exog):
+        roles = (id_column, time_column, value_column)
+        if not any(name in data.columns for name in roles) and \
+                all(pd.api.types.is_numeric_dtype(dtype) for dtype in data.dtypes):
+            raise MissingColumnError(
+                f"the frame has no {id_column!r}, {time_column!r} or {value_column!r} column, only numbers in "
+                f"{', '.join(map(str, data.columns[:4]))}{', ...' if data.shape[1] > 4 else ''}: one series per column "
+                "(a wide frame)?", "pass dict(frame.items()), each column a series, or a long frame with "
+                f"{id_column}, {time_column}, {value_column}; CLI: --column a,b reads a wide CSV")
         frame_horizon = data.attrs.get("horizon") if horizon is None else horizon
         ids, series_list, exog_list = _from_long(data, id_column, time_column, value_column, fill, "the frame", freq,
                                                  exog)
@@ -526,6 +534,11 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     """
     freq = check_freq(freq)
     exog = tuple(exog or ())
+    if id_column is None and column is not None:
+        wide = _wide_columns(path, column, date_column, exog, fill)
+        if wide is not None:
+            ids, series_list, name = wide
+            return _assemble(ids, series_list, name, freq=freq, fill=fill, static=static)
     if id_column is None and not exog:
         return as_panel(read_csv_series(path, column, date_column, fill=fill), fill=fill, freq=freq, static=static)
     path = Path(path)
@@ -550,6 +563,10 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
                     raise DataError(f"{option} and {other} both name the column {name!r}; each role needs its own "
                                     "column")
         frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
+        if isinstance(column, str) and "," in column and column not in frame.columns and \
+                all(name.strip() in frame.columns for name in column.split(",")):
+            raise DataError(f"--column {column} names one series per column (a wide file), and --id-column "
+                            f"{id_column!r} one series per id (a long file); give the one that fits {path.name}")
         if date_column is None:
             raise DataError(f"--id-column needs --date-column: name the time column of {path.name} "
                             f"(columns: {', '.join(frame.columns)})")
@@ -567,6 +584,48 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
                                              freq, exog)
     return _assemble(ids, series_list, column, single_input=single, freq=freq, fill=fill, exog_list=exog_list,
                      static=static)
+
+
+WIDE_ID = "__series__"
+
+
+def _wide_columns(path, column, date_column, exog, fill):
+    """A wide file, one column per series (``column="a,b"`` or a list; the columns' names are the ids): (ids, series,
+    name) for :func:`_assemble`, read as the long file it melts into (the same checks, one line each); None when
+    ``column`` names one column."""
+    names = list(column) if isinstance(column, (list, tuple)) else \
+        [name.strip() for name in column.split(",")] if isinstance(column, str) and "," in column else None
+    if names is None:
+        return None
+    path = Path(path)
+    frame = read_csv_frame(path)
+    if isinstance(column, str) and column in frame.columns:  # a column whose name holds a comma
+        return None
+    missing = [name for name in names if name not in frame.columns]
+    if missing or len(set(names)) < len(names) or len(names) < 2:
+        problem = (f"column(s) {', '.join(map(repr, missing))} not found" if missing else
+                   "a column named twice" if len(set(names)) < len(names) else "one column")
+        raise DataError(f"--column {','.join(names)}: {problem} in {path}; name two or more of its columns, one series "
+                        f"each (available columns: {', '.join(frame.columns)})")
+    if exog:
+        raise DataError(f"covariates need a long file (one row per series and time: --id-column); --column "
+                        f"{','.join(names)} reads one series from each column of {path.name}, without covariates")
+    if date_column is not None and date_column in names:
+        raise DataError(f"--date-column {date_column!r} is also named in --column; name the value columns only")
+    if date_column is None:
+        date_column = "__step__"
+        frame[date_column] = np.arange(len(frame))
+    elif date_column not in frame.columns:
+        raise MissingColumnError(f"date column {date_column!r} not found in {path}; available columns: "
+                                 f"{', '.join(frame.columns)}", "choose it with --date-column")
+    unused = [c for c in frame.columns if c not in (date_column, *names)]
+    if unused:
+        warnings.warn(f"{path.name}: column(s) {', '.join(map(str, unused))} are not used (the series are "
+                      f"{', '.join(names)})", UserWarning, stacklevel=user_stacklevel())
+    name = ",".join(names)  # the value column of the long frame (no column of the file has that name)
+    long = frame.melt(id_vars=[date_column], value_vars=names, var_name=WIDE_ID, value_name=name)
+    ids, series_list, _ = _from_long(long, WIDE_ID, date_column, name, fill, f"CSV file {path.name}")
+    return ids, series_list, name
 
 
 def check_unique_columns(frame: pd.DataFrame, source: str) -> None:
