@@ -148,6 +148,18 @@ def test_too_few_scores_never_give_two_levels_the_same_band():
     assert (q[0.975] > q[0.9]).all() and (q[0.9] >= np.array([[3.0, 1.0]])).all()
 
 
+def test_the_thin_calibration_warning_names_the_steps_forecast_and_all_of_them():
+    """It named steps [1, 2, 3, 4, 5] of a 6-step horizon when 3 were forecast (the first five of every step)."""
+    from tsattn.intervals import steps_text
+
+    conformal = Conformal.from_scores(np.ones((3, 8)))  # three windows, eight steps: too few for 95% at every step
+    with pytest.warns(UserWarning, match=r"95% conformal interval at step\(s\) 1-3 \(need"):
+        conformal.quantiles(np.zeros((1, 3)), np.ones(1), [95])
+    with pytest.warns(UserWarning, match=r"at step\(s\) 1-8 \(need"):
+        conformal.quantiles(np.zeros((1, 8)), np.ones(1), [95])
+    assert steps_text([7, 1, 2, 3, 5, 8, 9, 10]) == "1-3, 5, 7-10" and steps_text([4]) == "4"
+
+
 def test_conformal_intervals_cover_a_gaussian_ar1_at_their_level():
     """On AR(1) with N(0, 1) innovations the near-optimal linear AR's 80% interval is about +/- 1.28 and covers
     about 80% of the test part (~900 targets); any model's conformal interval covers about its level."""

@@ -99,6 +99,17 @@ def missing_levels(levels, quantiles) -> list:
     return [level for level in check_levels(levels) if not set(level_bounds(level)) <= have]
 
 
+def steps_text(steps) -> str:
+    """Forecast steps as a message names them: runs as ranges (1-3, 5, 7-12), every step named."""
+    steps, runs = sorted(int(step) for step in steps), []
+    for step in steps:
+        if runs and step == runs[-1][1] + 1:
+            runs[-1][1] = step
+        else:
+            runs.append([step, step])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 def level_name(level: float) -> str:
     """A level as written in column names: 80, 97.5, 99.99999999 (the shortest text that reads back as the same
     number, so two levels never share a column)."""
@@ -362,9 +373,10 @@ class Conformal:
         out = {0.5: point}
         for level in check_levels(levels):
             below, above, short = self.offsets(level)
+            short = [step for step in short if step <= steps]  # of the steps forecast (it named steps 1-5 of 6 for 3)
             if short:
                 warnings.warn(f"too few validation forecasts for a {level_name(level)}% conformal interval at step(s) "
-                              f"{short[:5]} (need at least {math.ceil(100 / (100 - level)) - 1}): there the interval is "
+                              f"{steps_text(short)} (need at least {math.ceil(100 / (100 - level)) - 1}): there the interval is "
                               "the larger of their largest error and their half-normal quantile, an assumption rather "
                               "than a guarantee; more validation values (validation=...) calibrate it",
                               UserWarning, stacklevel=user_stacklevel())
@@ -443,9 +455,10 @@ class QuantileConformal:
                 continue
             steps = quantiles[low].shape[1]
             margin, short = conformal.radius(level, extrapolate=False)  # signed scores: no half-normal
+            short = [step for step in short if step <= steps]
             if short:
                 warnings.warn(f"too few validation forecasts to calibrate the {level_name(level)}% quantile band at "
-                              f"step(s) {short[:5]}; the largest score is used there",
+                              f"step(s) {steps_text(short)}; the largest score is used there",
                               UserWarning, stacklevel=user_stacklevel())
             margin = np.nan_to_num(margin[:steps], nan=0.0)[None, :] * per_step(scale, steps)
             out[low], out[high] = quantiles[low] - margin, quantiles[high] + margin
