@@ -552,7 +552,7 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         id_column = "__series__"
         frame[id_column] = str(column)
         if date_column is None:
-            date_column = "__step__"
+            date_column = STEP_COLUMN
             frame[date_column] = np.arange(len(frame))
     else:
         named = {"--id-column": id_column, "--date-column": date_column, "--column": column}
@@ -563,8 +563,8 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
                     raise DataError(f"{option} and {other} both name the column {name!r}; each role needs its own "
                                     "column")
         frame = read_csv_frame(path, text_columns=[id_column])  # ids are labels: 007 and 7 are two series
-        if isinstance(column, str) and "," in column and column not in frame.columns and \
-                all(name.strip() in frame.columns for name in column.split(",")):
+        listed = _listed_columns(column)
+        if listed and column not in frame.columns and all(name in frame.columns for name in listed):
             raise DataError(f"--column {column} names one series per column (a wide file), and --id-column "
                             f"{id_column!r} one series per id (a long file); give the one that fits {path.name}")
         if date_column is None:
@@ -587,14 +587,21 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
 
 
 WIDE_ID = "__series__"
+STEP_COLUMN = "__step__"  # the time column made for a file without one: its rows' positions
+
+
+def _listed_columns(column) -> list | None:
+    """The columns ``column`` lists (a list, or text with commas: "north,south"), or None for one column's name."""
+    if isinstance(column, (list, tuple)):
+        return list(column)
+    return [name.strip() for name in column.split(",")] if isinstance(column, str) and "," in column else None
 
 
 def _wide_columns(path, column, date_column, exog, fill):
     """A wide file, one column per series (``column="a,b"`` or a list; the columns' names are the ids): (ids, series,
     name) for :func:`_assemble`, read as the long file it melts into (the same checks, one line each); None when
     ``column`` names one column."""
-    names = list(column) if isinstance(column, (list, tuple)) else \
-        [name.strip() for name in column.split(",")] if isinstance(column, str) and "," in column else None
+    names = _listed_columns(column)
     if names is None:
         return None
     path = Path(path)
@@ -613,7 +620,7 @@ def _wide_columns(path, column, date_column, exog, fill):
     if date_column is not None and date_column in names:
         raise DataError(f"--date-column {date_column!r} is also named in --column; name the value columns only")
     if date_column is None:
-        date_column = "__step__"
+        date_column = STEP_COLUMN
         frame[date_column] = np.arange(len(frame))
     elif date_column not in frame.columns:
         raise MissingColumnError(f"date column {date_column!r} not found in {path}; available columns: "
