@@ -2,6 +2,7 @@
 
 import json
 
+import keras
 import numpy as np
 import pandas as pd
 import pytest
@@ -590,6 +591,51 @@ def test_covariate_path_outside_adds_their_effect_in_data_units_whatever_the_win
         assert start_from_linear_autoregression(model, data, zero_output=True)
         forecasts.append(model.predict(X, verbose=0))
     np.testing.assert_allclose(forecasts[0], forecasts[1], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("skip", ["linear", "relative"])
+def test_skip_units_data_starts_an_instance_normalised_model_at_the_least_squares_forecast(frame, tmp_path, skip):
+    """skip_units="data": under instance normalisation the skip path reads the window in the data's units and is
+    added after the de-normalised network, so at the least-squares start (network output zero) the forecast is the
+    least-squares ARX forecast itself, intercept and covariate slopes included (normalised, the covariates' effect is
+    multiplied by each window's deviation and the intercept is dropped: another forecast); saved and loaded alike,
+    and a quantile head adds the same skip forecast to every quantile."""
+    from tsattn.baselines import linear_coefficients
+    from tsattn.harness import start_from_linear_autoregression
+    from tsattn.models import get_model
+
+    config = RunConfig(model="tft", dataset=None, horizon=H, window=6, futr_exog=["promo"], hist_exog=["price"],
+                       preset="classic")
+    data = window_config(as_panel(frame, exog=["promo", "price"]), check_config(config))
+    X = data.batch("test").network_input()
+    flat = X.reshape(len(X), -1).astype(np.float64)
+    coefficients = linear_coefficients(data, data.starts["train"], relative=skip == "relative", covariates=True)
+    if skip == "relative":
+        last = X[:, -1, 0].astype(np.float64)[:, None]
+        relative = X.astype(np.float64).copy()
+        relative[:, :, 0] -= last
+        expected = relative.reshape(len(X), -1) @ coefficients[:-1] + coefficients[-1] + last
+    else:
+        expected = flat @ coefficients[:-1] + coefficients[-1]
+    forecasts = {}
+    for units in ("data", "normalised"):
+        model = get_model("patch-transformer", window=6, features=X.shape[-1], horizon=H, d_model=4, ff_dim=4,
+                          num_blocks=1, patch_length=2, skip=skip, normalise="instance", skip_units=units,
+                          layout=data.layout)
+        assert start_from_linear_autoregression(model, data, zero_output=True, covariate_lags=0)
+        forecasts[units] = model.predict(X, verbose=0)
+    np.testing.assert_allclose(forecasts["data"], expected, rtol=1e-4, atol=1e-4)
+    assert np.abs(forecasts["normalised"] - expected).max() > 1e-2  # the covariates' effect scaled, no intercept
+    model.save(tmp_path / "normalised.keras")
+    model = get_model("patch-transformer", window=6, features=X.shape[-1], horizon=H, d_model=4, ff_dim=4,
+                      num_blocks=1, patch_length=2, skip=skip, normalise="instance", skip_units="data",
+                      layout=data.layout, quantiles=(0.1, 0.5, 0.9))
+    start_from_linear_autoregression(model, data, covariate_lags=0)  # the network's output as initialised
+    bands = model.predict(X, verbose=0)  # (windows, H, 3)
+    assert bands.shape == (len(X), H, 3) and np.all(np.diff(bands, axis=-1) >= 0)
+    model.save(tmp_path / "data.keras")
+    loaded = keras.saving.load_model(tmp_path / "data.keras", compile=False)
+    np.testing.assert_allclose(loaded.predict(X, verbose=0), bands, rtol=1e-6, atol=1e-6)
 
 
 def test_the_linear_baseline_takes_covariates_as_the_networks_skip_path_does(tmp_path):

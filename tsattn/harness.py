@@ -466,8 +466,10 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
             np.zeros(coefficients.shape[1], dtype=np.float32)])
         coefficients = np.concatenate([slopes[:, 0, :], coefficients[-1:]])
     intercept = coefficients[-1].astype(np.float32)
-    if "window_scale" in names or "instance_stats" in names:  # the skip path sees windows over their largest value: an intercept fit in
-        intercept = np.zeros_like(intercept)  # series units means nothing there (the slopes are scale-free)
+    if ("window_scale" in names or "instance_stats" in names) and "forecast_with_skip" not in names:
+        # the skip path sees normalised windows: an intercept fit in the data's units means nothing there (the slopes
+        # are scale-free); with skip_units="data" it reads the data's units and keeps it
+        intercept = np.zeros_like(intercept)
     skip.set_weights([coefficients[:-1].astype(np.float32), intercept])
     if zero_output:
         output = model.get_layer("output")

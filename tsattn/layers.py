@@ -705,20 +705,20 @@ class InstanceStats(layers.Layer):
 @keras.saving.register_keras_serializable(package="tsattn")
 class Standardise(layers.Layer):
     """[values, stats (batch, 2) = (mean, deviation)] -> standardised values (``inverse``: back in the window's
-    units). On a window (batch, window, features) only the first feature (the target) changes; on a forecast
-    (batch, horizon) or (batch, horizon, quantiles) every value does."""
+    units; ``shift=False``: multiplied by the deviation only). On a window (batch, window, features) only the first
+    feature (the target) changes; on a forecast (batch, horizon) or (batch, horizon, quantiles) every value does."""
 
-    def __init__(self, inverse: bool = False, **kwargs):
+    def __init__(self, inverse: bool = False, shift: bool = True, **kwargs):
         super().__init__(**kwargs)
-        self.inverse = bool(inverse)
+        self.inverse, self.shift = bool(inverse), bool(shift)
 
     def call(self, inputs):
         values, stats = inputs
         mean, deviation = stats[:, :1], stats[:, 1:2]  # (batch, 1) each
         if len(values.shape) == 3:
             mean, deviation = ops.expand_dims(mean, -1), ops.expand_dims(deviation, -1)
-        if self.inverse:
-            return values * deviation + mean
+        if self.inverse:  # shift=False: the deviation alone (a change from a level another path gives)
+            return values * deviation + mean if self.shift else values * deviation
         if len(values.shape) == 3:  # a window: only the target column
             return ops.concatenate([(values[:, :, :1] - mean) / deviation, values[:, :, 1:]], axis=-1)
         return (values - mean) / deviation
@@ -727,7 +727,7 @@ class Standardise(layers.Layer):
         return tuple(input_shape[0])
 
     def get_config(self):
-        return {**super().get_config(), "inverse": self.inverse}
+        return {**super().get_config(), "inverse": self.inverse, **({} if self.shift else {"shift": False})}
 
 
 def patch_layout(window: int, length, stride) -> tuple[int, int, int]:

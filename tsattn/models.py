@@ -87,7 +87,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
         stats = InstanceStats(name="instance_stats")(raw)
         inputs = Standardise(name="normalised_window")([raw, stats])
     body = SubtractLast(name="relative_window")(inputs) if resolved["center"] == "last" else inputs
-    head_params = ("center", "output_activation", "skip", "normalise", "covariate_path")  # read by the shared head
+    head_params = ("center", "output_activation", "skip", "normalise", "covariate_path",
+                   "skip_units")  # read by the shared head
     outside = resolved["covariate_path"] == "outside" and features > 1  # the covariates' linear part after it
     # outside or none: the skip path reads the target alone (none: the covariates reach the network only)
     target = Features(0, 1, name="target_window") if resolved["covariate_path"] != "inside" and features > 1 else \
@@ -101,32 +102,42 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
             width // horizon, activation=resolved["output_activation"], name="output")(summary))
     else:
         network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
+    # skip_units="data" under a window normalisation: the skip path reads the window as given and is added after the
+    # network's output is de-normalised (by the window's deviation alone: the level is the skip path's)
+    data_units = resolved["skip_units"] == "data" and resolved["skip"] != "none" and inputs is not raw
+    source = raw if data_units else inputs
     linear = None
     if resolved["skip"] == "linear":
         # LSTNet-style highway: a linear autoregression on the raw window, added to the network's output
         linear = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
-            layers.Flatten(name="flatten_window")(target(inputs)))
+            layers.Flatten(name="flatten_window")(target(source)))
     elif resolved["skip"] == "relative":
         # level-invariant: the last value (naive forecast) plus a linear autoregression on the window relative
         # to its last value, plus the network; a level the model never saw in training changes nothing
-        relative = body if resolved["center"] == "last" else SubtractLast(name="relative_window")(inputs)
+        relative = body if resolved["center"] == "last" and not data_units else \
+            SubtractLast(name="relative_data_window" if data_units else "relative_window")(source)
         autoregressive = layers.Dense(horizon, kernel_initializer="zeros", name="linear_skip")(
             layers.Flatten(name="flatten_window")(target(relative)))
-        level = LastValue(horizon, name="level")(inputs)
+        level = LastValue(horizon, name="level")(source)
         linear = layers.Add(name="linear_forecast")([autoregressive, level])
     elif resolved["skip"] == "naive":  # the forecast starts from the last value; the network adds the change
-        linear = LastValue(horizon, name="level")(inputs)
+        linear = LastValue(horizon, name="level")(source)
+    inner = None if data_units else linear  # the skip path joining the network before the de-normalisation
     if quantiles:
         head = QuantileOutput(horizon, quantiles, name="forecast")
-        outputs = head(network) if linear is None else head([network, linear])
-    elif linear is not None:
-        outputs = layers.Add(name="forecast")([network, linear])
+        outputs = head(network) if inner is None else head([network, inner])
+    elif inner is not None:
+        outputs = layers.Add(name="forecast")([network, inner])
     else:
         outputs = network
     if window_scale is not None:
         outputs = ScaleBy(name="rescaled_forecast")([outputs, window_scale])
     if stats is not None:
-        outputs = Standardise(inverse=True, name="rescaled_forecast")([outputs, stats])
+        outputs = Standardise(inverse=True, shift=not data_units, name="rescaled_forecast")([outputs, stats])
+    if data_units:
+        if quantiles:
+            linear = layers.Reshape((horizon, 1), name="skip_forecast")(linear)
+        outputs = layers.Add(name="forecast_with_skip")([outputs, linear])
     if outside:  # in the units of the data the model reads (scaled target), whatever the window's normalisation
         effect = layers.Dense(horizon, kernel_initializer="zeros", name="covariate_skip")(
             layers.Flatten(name="flatten_covariates")(Features(1, name="covariates")(raw)))

@@ -18,6 +18,7 @@ SKIPS = ("linear", "relative", "naive", "none")
 CENTERS = ("last", "none")
 NORMALISATIONS = ("none", "window", "instance", "auto")
 COVARIATE_PATHS = ("inside", "outside", "none")
+SKIP_UNITS = ("normalised", "data")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
 POOLINGS = ("last", "average")
 TFT_HEADS = ("auto", "flatten", "per-step")
@@ -197,6 +198,12 @@ _COMMON = {
                        "reversible instance normalisation); auto: instance, or none when a least-squares check on "
                        "the training part finds the covariates' effect additive (it does not grow with how much "
                        "the window moved)"),
+    "skip_units": Param("normalised", one_of(SKIP_UNITS), choice(*SKIP_UNITS),
+                        "with normalise=instance or window, what the skip path reads: normalised (the window as "
+                        "the network reads it, its forecast de-normalised with the network's) or data (the window in "
+                        "the data's units, added after the network's de-normalised output: the least-squares start "
+                        "is the least-squares forecast itself, intercept and covariate slopes in the data's units); "
+                        "without normalisation both are the same"),
     "covariate_path": Param("inside", one_of(COVARIATE_PATHS), choice(*COVARIATE_PATHS),
                             "with covariates, where their linear part of the head goes: inside (the skip path reads "
                             "them in the window, normalised with it) or outside (a linear path on the covariates "
