@@ -215,6 +215,11 @@ def test_every_model_takes_the_linear_head_with_covariates_unless_told(frame):
     assert RunConfig(model="tft").resolved_model_params()["skip"] == "none"
     assert RunConfig(model="tft", futr_exog=["promo"], model_params={"skip": "relative"}).resolved_model_params()[
         "skip"] == "relative"
+    # ... and its skip path reads the data's units (under a window normalisation: the start is the ARX forecast)
+    assert RunConfig(model="tft", futr_exog=["promo"]).resolved_model_params()["skip_units"] == "data"
+    assert RunConfig(model="tft").resolved_model_params()["skip_units"] == "normalised"
+    assert RunConfig(model="tft", futr_exog=["promo"], model_params={"skip_units": "normalised"}) \
+        .resolved_model_params()["skip_units"] == "normalised"
     train = frame.groupby("unique_id").head(57)
     small = {"units": 8, "layers": 1, "blocks": 2}
     with_covariates = Forecaster("nbeats", horizon=H, window=6, epochs=1, futr_exog=["promo"], **small).fit(train)
