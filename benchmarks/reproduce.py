@@ -228,8 +228,13 @@ ARCHIVED = {
         "masked_targets_networks.md", "transformer_defaults.md", "auto_candidates.md", "final_fit.md"),
     "early stopping's validation part (1 or 3 horizons), its start (keep_start) and the final fit, compared on the "
     "last horizon before each covariate set's hold-out with and without the covariates (17-35 minutes each, at the "
-    "commit each names; keep_start is off by default, so main's defaults rows are those files' defaults rows)": (
+    "commit each names; keep_start is off by default, so main's defaults rows are those files' defaults rows but "
+    "tft's and patch-transformer's with covariates, measured before skip_units=data became their default)": (
         "covariates_stopping.md", "covariates_stopping_without.md", "covariates_stopping_final.md"),
+    "what a normalised model's skip path reads with covariates (skip_units normalised or data), compared on the "
+    "last horizon before each covariate set's hold-out, five networks x four sets x 3 seeds x 2 (12 minutes, at "
+    "adbdc5e; its data rows are main's defaults, and covariates_attention.md's cell reruns that path)": (
+        "covariates_skip_units.md",),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "patch-transformer's number of heads before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 20 "
