@@ -638,7 +638,6 @@ def test_skip_units_data_starts_an_instance_normalised_model_at_the_least_square
         forecasts[units] = model.predict(X, verbose=0)
     np.testing.assert_allclose(forecasts["data"], expected, rtol=1e-4, atol=1e-4)
     assert np.abs(forecasts["normalised"] - expected).max() > 1e-2  # the covariates' effect scaled, no intercept
-    model.save(tmp_path / "normalised.keras")
     model = get_model("patch-transformer", window=6, features=X.shape[-1], horizon=H, d_model=4, ff_dim=4,
                       num_blocks=1, patch_length=2, skip=skip, normalise="instance", skip_units="data",
                       layout=data.layout, quantiles=(0.1, 0.5, 0.9))

@@ -103,7 +103,8 @@ def get_model(name: str, window: int, features: int = 1, horizon: int = 1, quant
     else:
         network = layers.Dense(width, activation=resolved["output_activation"], name="output")(summary)
     # skip_units="data" under a window normalisation: the skip path reads the window as given and is added after the
-    # network's output is de-normalised (by the window's deviation alone: the level is the skip path's)
+    # network's output is de-normalised (multiplied by the window's deviation, or its largest value, alone: the level
+    # is the skip path's)
     data_units = resolved["skip_units"] == "data" and resolved["skip"] != "none" and inputs is not raw
     source = raw if data_units else inputs
     linear = None
