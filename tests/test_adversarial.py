@@ -437,7 +437,7 @@ def test_python_api_edges_give_one_clear_error():
 
 def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
     """Class 9: each message names the real problem (not a symptom of it) and a fix that works."""
-    from tsattn.data import read_csv_series
+    from tsattn.data import read_csv_series, time_text
     from tsattn.errors import ConfigError, DataError
 
     series = make_series(n=60)  # monthly
@@ -448,6 +448,14 @@ def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
     with pytest.raises(ConfigError, match=r"at or before the series' first timestamp 2000-01-01; start at a timestamp "
                                           r"between 2000-02-01 and 2004-12-01$"):
         naive.backtest(series, start="1999-01-01")
+    # with a time zone the message names each timestamp with its offset, and what it names works written back
+    aware = series.copy()
+    aware.index = aware.index.tz_localize("Europe/Paris")
+    with pytest.raises(ConfigError, match=r"between 2000-02-01 00:00:00\+01:00 and 2004-12-01 00:00:00\+01:00$") as raised:
+        naive.backtest(aware, start="2030-01-01")
+    written_back = str(raised.value).split("between ")[1].split(" and ")[0]
+    assert pd.Timestamp(written_back) == aware.index[1]  # the same instant, not a date in another zone
+    assert naive.backtest(aware, start=time_text(aware.index[40]))["timestamp"].iloc[0] == aware.index[40]
     long = tmp_path / "long.csv"
     pd.DataFrame({"store": np.repeat(["a", "b"], 30), "date": list(pd.date_range("2000-01-01", periods=30,
                                                                                freq="MS")) * 2,

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import MAX_STEPS, positive_int
+from .data import time_text
 from .errors import ConfigError, DataError, TrainingError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
@@ -156,24 +157,24 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         i = int(np.argmin(first_targets))
         raise ConfigError(f"backtest start {start!r} leaves {int(first_targets[i])} value(s) before the first "
                           f"origin, fewer than one window ({lookback}); start at or after "
-                          f"{_stamp(panel.series(i).index[lookback])}")
+                          f"{time_text(panel.series(i).index[lookback])}")
     try:
         origins = origins_in(panel, lookback, horizon, first_targets, stride)
     except DataError:
         i = int(np.argmax(panel.lengths))
         raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; start at or "
-                          f"before {_stamp(panel.series(i).index[int(panel.lengths[i]) - horizon])}") from None
+                          f"before {time_text(panel.series(i).index[int(panel.lengths[i]) - horizon])}") from None
     trained_until = np.empty(len(origins), dtype=object)
     if every == 0:
         scores = score_origins(state, panel, origins, horizon)
         fitted_end = state.trained_until
         first_origin = panel.index[origins[0]]
         if panel.n_series == 1 and _at_or_after(fitted_end, first_origin):  # one series, or one of a fitted panel
-            warnings.warn(f"the model was fitted on data up to {_stamp(fitted_end)}, after the first origin "
-                          f"{_stamp(first_origin)}: these forecasts are optimistic; use retrain=True",
+            warnings.warn(f"the model was fitted on data up to {time_text(fitted_end)}, after the first origin "
+                          f"{time_text(first_origin)}: these forecasts are optimistic; use retrain=True",
                           UserWarning, stacklevel=user_stacklevel())
         elif panel.n_series > 1 and fitted_end >= panel.index[origins].min():
-            warnings.warn(f"the model was fitted on data up to {_stamp(fitted_end)}, after some origins: these "
+            warnings.warn(f"the model was fitted on data up to {time_text(fitted_end)}, after some origins: these "
                           "forecasts are optimistic; fit on data before start",
                           UserWarning, stacklevel=user_stacklevel())
         trained_until[:] = fitted_end
@@ -192,11 +193,11 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         for done, (block_start, outcome) in enumerate(runner.map(_refit_block, shared, blocks), 1):
             if echo is not None:
                 left = (time.perf_counter() - began) / done * (len(blocks) - done)
-                echo(f"backtest: refit {done} of {len(blocks)} done (origin {_stamp(panel.index[origins[block_start]])})"
+                echo(f"backtest: refit {done} of {len(blocks)} done (origin {time_text(panel.index[origins[block_start]])})"
                      + (f", ETA {left:.0f}s" if done < len(blocks) else ""))
                 getattr(echo, "advance", lambda: None)()
             if not outcome.ok:
-                raise TrainingError(f"the refit at origin {_stamp(panel.index[origins[block_start]])} failed: "
+                raise TrainingError(f"the refit at origin {time_text(panel.index[origins[block_start]])} failed: "
                                     f"{outcome.error}")
             block_predicted, block_baselines, until = outcome.value
             span = slice(block_start, block_start + len(block_predicted))
@@ -226,13 +227,6 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     return rows
 
 
-def _stamp(label) -> str:
-    """A time label as a user writes it back: a date without a midnight clock."""
-    if isinstance(label, pd.Timestamp) and label == label.normalize() and label.tz is None:
-        return str(label.date())
-    return str(label)
-
-
 def _start_position(series: pd.Series, start) -> int:
     n = len(series)
     if isinstance(start, float) and not isinstance(start, bool):
@@ -255,15 +249,15 @@ def _start_position(series: pd.Series, start) -> int:
     first, last = series.index[0], series.index[-1]
     try:
         if label is not None and label > last:
-            raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {_stamp(last)}; start at "
-                              f"a timestamp between {_stamp(series.index[1])} and {_stamp(last)}")
+            raise ConfigError(f"backtest start {start!r} is after the series' last timestamp {time_text(last)}; start at "
+                              f"a timestamp between {time_text(series.index[1])} and {time_text(last)}")
         if label is not None and label <= first:
-            raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {_stamp(first)}; "
-                              f"start at a timestamp between {_stamp(series.index[1])} and {_stamp(last)}")
+            raise ConfigError(f"backtest start {start!r} is at or before the series' first timestamp {time_text(first)}; "
+                              f"start at a timestamp between {time_text(series.index[1])} and {time_text(last)}")
     except TypeError:  # a label that does not compare with the index
         pass
     raise ConfigError(f"backtest start {start!r} is not a fraction in (0, 1), a position or a timestamp of the "
-                      f"series (it runs from {first} to {last})")
+                      f"series (it runs from {time_text(first)} to {time_text(last)})")
 
 
 def _refit_block(shared: dict, block_start: int):

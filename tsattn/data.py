@@ -28,9 +28,11 @@ FILL_METHODS = ("interpolate", "ffill", "drop")
 # Validation of any series
 # ----------------------------------------------------------------------------------------------------
 def time_text(when) -> str:
-    """A time as a message shows it: a midnight timestamp as its date (2023-01-01, not 2023-01-01 00:00:00)."""
-    if isinstance(when, pd.Timestamp) and when == when.normalize():
-        return when.strftime("%Y-%m-%d") + (f" {when.tz}" if when.tz is not None else "")
+    """A time as a message shows it and a user writes it back (``pd.Timestamp`` reads every form): a midnight
+    timestamp without a time zone as its date (2023-01-01, not 2023-01-01 00:00:00); one with a time zone in full,
+    with its UTC offset (2023-01-01 00:00:00+01:00), so the text names the same instant."""
+    if isinstance(when, pd.Timestamp) and when.tz is None and when == when.normalize():
+        return str(when.date())
     return str(when)
 
 
