@@ -235,6 +235,10 @@ ARCHIVED = {
     "last horizon before each covariate set's hold-out, five networks x four sets x 3 seeds x 2 (12 minutes, at "
     "adbdc5e; its data rows are main's defaults, and covariates_attention.md's cell reruns that path)": (
         "covariates_skip_units.md",),
+    "tft's untried settings with covariates under skip_units=data (num_heads 1, dropout 0, keep_start, hidden_size "
+    "16), on the last horizon before each covariate set's hold-out, 5 variants x four sets x 3 seeds (14 minutes, at "
+    "6da4969; a screening that changed no default; its defaults rows equal covariates_skip_units.md's data rows)": (
+        "covariates_tft_variants.md",),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "patch-transformer's number of heads before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 20 "
