@@ -18,7 +18,8 @@ steps is compared with the true one (also shown: all steps promoted at once, a c
         --lift-models attention-rnn,tft --out benchmarks/results/covariates_attention.md
 
 tft's variable importance is read from each of its fits on the synthetic panel with the promotion (future-known)
-and the pure-noise column (past-observed): the selection weight of each at the past steps, per seed. Every network's
+and the pure-noise column (past-observed): each one's share of the whole forecast (linear terms plus the network's
+remainder split by the selection weights) and its selection weight at the past steps, per seed. Every network's
 permutation importance (tsattn.Forecaster.covariate_importance) is read from the same fits on the hold-out windows:
 how much the test sMAPE rises when the promotion, or the noise, is shuffled.
 
@@ -79,10 +80,10 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
     seconds = time.perf_counter() - started
     test = result.metrics["test"]
     if model == "tft" and dataset == "promo-panel" and covariates.get("hist_exog"):
-        from tsattn.models import read_variable_selection, selection_names, variable_importance
+        from tsattn.models import selection_names, variable_importance
 
         data = result.data
-        IMPORTANCE[(model, seed)] = variable_importance(read_variable_selection(result.model, data.X("test")),
+        IMPORTANCE[(model, seed)] = variable_importance(result.model, data.X("test"),
                                                         selection_names(data.layout, data.covariates))
     if dataset == "promo-panel" and covariates.get("hist_exog"):  # every network: shuffle each covariate
         import tsattn
@@ -102,14 +103,20 @@ def importance_lines(heading: str = "###") -> list[str]:
     each under a ``heading``-level title."""
     lines = []
     if IMPORTANCE:
-        lines += [f"{heading} tft's variable importance on the synthetic panel (promo + noise: selection weight at "
-                  "the past steps, test windows)", ""]
+        lines += [f"{heading} tft's variable importance on the synthetic panel (promo + noise, test windows)", "",
+                  "`tsattn.Forecaster.variable_importance`: whole forecast = each input's share of the forecast's "
+                  "mean absolute contributions (its exact linear-skip term plus the network's remainder split by its "
+                  "selection weight); selection = the mean selection weight at the past steps (what the network beside "
+                  "the linear path weighed).", ""]
         rows = []
         for (model, seed), frame in sorted(IMPORTANCE.items()):
+            whole = frame[frame["part"] == "model"].set_index("variable")["importance"]
             past = frame[frame["part"] == "past"].set_index("variable")["importance"]
-            rows.append([seed, f"{past['promo']:.3f}", f"{past['noise']:.3f}", f"{past['y']:.3f}",
-                         "yes" if past["promo"] > past["noise"] else "no"])
-        lines += C.table(["seed", "promo", "noise", "y", "driver above noise"], rows) + [""]
+            rows.append([seed, f"{whole['promo']:.3f}", f"{whole['noise']:.3f}", f"{whole['y']:.3f}",
+                         "yes" if whole["promo"] > whole["noise"] else "no", f"{past['promo']:.3f}",
+                         f"{past['noise']:.3f}", "yes" if past["promo"] > past["noise"] else "no"])
+        lines += C.table(["seed", "whole: promo", "whole: noise", "whole: y", "whole: driver above noise",
+                          "selection: promo", "selection: noise", "selection: driver above noise"], rows) + [""]
     if PERMUTATION:
         lines += [f"{heading} Permutation importance on the synthetic panel (promo + noise; every network)", "",
                   "`tsattn.Forecaster.covariate_importance` on the hold-out (each series' last window and its 13 "

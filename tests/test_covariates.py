@@ -477,15 +477,19 @@ def promo_noise_frame(seed=0, n_series=3, length=60):
 
 
 def test_tft_ranks_the_driver_above_noise_and_shows_its_attention(tmp_path):
-    """tft with a real driver and a pure-noise covariate, both future-known: where the network has to learn the driver
-    (skip_units=normalised) its variable selection weighs the promotion above the noise at the past and at the
-    forecast steps; each forecast step's attention over the window and the earlier forecast steps sums to 1 and never
-    reads a later step; the figures draw; save/load is identical. At the default (skip_units=data) the least-squares
-    path in the data's units carries this driver, which acts linearly, and the selection weights read the network
-    beside it: shuffling the promotion still hurts the whole model far more than shuffling the noise."""
+    """tft with a real driver and a pure-noise covariate, both future-known: at the default (skip_units=data) the
+    least-squares path in the data's units carries this driver, which acts linearly; the whole-forecast reading (part
+    "model": the linear terms plus the network's remainder split by the selection weights) gives the promotion nearly
+    all of the forecast, and shuffling it hurts the whole model far more than shuffling the noise. Where the network
+    has to learn the driver (skip_units=normalised) its variable selection weighs the promotion above the noise at the
+    past and at the forecast steps; each forecast step's attention over the window and the earlier forecast steps sums
+    to 1 and never reads a later step; the figures draw; save/load is identical."""
     frame = promo_noise_frame()
     default = Forecaster("tft", window=6, horizon=H, hidden_size=8, num_heads=2, epochs=4,
                          futr_exog=["promo", "noise"]).fit(frame, seed=0)
+    whole = default.variable_importance(frame).query("part == 'model'").set_index("variable")["importance"]
+    assert set(whole.index) == {"y", "promo", "noise", "time index"} and whole["promo"] > 0.5
+    assert whole["promo"] > 10 * whole["noise"]
     shuffled = default.covariate_importance(frame, repeats=3).set_index("variable")["importance"]
     assert shuffled["promo"] > max(10 * shuffled["noise"], 0.5)
     # 16 epochs: at 8 the tiny model's ranking of the past inputs turns with the seed (either variable_dropout_on)
@@ -494,7 +498,7 @@ def test_tft_ranks_the_driver_above_noise_and_shows_its_attention(tmp_path):
     importance = f.variable_importance(frame)
     weight = importance.set_index(["part", "variable"])["importance"]
     assert weight["future", "promo"] > weight["future", "noise"] and weight["past", "promo"] > weight["past", "noise"]
-    assert list(importance["part"].unique()) == ["past", "future"]
+    assert list(importance["part"].unique()) == ["model", "past", "future"]
     steps = f.attention_weights(frame.groupby("unique_id").head(20), by="step")
     assert list(steps.columns) == ["unique_id", "step"] + [f"lag_{k}" for k in range(6, 0, -1)] + \
         [f"ahead_{j}" for j in range(1, H + 1)]

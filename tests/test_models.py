@@ -347,9 +347,56 @@ def test_tft_attention_is_causal_over_past_and_forecast_steps_and_selection_sums
     names = selection_names((1, 2, 1))
     assert names["past"] == ["y", "past_1", "future_1", "future_2", "time index"]
     assert names["future"] == ["future_1", "future_2", "time index"] and names["static"] == ["static_1"]
-    frame = variable_importance(selection, names)
+    frame = variable_importance(model, x, names)
+    assert list(frame["part"].unique()) == ["model", "past", "future", "static"]
+    assert list(frame.loc[frame["part"] == "model", "variable"].sort_values()) == sorted(
+        ["y", "past_1", "future_1", "future_2", "static_1", "time index"])
     np.testing.assert_allclose(frame.groupby("part")["importance"].sum(), 1, rtol=1e-5)
     assert read_variable_selection(get_model("nbeats", window=6, horizon=3), x[:, :, :1]) is None
+
+
+@pytest.mark.parametrize("settings", [
+    {"skip": "linear", "normalise": "instance", "skip_units": "data"},  # tft's default with covariates
+    {"skip": "linear", "normalise": "instance", "skip_units": "normalised", "quantiles": (0.1, 0.5, 0.9)},
+    {"skip": "relative", "normalise": "window", "covariate_path": "outside"},
+    {"skip": "naive", "normalise": "none"}])
+def test_tft_contributions_are_each_columns_exact_term_in_the_forecast(settings):
+    """With the network's output at zero, the forecast is the linear paths alone: read_contributions leaves no
+    network remainder, and each covariate's term is exactly what the forecast loses when that column is zeroed (the
+    kernel read in the window's (step, column) order); the terms, intercept and remainder add up to the forecast."""
+    from tsattn.models import read_contributions
+
+    settings = dict(settings)
+    quantiles = settings.pop("quantiles", None)
+    model = get_model("tft", window=6, features=4, horizon=3, layout=(1, 2, 0), hidden_size=8, num_heads=2,
+                      quantiles=quantiles, **settings)
+    rng = np.random.default_rng(1)
+    for name in ("linear_skip", "covariate_skip"):
+        if name in {layer.name for layer in model.layers}:
+            layer = model.get_layer(name)
+            layer.set_weights([rng.normal(size=w.shape).astype("float32") for w in layer.get_weights()])
+    x = rng.normal(size=(5, 6, 4)).astype("float32") + 3
+    whole = read_contributions(model, x)
+    forecast = np.asarray(model.predict(x, verbose=0), dtype=np.float64)
+    forecast = forecast.mean(axis=-1) if forecast.ndim == 3 else forecast
+    np.testing.assert_allclose(whole["linear"].sum(axis=-1) + whole["intercept"] + whole["network"], forecast,
+                               rtol=1e-5, atol=1e-5)
+    output = model.get_layer("output")
+    output.set_weights([np.zeros_like(w) for w in output.get_weights()])
+    split = read_contributions(model, x)
+    np.testing.assert_allclose(split["network"], 0, atol=1e-4)
+    assert np.abs(split["linear"][:, :, 0]).max() > 0.1  # the target's own term (level or slopes)
+    base = np.asarray(model.predict(x, verbose=0), dtype=np.float64)
+    base = base.mean(axis=-1) if base.ndim == 3 else base
+    for column in (1, 2, 3):
+        zeroed = x.copy()
+        zeroed[:, :, column] = 0
+        without = np.asarray(model.predict(zeroed, verbose=0), dtype=np.float64)
+        without = without.mean(axis=-1) if without.ndim == 3 else without
+        if settings["skip"] == "naive":  # no slopes: no covariate has a linear term
+            assert np.abs(split["linear"][:, :, column]).max() == 0
+        else:
+            np.testing.assert_allclose(base - without, split["linear"][:, :, column], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("quantiles", [None, (0.1, 0.5, 0.9)])

@@ -526,21 +526,25 @@ class Forecaster(BaseEstimator):
         return frame
 
     def variable_importance(self, series=None) -> pd.DataFrame:
-        """tft's variable importance: which input its variable selection networks weighed, as a tidy frame with
-        columns ``part`` ("past": the target, past-observed and future-known values at the window's steps and the
-        time index; "future": the future-known values at the forecast steps; "static"), ``variable`` and
-        ``importance`` (the mean selection weight over the windows of ``series``, default the last window of each
-        fitted series, and over their steps; each part sums to 1), most important first within each part."""
-        from .models import fusion_layer, read_variable_selection, selection_names, variable_importance
+        """tft's variable importance: which input mattered, as a tidy frame with columns ``part``, ``variable`` and
+        ``importance`` over the windows of ``series`` (default the last window of each fitted series), most important
+        first within each part, each part summing to 1 (:func:`tsattn.models.variable_importance`).
+
+        Part "model": each input's share of the whole forecast (its exact term through the linear skip path plus the
+        network's remainder split by its selection weight): what the forecast took from it. Parts "past" (the
+        target, past-observed and future-known values at the window's steps and the time index), "future" (the
+        future-known values at the forecast steps) and "static": the mean selection weight of each variable, what the
+        network beside the linear path weighed. For any model, :meth:`covariate_importance` measures the same question
+        by shuffling each covariate."""
+        from .models import fusion_layer, selection_names, variable_importance
 
         state = self._state()
         if fusion_layer(state.keras_model) is None:
             raise ConfigError(f"model {self.model!r} has no variable selection; variable importance is tft's "
-                              "(Forecaster(\"tft\", ...))")
+                              "(Forecaster(\"tft\", ...)); covariate_importance() reads any model")
         _, _, inputs, _ = self._windows(series, "variable selection")
-        selection = read_variable_selection(state.keras_model, inputs)
         layout = getattr(state.estimator, "layout", None) or (0, 0, 0)
-        return variable_importance(selection, selection_names(layout, state.covariates))
+        return variable_importance(state.keras_model, inputs, selection_names(layout, state.covariates))
 
     def covariate_importance(self, df=None, static_df=None, repeats: int = 5, seed: int = 0,
                              metric: str | None = None) -> pd.DataFrame:

@@ -441,6 +441,7 @@ def patches_layer(model):
 # Reading tft's variable selection
 # ----------------------------------------------------------------------------------------------------
 SELECTIONS = ("static_selection", "past_selection", "future_selection")  # tft's variable selection layers, by part
+IMPORTANCE_PARTS = ("model", "past", "future", "static")  # variable_importance's parts, in its order
 
 
 def selection_names(layout, covariates=None) -> dict:
@@ -484,12 +485,88 @@ def read_variable_selection(model: keras.Model, inputs) -> dict | None:
     return {name.split("_")[0]: np.asarray(w) for name, w in zip(found, weights)}
 
 
-def variable_importance(selection: dict, names: dict) -> "pd.DataFrame":
-    """A tidy frame of tft's variable importance: one row per (part, variable), the mean selection weight over the
-    windows (and steps), sorted by part then importance; each part's importances sum to 1."""
+def read_contributions(model: keras.Model, inputs) -> dict:
+    """A forecast split into what each input column adds through the linear paths and what the network adds.
+
+    ``inputs``: (windows, window, features), the network's input in its units (the target scaled, covariates
+    standardised on the training part, so a covariate's term is measured from its training mean). Returns
+    ``"linear"``: (windows, horizon, features) each column's exact term in the forecast: its slopes in the linear skip
+    (and the covariate skip) times its values in the window; the target also gets the level (the last value of a
+    relative or naive skip; the window's mean, put back by instance normalisation) and every inner term is
+    de-normalised as the forecast is; ``"intercept"``: (windows, horizon) the skip paths' biases; ``"network"``:
+    (windows, horizon) the rest of the forecast (the mean over a quantile head's quantiles), so the three add up to the
+    forecast. The first member's for an ensemble."""
+    member = first_member(model)
+    names = {layer.name for layer in member.layers}
+    probes = {"forecast": member.outputs[0]}
+    for name in ("linear_skip", "covariate_skip"):  # the Dense layers' inputs: the (flattened) windows they read
+        if name in names:
+            probes[name] = member.get_layer(name).input
+    for name in ("level", "instance_stats", "window_scale"):
+        if name in names:
+            probes[name] = member.get_layer(name).output
+    reader = keras.Model(member.inputs, list(probes.values()), name=f"{member.name}_contributions")
+    read = reader.predict(inputs, verbose=0, batch_size=1024)
+    read = dict(zip(probes, [np.asarray(r, dtype=np.float64) for r in (read if isinstance(read, list) else [read])]))
+    forecast = read["forecast"].mean(axis=-1) if read["forecast"].ndim == 3 else read["forecast"]
+    count, window, features = np.shape(inputs)
+    horizon = forecast.shape[1]
+    # the skip path inside the normalisation (no forecast_with_skip): its forecast is de-normalised with the network's
+    inner = "forecast_with_skip" not in names
+    factor, shift = np.ones((count, 1)), None
+    if inner and "instance_stats" in read:
+        shift, factor = read["instance_stats"][:, :1], read["instance_stats"][:, 1:2]
+    elif inner and "window_scale" in read:
+        factor = read["window_scale"].reshape(count, 1)
+    linear, intercept = np.zeros((count, horizon, features)), np.zeros((count, horizon))
+    for name, first, scaled in (("linear_skip", 0, True), ("covariate_skip", 1, False)):
+        if name not in read:
+            continue
+        kernel, bias = member.get_layer(name).get_weights()
+        values = read[name].reshape(count, window, -1)
+        columns = values.shape[-1]  # linear_skip: the target alone or every column; covariate_skip: the covariates
+        terms = np.einsum("bwc,wch->bhc", values, kernel.reshape(window, columns, horizon).astype(np.float64))
+        multiplier = factor if scaled else np.ones((count, 1))
+        linear[:, :, first:first + columns] += terms * multiplier[:, :, None]
+        intercept += bias[None, :] * multiplier
+    if "level" in read:
+        linear[:, :, 0] += read["level"] * factor
+    if shift is not None:
+        linear[:, :, 0] += shift
+    return {"linear": linear, "intercept": intercept, "network": forecast - linear.sum(axis=-1) - intercept}
+
+
+def variable_importance(model: keras.Model, inputs, names: dict) -> "pd.DataFrame":
+    """A tidy frame of tft's variable importance for ``inputs`` (windows, window, features), ``names`` from
+    :func:`selection_names`: one row per (part, variable), sorted by part then importance; each part sums to 1.
+
+    Part "model", what the whole forecast took from each input: its share of the forecast's mean absolute
+    contributions (:func:`read_contributions`): the input's exact term through the linear paths plus the network's
+    remainder split by the input's mean selection weight over every step the selection networks weigh (the window's
+    and the forecast steps'); a static input gets its linear term only (the network reads it through its context
+    vectors, which the selection weights do not split). Parts "past", "future" and "static": the mean selection weight
+    of each variable over the windows (and steps): what the network weighed, beside a linear path that may carry a
+    driver the network then need not. None of it reads a model without variable selection (None then)."""
     import pandas as pd
 
-    rows = []
+    selection = read_variable_selection(model, inputs)
+    if selection is None:
+        return None
+    columns = names["past"][:-1] + names["static"]  # the input's columns: target, past-observed, future-known, static
+    variables = columns + ["time index"]
+    weighed, steps = np.zeros(len(variables)), 0
+    for part in ("past", "future"):
+        if part in selection:
+            weights = selection[part]  # (windows, steps, variables)
+            weighed[[variables.index(name) for name in names[part]]] += weights.sum(axis=1).mean(axis=0)
+            steps += weights.shape[1]
+    weighed /= max(steps, 1)
+    split = read_contributions(model, inputs)
+    linear = np.append(np.abs(split["linear"]).mean(axis=(0, 1)), 0.0)  # the time index has no linear term
+    network = float(np.abs(split["network"]).mean())
+    total = linear.sum() + network
+    shares = (linear + network * weighed) / total if total > 0 else weighed
+    rows = [{"part": "model", "variable": name, "importance": float(value)} for name, value in zip(variables, shares)]
     for part in ("past", "future", "static"):
         if part not in selection:
             continue
@@ -498,6 +575,6 @@ def variable_importance(selection: dict, names: dict) -> "pd.DataFrame":
         rows += [{"part": part, "variable": name, "importance": float(value)}
                  for name, value in zip(names[part], mean)]
     frame = pd.DataFrame(rows, columns=["part", "variable", "importance"])
-    order = {"past": 0, "future": 1, "static": 2}
+    order = {part: k for k, part in enumerate(IMPORTANCE_PARTS)}
     return frame.assign(_part=frame["part"].map(order)).sort_values(["_part", "importance"], ascending=[True, False]) \
         .drop(columns="_part").reset_index(drop=True)

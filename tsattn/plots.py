@@ -462,22 +462,26 @@ def plot_fusion_steps(steps: np.ndarray, path: Path, title: str) -> Path:
 
 
 def importance_figure(importance: pd.DataFrame, title: str) -> Figure:
-    """tft's variable importance (:func:`tsattn.models.variable_importance`): one bar chart per part (past, future,
-    static), each variable's mean selection weight against an even share (1 / variables)."""
-    parts = [part for part in ("past", "future", "static") if (importance["part"] == part).any()]
+    """tft's variable importance (:func:`tsattn.models.variable_importance`): one bar chart per part: the whole
+    forecast's share of each input (linear terms and the network's remainder), then the selection networks' weights at
+    the past steps, the forecast steps and of the static inputs, each against an even share (1 / variables)."""
+    parts = list(importance["part"].unique())  # in the frame's order: model, past, future, static
     sizes = [int((importance["part"] == part).sum()) for part in parts]
     fig, axes = _subplots(1, len(parts), figsize=(4.2 * len(parts) + 1, max(3.0, 0.35 * max(sizes) + 1.6)),
                           squeeze=False)
+    titles = {"model": "whole forecast", "past": "selection: past steps", "future": "selection: forecast steps",
+              "static": "selection: static"}
     for ax, part, size in zip(axes[0], parts, sizes):
         rows = importance[importance["part"] == part].iloc[::-1]  # most important on top
-        ax.barh(rows["variable"].astype(str), rows["importance"], color="tab:purple")
+        ax.barh(rows["variable"].astype(str), rows["importance"], color="tab:green" if part == "model" else "tab:purple")
         ax.axvline(1 / size, color="grey", linestyle="--", label=f"even share (1/{size})")
-        ax.set_title({"past": "past steps", "future": "forecast steps", "static": "static"}[part], fontsize=10)
-        ax.set_xlabel("mean selection weight")
+        ax.set_title(titles[part], fontsize=10)
+        ax.set_xlabel("share of mean |contribution|" if part == "model" else "mean selection weight")
         ax.tick_params(axis="y", labelsize=9)
         ax.legend(fontsize=8)
-    fig.suptitle(f"{title}\nwhich input tft's variable selection weighed (mean over windows and steps; each panel "
-                 "sums to 1)", fontsize=10)
+    fig.suptitle(f"{title}\nwhole forecast: each input's linear term plus the network's rest split by its selection "
+                 "weight\nselection: what tft's variable selection weighed (mean over windows and steps); each panel "
+                 "sums to 1", fontsize=10)
     literal_text(fig).tight_layout()
     return fig
 

@@ -15,7 +15,7 @@ from .harness import RunResult
 from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, column_texts, metric_label, number_text, text_table, write_json
 from .models import (attention_per_lag, first_member, fusion_layer, patches_layer, read_attention,
-                     read_variable_selection, selection_names, variable_importance)
+                     selection_names, variable_importance)
 from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
@@ -311,7 +311,7 @@ def write_attention_plots(model, data, directory: Path, title: str, max_windows:
                                                f"{title}: each forecast step's attention ({part} part)"))
         names = selection_names(data.layout or (0, 0, 0), data.covariates)
         written.append(plots.plot_variable_importance(
-            variable_importance(read_variable_selection(model, X), names), directory / "variable_importance.png",
+            variable_importance(model, X, names), directory / "variable_importance.png",
             f"{title}: variable importance ({part} part)"))
     else:  # transformer: per block (windows, heads, window, window)
         # the last step's attention in the last block, mean over heads (what last-step pooling reads), drawn
