@@ -189,5 +189,5 @@ def test_a_panels_short_series_is_named_in_the_report(tmp_path):
                 settings={"units": 2}, out=tmp_path / "r", echo=lambda line: None)
     record = json.loads(next((tmp_path / "r" / "runs").glob("*.json")).read_text())
     assert record["series_left_out"] == ["tiny"]
-    assert "3 series, of which 1 is too short for a training window (forecast, not scored: tiny)" in \
+    assert "3 series, of which 1 is too short for a test window (forecast, not scored: tiny)" in \
         (tmp_path / "r" / "report.md").read_text()

@@ -1,5 +1,6 @@
 """Panels: many series through the one data path (windows, splits, scalers, metrics, forecasts, artefacts)."""
 
+import json
 import warnings
 
 import numpy as np
@@ -92,6 +93,46 @@ def test_short_series_get_no_window_with_a_warning_and_none_long_enough_is_an_er
     assert set(data.panel.series_of(windowed + 8)) == {0, 2}  # no window of b
     with pytest.raises(DataError, match="all 3 series are shorter than window 40 \\+ horizon 1"):
         window_panel(frame, 40)
+
+
+def test_series_long_enough_for_a_window_but_not_for_the_split_are_named_and_not_scored(tmp_path):
+    """A series with window + horizon values may still get no whole window inside any part of a fraction split (b,
+    8 values: 5/1/2 for window 4 + horizon 3): left out like a too-short series; one with training windows but a test
+    part shorter than the horizon (c) is trained on but not scored; the fit's verdict names both."""
+    frame = long_frame(lengths=(60, 8, 12))
+    split = SplitSpec(train=0.6, validation=0.2)
+    with pytest.warns(UserWarning) as caught:
+        data = window_panel(frame, 4, horizon=3, split=split)
+    messages = [str(w.message) for w in caught]
+    assert any("1 of 3 series have too few values for a whole window (window 4, horizon 3) inside any part of a "
+               "0.6/0.2/0.2 split, so they are left out of training and scoring and only forecast (b)" in m
+               for m in messages), messages
+    assert any("1 of 3 series have no whole window (window 4, horizon 3) in their test part under a 0.6/0.2/0.2 "
+               "split, so they are trained on but not scored (c)" in m for m in messages), messages
+    assert data.dropped == ["b"] and data.unscored == ["c"]
+    owners = {part: set(data.panel.series_of(data.starts[part] + 4)) for part in ("train", "validation", "test")}
+    assert owners == {"train": {0, 2}, "validation": {0, 2}, "test": {0}}
+    assert data.describe()["series_unscored"] == ["c"]
+    with pytest.warns(UserWarning, match="1 of 2 series have no whole window \\(window 4, horizon 3\\) in their "
+                                         "validation part under a 0.8/0.2/0 split, so they are trained on, but early "
+                                         "stopping and the interval calibration read none of their values \\(c\\)"):
+        validated = window_panel(frame[frame["unique_id"] != "b"], 4, horizon=3, require_test=False,
+                                 split=SplitSpec(train=0.8, validation=0.2))
+    assert validated.unscored == ["c"] and validated.dropped == []
+    path = tmp_path / "short.csv"
+    frame.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = CliRunner().invoke(main, ["fit", "--model", "linear", "--csv", str(path), "--column", "y",
+                                           "--date-column", "ds", "--id-column", "unique_id", "--horizon", "3",
+                                           "--window", "4", "--set", "split=chronological",
+                                           "--set", "train_fraction=0.6", "--set", "validation_fraction=0.2",
+                                           "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "Test sMAPE (mean over 1 of 3 series; not scored, too short for a test window: b, c)" in result.output
+    scored = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
+    assert set(scored.loc[scored["part"] == "test", "series"]) == {"a"}
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["series"] == 1
 
 
 def test_csv_with_id_column(tmp_path):

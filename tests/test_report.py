@@ -191,7 +191,7 @@ def test_the_report_names_the_series_forecast_but_not_scored(tmp_path):
     records = [dict(record("simple-rnn", seed, 18.0 + seed), series=9, series_left_out=["b", "a"]) for seed in (0, 1)]
     results = results_table(records)
     md, page = write_report(tmp_path, Spec, records, results, summarise(results))
-    assert "9 series, of which 2 are too short for a training window (forecast, not scored: a, b); ranked on" in \
+    assert "9 series, of which 2 are too short for a test window (forecast, not scored: a, b); ranked on" in \
         md.read_text()
     assert "(forecast, not scored: a, b)" in page.read_text()
     whole = [dict(r, series_left_out=[]) for r in records]

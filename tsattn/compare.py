@@ -297,7 +297,8 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "metrics": result.metrics,
         "history": {column: result.history[column].tolist() for column in result.history.columns},
         "series": result.panel.n_series,
-        "series_left_out": list(result.data.dropped),  # too short for a training window: forecast, not scored
+        # too short for a window in the test part: forecast, not scored
+        "series_left_out": [*result.data.dropped, *result.data.unscored],
         "by_series": None if single else _by_series(result),
         "test": _test_record(result, test) if single else None,
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,

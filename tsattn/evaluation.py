@@ -203,7 +203,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
         if part in steps:
             metrics[part]["per_step"] = steps[part]
     metrics["median"] = M.nested_metrics(table, "median")
-    metrics["series"] = int(panel.n_series) - len(data.dropped)  # scored ones (a series without windows: none)
+    # the scored ones: a series without windows, or without one in the scored part, has none
+    metrics["series"] = int(panel.n_series) - len(data.dropped) - len(data.unscored)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, calibrations,
                       insample)
 

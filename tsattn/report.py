@@ -367,14 +367,15 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
 
 
 def _left_out_text(records: list[dict], dataset: str) -> str:
-    """The clause after a dataset's series count naming its series that no run scored (too short for a training
-    window: forecast, not scored), e.g. ", of which 2 are too short ... (forecast, not scored: a, b)"; "" if none."""
+    """The clause after a dataset's series count naming its series that no run scored (too short for a window in
+    the test part: forecast, not scored), e.g. ", of which 2 are too short ... (forecast, not scored: a, b)"; "" if
+    none."""
     left = sorted({str(name) for record in records if record["dataset"] == dataset
                    for name in record.get("series_left_out") or ()})
     if not left:
         return ""
     names = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
-    return (f", of which {len(left)} {'is' if len(left) == 1 else 'are'} too short for a training window (forecast, "
+    return (f", of which {len(left)} {'is' if len(left) == 1 else 'are'} too short for a test window (forecast, "
             f"not scored: {names})")
 
 

@@ -201,8 +201,11 @@ def importance_line(path: Path) -> str | None:
 def by_series(result: RunResult) -> pd.DataFrame:
     """One row per (series, part, model) with a column per metric: metrics_by_series.csv."""
     frame = result.metrics_frame
-    wide = frame.pivot_table(index=["series", "part", "model"], columns="metric", values="value", sort=False,
-                             dropna=False).reset_index()
+    keys = ["series", "part", "model"]
+    wide = frame.pivot_table(index=keys, columns="metric", values="value", sort=False, dropna=False)
+    # dropna=False keeps a metric that is undefined for a series (NaN) but also makes every (series, part, model)
+    # combination: only those scored stay (a series without test windows has no test rows)
+    wide = wide.loc[pd.MultiIndex.from_frame(frame[keys].drop_duplicates())].reset_index()
     wide.columns.name = None
     return wide
 

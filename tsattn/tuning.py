@@ -190,7 +190,7 @@ def _validation_score(config, seen, metric: str, trial=None, windows: int | None
     step = h if step is None else step
     extra = check_windows(seen, h, windows, step)
     data = window_config(seen.heads(seen.lengths - extra) if extra else seen, config, with_test=False)
-    left_out = len(data.dropped)
+    left_out = len(data.dropped)  # (a series without validation windows is still scored: on the origins after)
     if left_out:  # scored on fewer series, its figure could not be compared with the other trials'
         raise DataError(f"window {data.window} + horizon {h} leaves out {left_out} of {seen.n_series} series too "
                         "short for it, so its score is not comparable; set pad=true to keep them (N-BEATS pads) or "

@@ -69,7 +69,11 @@ def panel_verdict(result, seeded: bool = True) -> str:
     smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
         index="series", columns="model", values="value")
     test = result.metrics["test"]
-    parts = [f"Test sMAPE (mean over {len(smape)} series) {number_text(test['model']['smape'])}"]
+    left = [*result.data.dropped, *result.data.unscored]  # no window in the test part: forecast, not scored
+    of = f"of {result.panel.n_series} " if left else ""
+    unscored = ("; not scored, too short for a test window: " + ", ".join(str(name) for name in left[:5])
+                + (", ..." if len(left) > 5 else "")) if left else ""
+    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {number_text(test['model']['smape'])}"]
     labels = baseline_labels()
     for key in result.beside:
         wins = int((smape["model"] < smape[key]).sum())

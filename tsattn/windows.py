@@ -10,6 +10,7 @@ for the tutorials' leaky whole-series fit).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -324,6 +325,8 @@ class WindowedPanel:
     part_bounds: np.ndarray | None
     scaled: np.ndarray = field(repr=False)
     dropped: list[str] = field(default_factory=list)  # series too short for any window, kept to be forecast
+    # series with windows but none in the scored part (test, else validation): trained on, not scored (validated)
+    unscored: list[str] = field(default_factory=list)
     train_history: int | None = None
     pad: bool = False
     covariates: "Covariates | None" = None
@@ -383,14 +386,16 @@ class WindowedPanel:
             split = SplitSpec("chronological", 1.0, 0.0, self.split.within_parts, self.split.shuffle_seed)
         else:
             split = dataclasses.replace(self.split, train=self.split.train + self.split.validation, validation=0.0)
-        merged = window_panel(self.panel, self.window, self.horizon, self.stride, split, self.scaler.kind,
-                              self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
-                              scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
-                              masked_targets=self.overhang is not None)
+        with warnings.catch_warnings():  # the series left out or unscored were named when these windows were cut
+            warnings.simplefilter("ignore", UserWarning)
+            merged = window_panel(self.panel, self.window, self.horizon, self.stride, split, self.scaler.kind,
+                                  self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
+                                  scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
+                                  masked_targets=self.overhang is not None)
         if self.part_bounds is not None and merged.part_bounds is not None:  # the test part exactly as before
             merged.part_bounds[:, 1] = self.part_bounds[:, 1]
         merged.starts["test"] = self.starts["test"]
-        merged.dropped = list(self.dropped)
+        merged.dropped, merged.unscored = list(self.dropped), list(self.unscored)
         return merged
 
     # -- samples ---------------------------------------------------------------------------------------
@@ -498,6 +503,7 @@ class WindowedPanel:
             "scaler": self.scaler.to_dict() if single else "per series, in tsattn.json",
             "series": self.panel.n_series,
             "series_left_out": self.dropped,
+            "series_unscored": self.unscored,
             "samples": {part: self.count(part) for part in PARTS},
             "boundaries": list(self.boundaries) if self.boundaries else None,
         }
@@ -524,6 +530,21 @@ def split_bounds(lengths: np.ndarray, spec: SplitSpec) -> np.ndarray:
     train_end = np.array([int(round(n * spec.train)) for n in lengths], dtype=np.int64)
     validation_end = np.array([int(round(n * (spec.train + spec.validation))) for n in lengths], dtype=np.int64)
     return np.stack([train_end, validation_end], axis=1)
+
+
+def _split_text(split: SplitSpec) -> str:
+    """The split in a message: "the last 7 values as validation", "a 0.7/0.15/0.15 split"."""
+    if split.method != "holdout":
+        return f"a {split.train:g}/{split.validation:g}/{split.test:g} split"
+    if split.holdout_test:
+        return f"the last {split.holdout} values as test" + (
+            f" and the {split.validation_values} before them as validation" if split.validation > 0 else "")
+    return f"the last {split.validation_values} values as validation"
+
+
+def _names(ids: list) -> str:
+    """A few series names for a message: "a, b, c, d, e, ..."."""
+    return ", ".join(str(name) for name in ids[:5]) + (", ..." if len(ids) > 5 else "")
 
 
 def _shorter(length: int, horizon: int, reach: int = 0) -> str:
@@ -586,13 +607,13 @@ def window_panel(
             (one with ``pad``, else one window), so a series of a few values is still forecast.
 
     Series shorter than window + horizon (horizon + 1 with ``pad``) get no window, with a warning naming a few; they
-    stay in the panel, so a fitted model still forecasts them (``dropped`` names them). None long enough is an
-    error.
+    stay in the panel, so a fitted model still forecasts them (``dropped`` names them). So do series long enough for
+    a window that get none in any part of the split; a series with windows but none in the scored part (test, else
+    validation) is trained on but not scored (``unscored``); each with a warning. None long enough is an error.
 
     Raises:
         DataError / ConfigError with a one-line explanation (series too short, bad fractions...).
     """
-    import warnings
 
     from .panel import as_panel
 
@@ -700,6 +721,36 @@ def window_panel(
                    else "use validation=0 (no intervals then), a shorter window or longer series")
             )
 
+    # a series long enough for a window may still get none under the split (each part holds whole windows' targets,
+    # so a short series' few values in each part fit none): without any it is left out of training and scoring like
+    # a series too short for a window; with some but none in the scored part it is trained on but not scored
+    scored_part = "test" if require_test else "validation" if split.validation > 0 else None
+    unscored = []
+    if scored_part is not None:
+        owned = np.zeros((panel.n_series, 2), dtype=bool)  # any window; a window in the scored part
+        for part, found in [*starts.items(), ("train", overhang if overhang is not None else starts["train"][:0])]:
+            if len(found):
+                holders = panel.series_of(np.minimum(found + window, panel.offsets[-1] - 1))
+                owned[holders, 0] = True
+                owned[holders, 1] |= part == scored_part
+        known = set(dropped)
+        empty = [panel.ids[i] for i in np.flatnonzero(~owned[:, 0]) if panel.ids[i] not in known]
+        unscored = [panel.ids[i] for i in np.flatnonzero(owned[:, 0] & ~owned[:, 1])]
+        if empty:
+            dropped = dropped + empty
+            warnings.warn(f"{len(empty)} of {panel.n_series} series have too few values for a whole window (window "
+                          f"{window}, horizon {horizon}) inside any part of {_split_text(split)}, so they are left out "
+                          f"of training and scoring and only forecast ({_names(empty)}); give them more values or use "
+                          "a shorter window or horizon", UserWarning, stacklevel=user_stacklevel())
+        if unscored:
+            held = "trained on" if not untrained else "forecast"
+            outcome = (f"{held} but not scored" if scored_part == "test" else
+                       f"{held}, but early stopping and the interval calibration read none of their values")
+            warnings.warn(f"{len(unscored)} of {panel.n_series} series have no whole window (window {window}, horizon "
+                          f"{horizon}) in their {scored_part} part under {_split_text(split)}, so they are {outcome} "
+                          f"({_names(unscored)}); give them more values or use a shorter window or horizon",
+                          UserWarning, stacklevel=user_stacklevel())
+
     values = panel.values
     position_series = np.repeat(np.arange(panel.n_series, dtype=np.int32), lengths)
     mask = None
@@ -739,7 +790,7 @@ def window_panel(
         scaled = np.concatenate([scaled[:, None], source[:, 1:].astype(np.float32)], axis=1)
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
-                         dropped=dropped, train_history=train_history, pad=bool(pad), covariates=covariates,
+                         dropped=dropped, unscored=unscored, train_history=train_history, pad=bool(pad), covariates=covariates,
                          source=source, overhang=overhang)
 
 
