@@ -242,6 +242,9 @@ ARCHIVED = {
     "16), on the last horizon before each covariate set's hold-out, 5 variants x four sets x 3 seeds (14 minutes, at "
     "6da4969; a screening that changed no default; its defaults rows equal covariates_skip_units.md's data rows)": (
         "covariates_tft_variants.md",),
+    "tft's hidden_size 16 against its defaults with covariates on seeds 3-5, the screening's lower variant checked on "
+    "three more seeds (2 variants x four sets x 3 seeds, 9 minutes, at ed3988d on an AMD EPYC; no default changed)": (
+        "covariates_tft_h16_seeds345.md",),
     "the recipe's training budget for patch-transformer before each M3 hold-out (2 candidates x 3 seeds x 4 "
     "frequencies, 21 minutes)": ("recipe_budget_patch.md",),
     "patch-transformer's number of heads before each M3 hold-out (3 candidates x 3 seeds x 4 frequencies, 20 "
