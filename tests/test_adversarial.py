@@ -626,6 +626,21 @@ def test_backtesting_a_panel_fitted_model_on_one_of_its_series_warns_that_it_saw
         model.backtest(one, start=0.8)
 
 
+def test_backtesting_a_panel_names_the_series_too_short_after_start():
+    """Class 2: a panel series with fewer values from start than the steps got no origin and vanished from the
+    backtest without a word (the CLI said "74 origins" of the long series only)."""
+    frame = pd.DataFrame({"unique_id": ["long"] * 60 + ["short"] * 20,
+                          "ds": list(pd.date_range("2000-01-01", periods=60, freq="MS"))
+                          + list(pd.date_range("2000-01-01", periods=20, freq="MS")),
+                          "y": np.r_[np.sin(np.arange(60.0)), np.cos(np.arange(20.0))] + 5})
+    model = Forecaster("naive", horizon=5).fit(frame, validation=0)
+    with pytest.warns(UserWarning, match="1 of 2 series have fewer than 5 value\\(s\\) from start 0.8, so they get "
+                                         "no origin and are not backtested \\(short\\)"):
+        table = model.backtest(frame, start=0.8)
+    assert set(table["unique_id"]) == {"long"}
+    assert table.attrs["metrics"]["series_not_backtested"] == ["short"]
+
+
 @st.composite
 def long_frames(draw):
     """Long frames a user might pass: the usual columns or some missing, a column twice, odd types in each."""

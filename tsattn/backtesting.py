@@ -164,6 +164,14 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         i = int(np.argmax(panel.lengths))
         raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; start at or "
                           f"before {time_text(panel.series(i).index[int(panel.lengths[i]) - horizon])}") from None
+    covered = np.zeros(panel.n_series, dtype=bool)
+    covered[panel.series_of(origins)] = True
+    uncovered = [panel.ids[i] for i in np.flatnonzero(~covered)]
+    if uncovered:  # a panel's short series: none of their values after start leaves room for the steps
+        warnings.warn(f"{len(uncovered)} of {panel.n_series} series have fewer than {horizon} value(s) from "
+                      f"start {start!r}, so they get no origin and are not backtested ("
+                      + ", ".join(str(name) for name in uncovered[:5]) + (", ..." if len(uncovered) > 5 else "")
+                      + "); start earlier or backtest fewer steps", UserWarning, stacklevel=user_stacklevel())
     trained_until = np.empty(len(origins), dtype=object)
     if every == 0:
         scores = score_origins(state, panel, origins, horizon)
@@ -218,7 +226,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     if panel.n_series > 1:
         rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
-    summary.update({"origins": int(len(origins)), "retrain": every})
+    summary.update({"origins": int(len(origins)), "retrain": every, "series_not_backtested": uncovered})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}
