@@ -626,9 +626,9 @@ def test_backtesting_a_panel_fitted_model_on_one_of_its_series_warns_that_it_saw
         model.backtest(one, start=0.8)
 
 
-def test_backtesting_a_panel_names_the_series_too_short_after_start():
+def test_backtesting_and_evaluating_a_panel_name_the_series_too_short_to_score():
     """Class 2: a panel series with fewer values from start than the steps got no origin and vanished from the
-    backtest without a word (the CLI said "74 origins" of the long series only)."""
+    backtest without a word (the CLI said "74 origins" of the long series only); evaluate counted it in "series"."""
     frame = pd.DataFrame({"unique_id": ["long"] * 60 + ["short"] * 20,
                           "ds": list(pd.date_range("2000-01-01", periods=60, freq="MS"))
                           + list(pd.date_range("2000-01-01", periods=20, freq="MS")),
@@ -638,7 +638,12 @@ def test_backtesting_a_panel_names_the_series_too_short_after_start():
                                          "no origin and are not backtested \\(short\\)"):
         table = model.backtest(frame, start=0.8)
     assert set(table["unique_id"]) == {"long"}
-    assert table.attrs["metrics"]["series_not_backtested"] == ["short"]
+    assert table.attrs["metrics"]["series_not_scored"] == ["short"] and table.attrs["metrics"]["series"] == 1
+    lookback = model.state_.lookback
+    with pytest.warns(UserWarning, match=f"1 of 2 series have fewer than the {lookback + 5} values one window of "
+                                         f"{lookback} and 5 step\\(s\\) needs, so they are not scored \\(short\\)"):
+        summary = model.evaluate(frame[(frame["unique_id"] == "long") | (frame["ds"] >= "2000-09-01")])  # short: 12
+    assert summary["series"] == 1 and summary["series_not_scored"] == ["short"]
 
 
 @st.composite

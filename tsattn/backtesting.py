@@ -226,7 +226,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     if panel.n_series > 1:
         rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
-    summary.update({"origins": int(len(origins)), "retrain": every, "series_not_backtested": uncovered})
+    summary.update({"origins": int(len(origins)), "retrain": every})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}

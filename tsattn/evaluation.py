@@ -311,7 +311,10 @@ def summarise(panel, scores: OriginScores, horizon: int) -> dict:
         result["per_step"] = per_step(scores.actual, {"model": scores.predicted}, scores.series, panel.n_series,
                                       scores.scale)
     if panel.n_series > 1:
-        result["series"] = int(panel.n_series)
+        scored = np.zeros(panel.n_series, dtype=bool)
+        scored[np.asarray(scores.series, dtype=np.int64)] = True
+        result["series"] = int(scored.sum())  # the series with an origin (a shorter one gets none)
+        result["series_not_scored"] = [panel.ids[i] for i in np.flatnonzero(~scored)]
         result["by_series"] = scores.frame.drop(columns="part")
     return result
 

@@ -18,6 +18,7 @@ data came in (a Series for one series, a long frame for a panel).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .checks import MAX_STEPS, counted, positive_int
-from .errors import ConfigError, DataError, NotFittedError
+from .errors import ConfigError, DataError, NotFittedError, user_stacklevel
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
 from .windows import gather_batch
@@ -404,7 +405,14 @@ class Forecaster(BaseEstimator):
         horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
         panel = state.panel_of(series)
         origins = origins_in(panel, state.lookback, horizon)
-        return summarise(panel, score_origins(state, panel, origins, horizon), horizon)
+        summary = summarise(panel, score_origins(state, panel, origins, horizon), horizon)
+        left = summary.get("series_not_scored")
+        if left:
+            warnings.warn(f"{len(left)} of {panel.n_series} series have fewer than the {state.lookback + horizon} "
+                          f"values one window of {state.lookback} and {horizon} step(s) needs, so they are not "
+                          "scored (" + ", ".join(str(name) for name in left[:5]) + (", ..." if len(left) > 5 else "")
+                          + "); the figures are means over the others", UserWarning, stacklevel=user_stacklevel())
+        return summary
 
     def cross_validation(self, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
                          refit: bool = True, level=None, validation: float | int | str = "auto",
