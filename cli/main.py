@@ -503,8 +503,9 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.selection import describe_choice
 
         output.say(describe_choice(result.state.choice) + " (every candidate: choice.csv)")
-    trained = "a baseline" if result.config.is_baseline else \
-        f"{result.parameter_count} parameters, {result.epochs_run} epochs{stopped}"
+    trained = ("a baseline" if result.config.is_baseline else  # auto's mean of statistical methods: no network
+               "no network kept (statistical methods and baselines only)" if result.epochs_run is None else
+               f"{result.parameter_count} parameters, {result.epochs_run} epochs{stopped}")
     output.say(f"{result.config.model}: {trained}, fit {result.fit_seconds:.1f}s")
     output.say(metrics_table(result))
     if result.config.level:

@@ -111,6 +111,30 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
     assert again.estimator_.names == combination.names
 
 
+def test_a_combination_without_a_network_reports_no_training_of_its_own(monkeypatch, tmp_path):
+    """Found by a user-path check: auto's mean of statistical methods reported "0 parameters, 2 epochs, best epoch 2"
+    and wrote the first network's loss curve (history.csv, loss.png), though no network was kept."""
+    import tsattn.selection as S
+
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)  # the combination wins
+    monkeypatch.setattr(S, "combination_members", lambda ranked, network: [n for n in ranked if not network[n]][:3])
+    frame = panel(n=2)
+    f = Forecaster("auto", horizon=4, epochs=1).fit(frame, verbose=0)
+    assert f.choice_["candidate"].iloc[0].startswith("weighted mean of ") and f.choice_["chosen"].iloc[0]
+    assert f.state_.keras_model is None and f.state_.epochs_run is None and f.state_.best_epoch is None
+    assert len(f.state_.history) == 0
+    path = tmp_path / "panel.csv"
+    frame.to_csv(path, index=False)
+    result = CliRunner().invoke(main, ["fit", "--model", "auto", "--csv", str(path), "--column", "y", "--date-column",
+                                       "ds", "--id-column", "unique_id", "--horizon", "4", "--epochs", "1",
+                                       "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "auto: no network kept (statistical methods and baselines only), fit" in result.output
+    assert not (tmp_path / "run" / "history.csv").exists() and not (tmp_path / "run" / "plots" / "loss.png").exists()
+    assert Forecaster.load(tmp_path / "run").predict().shape[0] == 8
+
+
 def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(monkeypatch, tmp_path):
     """auto_combination="weighted": the same three members, their mean weighted by the inverse of each one's
     validation score (the choice table's), saved and loaded with its weights."""

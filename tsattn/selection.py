@@ -182,7 +182,11 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice.attrs["margin"] = SINGLE_MARGIN
     if winner == label:
         network = next((states[name] for name in best if name in states and
-                        isinstance(states[name].estimator, NetworkModel)), first)
+                        isinstance(states[name].estimator, NetworkModel)), None)
+        trained = {}
+        if network is None:  # no network among the members: no training history, epochs or Keras model of its own
+            network = first
+            trained = {"history": pd.DataFrame(columns=["loss"]), "epochs_run": None, "best_epoch": None}
         final = Combination([members[name][0] for name in best], best, weights)
         selected = Combination([members[name][1] for name in best], best, weights)
         origins, starts, series = origins_of(data, "validation")
@@ -198,7 +202,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
             selection=(selected, (first.selection or (None, first.baselines))[1]),
             fit_seconds=sum(s.fit_seconds for s in states.values()),
             params=dict(params) if params is not None else {"model": AUTO, "window": data.window,
-                                                            "horizon": data.horizon})
+                                                            "horizon": data.horizon}, **trained)
     else:
         if winner not in states:  # a baseline fitted as the model, through the same path
             states[winner] = fit_state(candidate_config(config, winner), data, progress, engine, params=params,
