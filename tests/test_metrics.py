@@ -56,3 +56,20 @@ def test_baselines():
                                           ("s", 60), ("H", 24), ("B", 5), ("2MS", 6), ("nonsense", 1)])
 def test_season_from_frequency(freq, season):
     assert M.season_from_frequency(freq) == season
+
+
+def test_mase_scale_at_rounding_level_falls_back_instead_of_dividing_by_noise():
+    """Found by a user-path check: an exactly periodic series (50 + 5 cos(2 pi t / 12)) has seasonal differences of
+    ~1e-15, and MASE divided by them (409,378,118,280,107.5 in tsattn fit's table); such a scale is zero, so the lag-1
+    scale is used as for an exact zero, and a series constant up to rounding gets none (MASE undefined)."""
+    t = np.arange(48)
+    periodic = 50 + 5 * np.cos(2 * np.pi * t / 12)
+    seasonal = np.abs(periodic[12:] - periodic[:-12]).mean()
+    assert 0 < seasonal < 1e-12  # the rounding noise the old scale divided by
+    scale = M.insample_scale(periodic, np.array([0, 48]), np.array([48]), 12)
+    assert scale[0] == pytest.approx(np.abs(np.diff(periodic)).mean())
+    flat = np.tile([0.1, np.nextafter(0.1, 1.0)], 15)  # constant but for the last bit
+    assert 0 < np.abs(np.diff(flat)).mean() < 1e-15
+    assert M.insample_scale(flat, np.array([0, 30]), np.array([30]), 12)[0] == 0.0
+    exact = np.arange(24.0) % 12  # an exact seasonal zero: the lag-1 scale, as before
+    assert M.insample_scale(exact, np.array([0, 24]), np.array([24]), 12)[0] == pytest.approx(np.abs(np.diff(exact)).mean())

@@ -266,9 +266,14 @@ def insample_scale(values: np.ndarray, offsets: np.ndarray, ends: np.ndarray, se
     scales = np.full(len(ends), np.nan)
     for i, end in enumerate(ends):
         insample = values[offsets[i]:offsets[i] + end]
+        # a scale at rounding level (an exactly periodic series' seasonal differences, ~1e-16 of its values) is
+        # zero: MASE would divide by rounding noise (4e14 was seen), so it falls back as an exact zero does
+        floor = 1e-10 * float(np.mean(np.abs(insample))) if len(insample) else 0.0
         scale = naive_scale(insample, season) if len(insample) > season else float("nan")
-        if not (math.isfinite(scale) and scale > 0):
+        if not (math.isfinite(scale) and scale > floor):
             scale = naive_scale(insample, 1)
+            if math.isfinite(scale) and scale <= floor:
+                scale = 0.0  # constant up to rounding: MASE undefined (NaN), never a division by noise
         scales[i] = scale
     return scales
 
