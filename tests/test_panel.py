@@ -62,6 +62,15 @@ def test_per_series_validation_names_the_series():
     nan.loc[12, "y"] = np.nan
     with pytest.raises(DataError, match="1 series have missing \\(NaN\\) values, first series 'b' at 2000-03-01"):
         as_panel(nan)
+    late = frame.copy()  # b starts later and ends earlier, as a wide file's column does: no gap, so the fix is to trim
+    late.loc[late.index[late["unique_id"] == "b"][[0, 1, -1]], "y"] = np.nan
+    with pytest.raises(DataError, match="1 series have missing \\(NaN\\) values only at their start or end \\(series "
+                                        "'b': 2 before 2000-03-01 and 1 after 2000-06-01\\), as a wide file's series "
+                                        "that start later or end earlier do; trim them with fill='drop' "
+                                        "\\(CLI: --fill drop\\)"):
+        as_panel(late)
+    with pytest.warns(UserWarning, match="dropped 3 missing value"):
+        assert as_panel(late, fill="drop").lengths.tolist() == [10, 4, 12]
     filled = as_panel(nan, fill="interpolate")
     assert filled.series(1).iloc[2] == pytest.approx(202.0)  # interpolated inside series b only
     duplicated = pd.concat([frame, frame.iloc[[11]]])

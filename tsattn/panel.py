@@ -427,6 +427,16 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
     missing_series = np.unique(codes[missing])
     if len(missing_series) and fill is None:
         first = int(np.flatnonzero(missing)[0])
+        inner = [i for i in missing_series if _inner_gap(missing[offsets[i]:offsets[i + 1]])]
+        if not inner:  # only at the series' starts or ends: series of a wide file that start later or end earlier
+            i = int(missing_series[0])
+            part = missing[offsets[i]:offsets[i + 1]]
+            lead, trail = int(np.argmin(part)), int(np.argmin(part[::-1]))
+            where = " and ".join(([f"{lead} before {time_text(times[offsets[i] + lead])}"] if lead else [])
+                                 + ([f"{trail} after {time_text(times[offsets[i + 1] - trail - 1])}"] if trail else []))
+            raise DataError(f"{len(missing_series)} series have missing (NaN) values only at their start or end "
+                            f"(series {uniques[i]!r}: {where}), as a wide file's series that start later or end "
+                            "earlier do; trim them with fill='drop' (CLI: --fill drop)")
         raise DataError(f"{len(missing_series)} series have missing (NaN) values, first series {uniques[codes[first]]!r} "
                         f"at {time_text(times[first])} ({int(missing.sum())} in all); fill them with "
                         "fill='interpolate' or 'ffill' (CLI: --fill interpolate; missing values at a series' start "
@@ -444,6 +454,12 @@ def _from_long(frame: pd.DataFrame, id_column: str, time_column: str, value_colu
         if exog:
             exog_list.append(pd.DataFrame(covariates[low:high], index=index, columns=list(exog)))
     return [str(u) for u in uniques], series_list, (exog_list if exog else None)
+
+
+def _inner_gap(missing: np.ndarray) -> bool:
+    """Whether a series' missing-value mask has a gap between values (not only at its start or end)."""
+    present = np.flatnonzero(~missing)
+    return bool(len(present)) and bool(missing[present[0]:present[-1] + 1].any())
 
 
 def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
