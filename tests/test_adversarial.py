@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_series
-from tsattn.errors import TsattnError
+from tsattn.errors import ConfigError, TsattnError
 from tsattn.forecaster import Forecaster
 from tsattn.config import RunConfig, check_config
 from tsattn.panel import read_csv_panel
@@ -644,6 +644,20 @@ def test_backtesting_and_evaluating_a_panel_name_the_series_too_short_to_score()
                                          f"{lookback} and 5 step\\(s\\) needs, so they are not scored \\(short\\)"):
         summary = model.evaluate(frame[(frame["unique_id"] == "long") | (frame["ds"] >= "2000-09-01")])  # short: 12
     assert summary["series"] == 1 and summary["series_not_scored"] == ["short"]
+
+
+def test_an_id_given_where_the_data_goes_names_the_argument_that_takes_ids():
+    """Class 1: plot(series="B") or predict(series="B") (an id where the data goes) said "expected a 1-D series but got
+    an array of shape ()"; the line now names ids=."""
+    frame = pd.DataFrame({"unique_id": ["a"] * 30 + ["b"] * 30,
+                          "ds": list(pd.date_range("2000-01-01", periods=30, freq="MS")) * 2,
+                          "y": np.r_[np.arange(30.0), np.arange(30.0) * 2] + 1})
+    model = Forecaster("naive", horizon=2).fit(frame)
+    for call in (lambda: model.predict(series="b"), lambda: model.plot(series="b"), lambda: model.evaluate("b")):
+        with pytest.raises(ConfigError, match="series takes the data to forecast after .* not an id; got 'b': to "
+                                              "choose fitted series by id, pass ids=\\['b'\\]"):
+            call()
+    assert list(model.predict(ids=["b"])["unique_id"].unique()) == ["b"]
 
 
 @st.composite

@@ -144,6 +144,9 @@ class FittedState:
         """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
         if ids is not None and (isinstance(ids, (str, bytes)) or len(list(ids)) == 0):
             raise ConfigError(f"ids must be a non-empty list of series ids (or None for every series); got {ids!r}")
+        if isinstance(data, (str, bytes)) or np.isscalar(data):  # an id where the data goes: say which argument
+            raise ConfigError(f"series takes the data to forecast after (a Series or a long frame), not an id; got "
+                              f"{data!r}: to choose fitted series by id, pass ids=[{data!r}]")
         if data is None:
             if ids is None:
                 return self.tails
