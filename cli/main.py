@@ -489,7 +489,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         "choice": None if result.state.choice is None else result.state.choice.to_dict(orient="records"),
         "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
         "fit_seconds": round(result.fit_seconds, 3), "series": result.panel.n_series, "note": result.state.note,
-        "series_not_scored": [str(name) for name in (*result.data.dropped, *result.data.unscored)],
+        "series_not_scored": [str(name) for name in result.data.not_scored],
         "verdict": verdict,
         "metrics": {part: values for part, values in result.metrics.items()
                     if part in ("train", "validation", "test")},

@@ -130,25 +130,23 @@ def test_series_long_enough_for_a_window_but_not_for_the_split_are_named_and_not
     assert validated.unscored == ["c"] and validated.dropped == []
     path = tmp_path / "short.csv"
     frame.to_csv(path, index=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = CliRunner().invoke(main, ["fit", "--model", "linear", "--csv", str(path), "--column", "y",
-                                           "--date-column", "ds", "--id-column", "unique_id", "--horizon", "3",
-                                           "--window", "4", "--set", "split=chronological",
-                                           "--set", "train_fraction=0.6", "--set", "validation_fraction=0.2",
-                                           "--out", str(tmp_path / "run")])
+
+    def fit_linear(*extra):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return CliRunner().invoke(main, ["fit", "--model", "linear", "--csv", str(path), "--column", "y",
+                                             "--date-column", "ds", "--id-column", "unique_id", "--horizon", "3",
+                                             "--window", "4", "--set", "split=chronological",
+                                             "--set", "train_fraction=0.6", "--set", "validation_fraction=0.2",
+                                             "--out", str(tmp_path / "run"), *extra])
+
+    result = fit_linear()
     assert result.exit_code == 0, result.output
     assert "Test sMAPE (mean over 1 of 3 series; not scored, too short for a test window: b, c)" in result.output
     scored = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
     assert set(scored.loc[scored["part"] == "test", "series"]) == {"a"}
     assert json.loads((tmp_path / "run" / "metrics.json").read_text())["series"] == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        document = CliRunner().invoke(main, ["fit", "--model", "linear", "--csv", str(path), "--column", "y",
-                                             "--date-column", "ds", "--id-column", "unique_id", "--horizon", "3",
-                                             "--window", "4", "--set", "split=chronological",
-                                             "--set", "train_fraction=0.6", "--set", "validation_fraction=0.2",
-                                             "--out", str(tmp_path / "run"), "--force", "--json"])
+    document = fit_linear("--force", "--json")
     assert document.exit_code == 0, document.output
     assert json.loads(document.stdout)["series_not_scored"] == ["b", "c"]
 

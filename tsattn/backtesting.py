@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .checks import MAX_STEPS, positive_int
+from .checks import MAX_STEPS, few_names, positive_int
 from .data import time_text
 from .errors import ConfigError, DataError, TrainingError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
@@ -164,14 +164,6 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         i = int(np.argmax(panel.lengths))
         raise ConfigError(f"backtest start {start!r} leaves no origin with {horizon} step(s) after it; start at or "
                           f"before {time_text(panel.series(i).index[int(panel.lengths[i]) - horizon])}") from None
-    covered = np.zeros(panel.n_series, dtype=bool)
-    covered[panel.series_of(origins)] = True
-    uncovered = [panel.ids[i] for i in np.flatnonzero(~covered)]
-    if uncovered:  # a panel's short series: none of their values after start leaves room for the steps
-        warnings.warn(f"{len(uncovered)} of {panel.n_series} series have fewer than {horizon} value(s) from "
-                      f"start {start!r}, so they get no origin and are not backtested ("
-                      + ", ".join(str(name) for name in uncovered[:5]) + (", ..." if len(uncovered) > 5 else "")
-                      + "); start earlier or backtest fewer steps", UserWarning, stacklevel=user_stacklevel())
     trained_until = np.empty(len(origins), dtype=object)
     if every == 0:
         scores = score_origins(state, panel, origins, horizon)
@@ -226,6 +218,11 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     if panel.n_series > 1:
         rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
+    uncovered = summary.get("series_not_scored")
+    if uncovered:  # a panel's short series: none of their values from start leaves room for the steps
+        warnings.warn(f"{len(uncovered)} of {panel.n_series} series have fewer than {horizon} value(s) from "
+                      f"start {start!r}, so they get no origin and are not backtested ({few_names(uncovered)}); "
+                      "start earlier or backtest fewer steps", UserWarning, stacklevel=user_stacklevel())
     summary.update({"origins": int(len(origins)), "retrain": every})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]

@@ -19,6 +19,12 @@ def counted(count, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+def few_names(names, limit: int = 5) -> str:
+    """The first ``limit`` names for a message, "..." after them if there are more: "a, b, c, d, e, ..."."""
+    names = list(names)
+    return ", ".join(str(name) for name in names[:limit]) + (", ..." if len(names) > limit else "")
+
+
 def positive_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum] (bools refused), returned as a Python int."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum \

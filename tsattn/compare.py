@@ -298,7 +298,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "history": {column: result.history[column].tolist() for column in result.history.columns},
         "series": result.panel.n_series,
         # too short for a window in the test part: forecast, not scored
-        "series_left_out": [*result.data.dropped, *result.data.unscored],
+        "series_left_out": result.data.not_scored,
         "by_series": None if single else _by_series(result),
         "test": _test_record(result, test) if single else None,
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,

@@ -204,7 +204,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             metrics[part]["per_step"] = steps[part]
     metrics["median"] = M.nested_metrics(table, "median")
     # the scored ones: a series without windows, or without one in the scored part, has none
-    metrics["series"] = int(panel.n_series) - len(data.dropped) - len(data.unscored)
+    metrics["series"] = int(panel.n_series) - len(data.not_scored)
     return Evaluation(forecasts, frame, metrics, predict_seconds, mase_scale, baseline_seconds, calibrations,
                       insample)
 

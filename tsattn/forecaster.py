@@ -26,7 +26,7 @@ import pandas as pd
 
 from sklearn.base import BaseEstimator
 
-from .checks import MAX_STEPS, counted, positive_int
+from .checks import MAX_STEPS, counted, few_names, positive_int
 from .errors import ConfigError, DataError, NotFittedError, user_stacklevel
 from .io import describe_index, future_index
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, as_panel, future_keys
@@ -410,8 +410,8 @@ class Forecaster(BaseEstimator):
         if left:
             warnings.warn(f"{len(left)} of {panel.n_series} series have fewer than the {state.lookback + horizon} "
                           f"values one window of {state.lookback} and {horizon} step(s) needs, so they are not "
-                          "scored (" + ", ".join(str(name) for name in left[:5]) + (", ..." if len(left) > 5 else "")
-                          + "); the figures are means over the others", UserWarning, stacklevel=user_stacklevel())
+                          f"scored ({few_names(left)}); the figures are means over the others", UserWarning,
+                          stacklevel=user_stacklevel())
         return summary
 
     def cross_validation(self, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,

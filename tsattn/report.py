@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .checks import few_names
 from .io import atomic_file, number_text
 from .metrics import headline_metric, interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
@@ -374,9 +375,8 @@ def _left_out_text(records: list[dict], dataset: str) -> str:
                    for name in record.get("series_left_out") or ()})
     if not left:
         return ""
-    names = ", ".join(left[:5]) + (", ..." if len(left) > 5 else "")
     return (f", of which {len(left)} {'is' if len(left) == 1 else 'are'} too short for a test window (forecast, "
-            f"not scored: {names})")
+            f"not scored: {few_names(left)})")
 
 
 def _column_means(table: pd.DataFrame, columns) -> list[dict]:

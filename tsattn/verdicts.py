@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .baselines import STATISTICAL_LABELS, baseline_labels
+from .checks import few_names
 from .intervals import check_levels, interval_source, level_name
 from .io import number_text
 from .metrics import headline_metric, paired_comparison
@@ -69,10 +70,9 @@ def panel_verdict(result, seeded: bool = True) -> str:
     smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
         index="series", columns="model", values="value")
     test = result.metrics["test"]
-    left = [*result.data.dropped, *result.data.unscored]  # no window in the test part: forecast, not scored
+    left = result.data.not_scored  # no window in the test part: forecast, not scored
     of = f"of {result.panel.n_series} " if left else ""
-    unscored = ("; not scored, too short for a test window: " + ", ".join(str(name) for name in left[:5])
-                + (", ..." if len(left) > 5 else "")) if left else ""
+    unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
     parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {number_text(test['model']['smape'])}"]
     labels = baseline_labels()
     for key in result.beside:

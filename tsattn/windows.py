@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .checks import counted, positive_int
+from .checks import counted, few_names, positive_int
 from .covariates import Covariates
 from .errors import ConfigError, DataError, TooShortError, user_stacklevel
 
@@ -398,6 +398,12 @@ class WindowedPanel:
         merged.dropped, merged.unscored = list(self.dropped), list(self.unscored)
         return merged
 
+    @property
+    def not_scored(self) -> list[str]:
+        """The series no scored window holds: too short for any (``dropped``), then those without one in the scored
+        part (``unscored``); forecast all the same."""
+        return [*self.dropped, *self.unscored]
+
     # -- samples ---------------------------------------------------------------------------------------
     def count(self, part: str) -> int:
         return len(self.starts[part])
@@ -542,11 +548,6 @@ def _split_text(split: SplitSpec) -> str:
     return f"the last {split.validation_values} values as validation"
 
 
-def _names(ids: list) -> str:
-    """A few series names for a message: "a, b, c, d, e, ..."."""
-    return ", ".join(str(name) for name in ids[:5]) + (", ..." if len(ids) > 5 else "")
-
-
 def _shorter(length: int, horizon: int, reach: int = 0) -> str:
     """The fix for a series of ``length`` values too short for a window and ``horizon``: the longest window that fits,
     or, where none does (a padded window, ``reach`` > 0, needs only horizon + 1 values), the longest horizon."""
@@ -659,8 +660,8 @@ def window_panel(
         # values (padded with their first value where fewer than its window)
         warnings.warn(f"{len(dropped)} of {panel.n_series} series have fewer than the {least} values a window needs "
                       f"(window {window}" + ("" if untrained else f", horizon {horizon}") + (", padded" if pad else "")
-                      + f"), so they are left out of training and scoring and only forecast ({', '.join(dropped[:5])}"
-                      f"{', ...' if len(dropped) > 5 else ''})", UserWarning, stacklevel=user_stacklevel())
+                      + f"), so they are left out of training and scoring and only forecast ({few_names(dropped)})",
+                      UserWarning, stacklevel=user_stacklevel())
     low, high = panel.offsets[:-1], panel.offsets[1:]
     part_bounds = overhang = None
     if split.method == "shuffled":
@@ -727,20 +728,19 @@ def window_panel(
     scored_part = "test" if require_test else "validation" if split.validation > 0 else None
     unscored = []
     if scored_part is not None:
-        owned = np.zeros((panel.n_series, 2), dtype=bool)  # any window; a window in the scored part
-        for part, found in [*starts.items(), ("train", overhang if overhang is not None else starts["train"][:0])]:
-            if len(found):
-                holders = panel.series_of(np.minimum(found + window, panel.offsets[-1] - 1))
-                owned[holders, 0] = True
-                owned[holders, 1] |= part == scored_part
+        windowed = np.zeros(panel.n_series, dtype=bool)  # the series of every window's first target
+        for found in [*starts.values(), *([overhang] if overhang is not None else [])]:
+            windowed[panel.series_of(found + window)] = True
+        in_scored = np.zeros(panel.n_series, dtype=bool)
+        in_scored[panel.series_of(starts[scored_part] + window)] = True
         known = set(dropped)
-        empty = [panel.ids[i] for i in np.flatnonzero(~owned[:, 0]) if panel.ids[i] not in known]
-        unscored = [panel.ids[i] for i in np.flatnonzero(owned[:, 0] & ~owned[:, 1])]
+        empty = [panel.ids[i] for i in np.flatnonzero(~windowed) if panel.ids[i] not in known]
+        unscored = [panel.ids[i] for i in np.flatnonzero(windowed & ~in_scored)]
         if empty:
             dropped = dropped + empty
             warnings.warn(f"{len(empty)} of {panel.n_series} series have too few values for a whole window (window "
                           f"{window}, horizon {horizon}) inside any part of {_split_text(split)}, so they are left out "
-                          f"of training and scoring and only forecast ({_names(empty)}); give them more values or use "
+                          f"of training and scoring and only forecast ({few_names(empty)}); give them more values or use "
                           "a shorter window or horizon", UserWarning, stacklevel=user_stacklevel())
         if unscored:
             held = "trained on" if not untrained else "forecast"
@@ -748,7 +748,7 @@ def window_panel(
                        f"{held}, but early stopping and the interval calibration read none of their values")
             warnings.warn(f"{len(unscored)} of {panel.n_series} series have no whole window (window {window}, horizon "
                           f"{horizon}) in their {scored_part} part under {_split_text(split)}, so they are {outcome} "
-                          f"({_names(unscored)}); give them more values or use a shorter window or horizon",
+                          f"({few_names(unscored)}); give them more values or use a shorter window or horizon",
                           UserWarning, stacklevel=user_stacklevel())
 
     values = panel.values
@@ -790,8 +790,8 @@ def window_panel(
         scaled = np.concatenate([scaled[:, None], source[:, 1:].astype(np.float32)], axis=1)
     return WindowedPanel(panel=panel, window=window, horizon=horizon, stride=stride, split=split, scaler=scaler,
                          scaler_fit=scaler_fit, starts=starts, part_bounds=part_bounds, scaled=scaled,
-                         dropped=dropped, unscored=unscored, train_history=train_history, pad=bool(pad), covariates=covariates,
-                         source=source, overhang=overhang)
+                         dropped=dropped, unscored=unscored, train_history=train_history, pad=bool(pad),
+                         covariates=covariates, source=source, overhang=overhang)
 
 
 window_series = window_panel  # one function for one series and for many
