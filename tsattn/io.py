@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .checks import few_names
 from .errors import ConfigError, DataError
 
 def _json_default(value):
@@ -137,8 +136,9 @@ def check_output_directory(out, force: bool = False, kind: str = "run", inputs=(
         key, _ = LAYOUTS[kind]
         foreign = foreign_files(resolved, kind)
         if foreign:
-            raise ConfigError(f"{option} {out} holds files tsattn did not write ({few_names(foreign, 3)}); choose "
-                              "another directory (tsattn only replaces its own outputs)")
+            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise ConfigError(f"{option} {out} holds files tsattn did not write ({shown}); choose another "
+                              "directory (tsattn only replaces its own outputs)")
         keys = key if isinstance(key, tuple) else (key,)  # any one of them marks the kind
         if not any((resolved / k).is_file() for k in keys):
             raise ConfigError(f"{option} {out} is not a {WHAT[kind]} (no {' or '.join(keys)}); choose another "
