@@ -166,6 +166,27 @@ def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(m
         Forecaster("auto", auto_combination="mean").fit(frame)
 
 
+def test_a_combination_floors_each_member_as_auto_scored_it_and_keeps_its_floor_when_saved():
+    """auto scores each member's floored forecasts and combines those; the combination it keeps must forecast the same:
+    on data never below 0 a member forecasting -30 counts as 0 in the mean (0 + 10 + 10 weighted), not as -30."""
+    from tsattn.baselines import Combination, Naive, from_state
+
+    values = np.r_[np.linspace(100.0, 10.0, 19), 10.0]  # the naive forecast is 10
+    origins, first, series, scaler = np.array([19]), np.array([0]), np.array([0]), None  # naive reads no scaler
+
+    class Fixed(Naive):  # a member with a known forecast below zero
+        def forecast(self, values, origins, first, series, scaler):
+            return np.full((len(origins), self.horizon), -30.0)
+
+    members = [Fixed(3), Naive(3), Naive(3)]
+    raw = Combination(members, ["low", "naive", "naive2"], [1.0, 1.0, 1.0])
+    floored = Combination(members, ["low", "naive", "naive2"], [1.0, 1.0, 1.0], floor=0.0)
+    np.testing.assert_allclose(raw.forecast(values, origins, first, series, scaler), [[-10 / 3] * 3])
+    np.testing.assert_allclose(floored.forecast(values, origins, first, series, scaler), [[20 / 3] * 3])
+    assert from_state(Combination([Naive(3), Naive(3)], ["a", "b"], floor=0.0).state()).floor == 0.0
+    assert from_state({**Combination([Naive(3)], ["a"]).state()}).floor is None
+
+
 @pytest.mark.parametrize("scores, chosen", [((-1.0, -2.0), "median of "), ((-2.0, -1.0), "weighted mean of ")])
 def test_auto_combination_auto_offers_both_combinations_and_keeps_the_lower(monkeypatch, scores, chosen):
     """auto_combination="auto": the weighted mean and the median of the same three members are both candidates (scored

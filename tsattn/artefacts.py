@@ -92,6 +92,7 @@ def metadata(state) -> dict:
         "best_epoch": state.best_epoch,
         "quantiles": None if state.quantiles is None else list(state.quantiles),
         "calibration": None if state.calibration is None else state.calibration.state(),
+        "floor": state.floor,
         "note": state.note,
         "choice": None if state.choice is None else {"metric": state.choice.attrs.get("metric"),
                                                       "margin": state.choice.attrs.get("margin"),
@@ -327,6 +328,15 @@ def _calibration(state: dict):
     return Calibration.from_state(methods) if methods else None
 
 
+def _floor(state: dict) -> float | None:
+    """The floor of the forecasts (:attr:`tsattn.state.FittedState.floor`); an artefact written before forecasts were
+    floored kept it in its calibration alone (its intervals'), where there was one."""
+    if "floor" in state:
+        return None if state["floor"] is None else float(state["floor"])
+    calibration = state.get("calibration")
+    return None if not isinstance(calibration, dict) or calibration.get("floor") is None else float(calibration["floor"])
+
+
 def load(path: Path):
     """The :class:`tsattn.state.FittedState` of an artefact written by :func:`save` or `tsattn fit` (formats 1
     and 2), with one clear line for anything else."""
@@ -386,7 +396,7 @@ def load(path: Path):
             epochs_run=state.get("epochs_run"), best_epoch=state.get("best_epoch"),
             covariates=None if state.get("covariates") is None else Covariates.from_dict(state["covariates"]),
             baselines=[from_state(baseline) for baseline in state.get("baselines") or ()], end_scale=end_scale,
-            end_deviation=end_deviation)
+            end_deviation=end_deviation, floor=_floor(state))
         fitted.note = state.get("note")
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])

@@ -21,6 +21,7 @@ import pandas as pd
 from .checks import MAX_STEPS, few_names, positive_int
 from .data import time_text
 from .errors import ConfigError, DataError, TrainingError, user_stacklevel
+from .intervals import floored
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
 
@@ -282,7 +283,7 @@ def _refit_block(shared: dict, block_start: int):
     zeros = np.zeros(len(block), dtype=np.int64)  # one series: every origin's series start and number
     contexts = state.windows(values, block, zeros)
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, zeros)
-    baselines = {model.key: model.forecast(values, block, zeros, zeros, state.scaler)
+    baselines = {model.key: floored(model.forecast(values, block, zeros, zeros, state.scaler), state.floor)
                  for model in origin_baselines(state, shared["horizon"])}
     return forecasts, baselines, state.trained_until
 

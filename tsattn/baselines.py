@@ -24,6 +24,7 @@ from . import metrics as M
 from .checks import choice
 from .covariates import Layout, target_column
 from .errors import ConfigError, DataError, user_stacklevel
+from .intervals import floored
 from .windows import gather_batch, window_positions
 
 LINEAR_FITS = ("pooled", "per-series")
@@ -798,8 +799,10 @@ class Combination(WindowModel):
     key = "model"
     label = "combination"
 
-    def __init__(self, members: list, names: list, weights=None):
+    def __init__(self, members: list, names: list, weights=None, floor: float | None = None):
         self.members, self.names = list(members), [str(n) for n in names]
+        self.floor = floor  # each member's forecast is raised to it before combining, as it was scored alone (the
+        # data's floor: tsattn.intervals.floored), so the combination forecasts what model auto validated
         self.weights = None if weights is None else [float(w) for w in weights]  # None: the median
         if self.weights is not None and (len(self.weights) != len(self.members) or not all(
                 math.isfinite(w) and w >= 0 for w in self.weights) or not sum(self.weights) > 0):
@@ -820,12 +823,13 @@ class Combination(WindowModel):
             self.layout = network[0].layout
 
     def forecast(self, values, origins, first, series, scaler) -> np.ndarray:
-        return combine([m.forecast(values, origins, first, series, scaler) for m in self.members], self.weights)
+        return combine([floored(m.forecast(values, origins, first, series, scaler), self.floor)
+                        for m in self.members], self.weights)
 
     def state(self) -> dict:
         return {"key": "combination", "horizon": self.horizon, "names": self.names,
                 "members": [None if isinstance(m, NetworkModel) else m.state() for m in self.members],
-                **({"weights": self.weights} if self.weights is not None else {})}
+                **({"weights": self.weights} if self.weights is not None else {}), "floor": self.floor}
 
 
 def combine(forecasts: list, weights=None) -> np.ndarray:
@@ -846,7 +850,8 @@ def from_state(state: dict, network=None) -> WindowModel:
         members = [network if member is None else from_state(member) for member in state["members"]]
         if any(member is None for member in members):
             raise ValueError("the combination's network member is missing (model.keras)")
-        return Combination(members, state["names"], state.get("weights"))  # absent (saved before): the median
+        return Combination(members, state["names"], state.get("weights"),  # absent (saved before): the median
+                           state.get("floor"))  # absent (saved before forecasts were floored): none
     if key == Naive.key:
         return Naive(int(state["horizon"]))
     if key == SeasonalNaive.key:

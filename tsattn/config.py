@@ -161,8 +161,9 @@ class RunConfig:
                                      # N-BEATS); false: the model fitted on the training part only. Per preset,
                                      # chosen on validation data (benchmarks/results/final_fit.md): classic false
                                      # (worse for every network on sunspots), the N-BEATS recipe true
-    clip_intervals: bool = True      # intervals (and plotted fans) of data whose fitted values are all >= 0 are
-                                     # clipped at zero, as counts and sales cannot go below it; false keeps them
+    clip_intervals: bool = True      # forecasts and intervals (and plotted fans) of data whose fitted values are
+                                     # all >= 0 are clipped at zero, as counts and sales cannot go below it (a
+                                     # forecast below its own band's floor was possible before); false keeps them
     interval_scale: str = "blend"    # conformal scores are errors divided by each series' seasonal-naive MAE over
                                      # every value up to each forecast's origin ("expanding"), every value before the
                                      # test part ("insample": tsattn's scale before this setting; a validation score
@@ -852,7 +853,7 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
                             train_history=None if config.history is None else config.history * config.horizon,
                             pad=config.pad, covariates=covariates, masked_targets=config.masked_targets)
     if config.clip_intervals:
-        windowed.interval_floor = windowed.nonnegative_floor()
+        windowed.floor = windowed.nonnegative_floor()
     windowed.interval_scale = config.interval_scale
     windowed.interval_scores = config.interval_scores
     return windowed

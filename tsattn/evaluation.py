@@ -19,7 +19,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import LinearAR, Naive, SeasonalNaive, StatisticalModel, interval_scale_at
 from .errors import ConfigError, DataError
-from .intervals import Calibration, check_levels, series_scale
+from .intervals import Calibration, check_levels, floored, series_scale
 from .windows import PARTS
 
 
@@ -76,16 +76,18 @@ def calibrate(model, data, insample: np.ndarray, season: int):
     if data.count("validation") == 0:
         return None
     origins, first, series = origins_of(data, "validation")
-    point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler)
+    point, quantiles = (floored(forecasts, data.floor) for forecasts in
+                        model.forecast_distribution(data.source, origins, first, series, data.scaler))
     return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
                                  scales_at(data, origins, first, series, insample, season),
                                  **data.calibration_settings)
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
-    """(windows, horizon) forecasts of a part's windows in series units, through the shared interface."""
+    """(windows, horizon) forecasts of a part's windows in series units, through the shared interface (raised to the
+    data's floor: :func:`tsattn.intervals.floored`)."""
     origins, first, series = origins_of(data, part)
-    return model.forecast(data.source, origins, first, series, data.scaler)
+    return floored(model.forecast(data.source, origins, first, series, data.scaler), data.floor)
 
 
 def per_step(actual, forecasts: dict, series, n_series: int, scale) -> list[dict]:
@@ -157,8 +159,8 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
             if model is not network and part not in wanted:
                 continue
             began = time.perf_counter()
-            point, quantiles = model.forecast_distribution(data.source, origins, first, series, data.scaler,
-                                                           levels if part in ("validation", "test") else ())
+            point, quantiles = (floored(forecasts, data.floor) for forecasts in model.forecast_distribution(
+                data.source, origins, first, series, data.scaler, levels if part in ("validation", "test") else ()))
             seconds = getattr(model, "compute_seconds", None) or time.perf_counter() - began  # a remembered fit: its cost
             if model is network:
                 predict_seconds += seconds
@@ -280,7 +282,7 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
         predicted = state.forecast(state.windows(source, origins, first), horizon, scaler, series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     if baselines is None:
-        baselines = {model.key: model.forecast(source, origins, first, series, scaler)
+        baselines = {model.key: floored(model.forecast(source, origins, first, series, scaler), state.floor)
                      for model in origin_baselines(state, horizon, panel)}
     scale = mase_scale_at(state, panel, origins, series)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)

@@ -906,7 +906,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
-                       end_scale=end_scale, end_deviation=end_deviation,
+                       end_scale=end_scale, end_deviation=end_deviation, floor=data.floor,
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 

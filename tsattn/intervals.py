@@ -495,6 +495,18 @@ class QuantileConformal:
 INTERVAL_METHODS = {"conformal": Conformal, "quantile_conformal": QuantileConformal}
 
 
+def floored(values, floor: float | None):
+    """Forecasts raised to ``floor`` (0 for data that has never been below zero, else None: unchanged): an array, or
+    a model's own quantiles {quantile: array}; None stays None. Every path that forecasts applies it to every
+    model's point forecast (a network's, a baseline's, a combination's), so a forecast of counts or sales is never
+    negative and never lies outside its own interval, whose bounds :class:`Calibration` floors alike."""
+    if floor is None or values is None:
+        return values
+    if isinstance(values, dict):
+        return {key: np.maximum(value, floor) for key, value in values.items()}
+    return np.maximum(values, floor)
+
+
 class Calibration:
     """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
@@ -527,9 +539,7 @@ class Calibration:
         for name in reversed(list(INTERVAL_METHODS)):
             if name in self.methods and INTERVAL_METHODS[name].applies(quantiles):
                 out = self.methods[name].apply(point, quantiles, scale, levels)
-                if self.floor is not None:
-                    out = {q: np.maximum(bound, self.floor) for q, bound in out.items()}
-                return out
+                return floored(out, self.floor)
         raise ConfigError("no interval calibration applies to this forecast")
 
     def state(self) -> dict:

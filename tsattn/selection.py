@@ -187,8 +187,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         if network is None:  # no network among the members: no training history, epochs or Keras model of its own
             network = first
             trained = {"history": pd.DataFrame(columns=["loss"]), "epochs_run": None, "best_epoch": None}
-        final = Combination([members[name][0] for name in best], best, weights)
-        selected = Combination([members[name][1] for name in best], best, weights)
+        final = Combination([members[name][0] for name in best], best, weights, data.floor)
+        selected = Combination([members[name][1] for name in best], best, weights, data.floor)
         origins, starts, series = origins_of(data, "validation")
         insample = series_scale(first.mase_scale, data.scaler.scale)
         calibration = Calibration.calibrate(part.actual, combined, None,

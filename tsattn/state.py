@@ -22,6 +22,7 @@ import pandas as pd
 from . import metrics as M
 from .baselines import WindowModel, gather_windows
 from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
+from .intervals import floored
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN, Panel, as_panel
 from .windows import Scaler
 
@@ -82,6 +83,8 @@ class FittedState:
                                          # "expanding" interval scale at the end, which the tails alone cannot give)
     end_deviation: np.ndarray | None = None  # (fitted series, horizon), with interval_scale "ets": AutoETS's forecast
                                              # deviation after every value fit saw (the tails alone cannot give it)
+    floor: float | None = None  # forecasts and intervals are raised to it: 0 where every value fit saw was >= 0 (with
+                                # clip_intervals), else None (tsattn.intervals.floored)
     selection: tuple | None = None  # after a final fit: (estimator, baselines) fitted on the training part only, which
                                     # chose the epochs and calibrated the intervals; scored on the validation part in
                                     # the final model's place (it never trained there). Not saved in artefacts.
@@ -310,13 +313,14 @@ class FittedState:
             k, length, width = contexts.shape
             block = self.estimator.forecast(contexts.reshape(k * length, width), np.arange(k) * length + length - 1,
                                             np.arange(k) * length, series, scaler)
-            return block[:, :steps]
+            return floored(block, self.floor)[:, :steps]
         forecasts = np.zeros((len(contexts), 0))
         history = contexts
         while forecasts.shape[1] < steps:
             k, length = history.shape
             origins = np.arange(k) * length + length - 1
-            block = self.estimator.forecast(history.ravel(), origins, np.arange(k) * length, series, scaler)
+            block = floored(self.estimator.forecast(history.ravel(), origins, np.arange(k) * length, series, scaler),
+                            self.floor)  # raised before it is read again beyond the horizon
             forecasts = np.hstack([forecasts, block])
             history = np.hstack([history, block])
         return forecasts[:, :steps]
@@ -358,7 +362,7 @@ class FittedState:
             quantiles = self.calibration.quantiles(point, None, self.interval_scale_for(panel, fitted=fitted),
                                                    levels)
         out = {}
-        for level, (low, high) in bands(quantiles, levels).items():
+        for level, (low, high) in bands(floored(quantiles, self.floor), levels).items():  # a quantile model's own
             out[f"lo-{level_name(level)}"], out[f"hi-{level_name(level)}"] = low, high
         return out
 

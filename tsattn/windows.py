@@ -331,7 +331,7 @@ class WindowedPanel:
     pad: bool = False
     covariates: "Covariates | None" = None
     source: np.ndarray | None = field(default=None, repr=False)  # what estimators read: the target in series units
-    interval_floor: float | None = None  # intervals are clipped below at this (0 for non-negative data), or not
+    floor: float | None = None  # forecasts and intervals are clipped below at this (0 for non-negative data), or not
     interval_scale: str = "blend"  # what conformal scores are divided by (tsattn.intervals.INTERVAL_SCALES)
     interval_scores: str = "absolute"  # what a conformal score is (tsattn.intervals.INTERVAL_SCORES)
     # (1-D), or with covariates (N, 1 + columns) (tsattn.covariates.Covariates.source)
@@ -346,7 +346,7 @@ class WindowedPanel:
     def calibration_settings(self) -> dict:
         """The interval settings every calibration of this data takes (tsattn.intervals.Calibration.calibrate's
         floor, kind and scores): one place, so a new setting reaches every path that calibrates."""
-        return {"floor": self.interval_floor, "kind": self.interval_scale, "scores": self.interval_scores}
+        return {"floor": self.floor, "kind": self.interval_scale, "scores": self.interval_scores}
 
     @property
     def layout(self):
@@ -364,7 +364,7 @@ class WindowedPanel:
                          self.scaler_fit, require_test=False, train_history=self.train_history, pad=self.pad,
                          scaler=self.scaler, covariates=self.covariates, fitted_covariates=True,
                          masked_targets=self.overhang is not None),
-            interval_floor=self.interval_floor, interval_scale=self.interval_scale,
+            floor=self.floor, interval_scale=self.interval_scale,
             interval_scores=self.interval_scores)
 
     def with_validation_trained(self) -> "WindowedPanel":
@@ -478,7 +478,7 @@ class WindowedPanel:
 
     def nonnegative_floor(self) -> float | None:
         """0.0 when every value before the test part (what a fit sees) is >= 0, else None: the floor of
-        intervals on data that cannot go below zero (counts, sales, sunspots)."""
+        forecasts and intervals on data that cannot go below zero (counts, sales, sunspots)."""
         lengths = self.panel.lengths
         local = np.arange(len(self.panel.values)) - np.repeat(self.panel.offsets[:-1], lengths)
         values = self.panel.values[local < np.repeat(self.insample_end(), lengths)]
