@@ -20,11 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# (results file, what it measured): the M3 and M1 runs with every attention model beside nbeats and simple-rnn
+# (results file, what it measured): the M3, M1 and Tourism runs with every attention model beside nbeats and simple-rnn
 SOURCES = (
     ("m3_main.md", "M3, all four frequencies, seed 0"),
     ("m3_patch_seeds_wide.md", "M3, seeds 0-2 (patch-transformer at its default width, d_model 64, ff_dim 128)"),
     ("m1_main.md", "M1 monthly (nothing was chosen on it), seed 0"),
+    ("tourism_main.md", "Tourism, monthly, quarterly and yearly (nothing was chosen on it), seed 0"),
     ("covariates_attention.md", "covariate sets (PromoData, Seatbelts, BJsales, the synthetic panel), seeds 0-2"),
 )
 NETWORKS = ("nbeats", "simple-rnn", "attention-rnn", "transformer", "patch-transformer", "tft")
@@ -134,7 +135,8 @@ def main() -> None:
     lines += ["## Summary: attention against no attention, paired over series", "",
               f"Better / worse: Wilcoxon p < {SIGNIFICANT} with the mean per-series test sMAPE difference and the "
               "majority of series on the same side; mixed: significant, but the mean and the majority disagree; level: "
-              "no significant difference. M3 and M1 seed 0 (m3_main.md, m1_main.md); the covariate sets with "
+              "no significant difference. M3, M1 and Tourism seed 0 (m3_main.md, m1_main.md, tourism_main.md); the "
+              "covariate sets with "
               "their future-known covariates, seeds 0-2 averaged per series (covariates_attention.md).", ""]
     lines += summary(found) + [""]
     for name, what in SOURCES:

@@ -8,6 +8,8 @@ frequency's competition hold-out, through one harness and one set of metrics.
     python benchmarks/m3.py --preset nbeats-recipe --ensemble 2 --ensemble-models nbeats \
         --ensemble-settings '{"ensemble_lookbacks": [1, 2], "ensemble_losses": ["smape", "mase", "mape"]}' \
         --ensemble-frequencies monthly,quarterly,yearly,other --out benchmarks/results/m3_recipe.md
+    python benchmarks/m3.py --collection tourism      # the Tourism competition (monthly, quarterly, yearly): data no
+                                                      # default was chosen on (--collection m1: M1)
     python benchmarks/m3.py --quick                   # 24 series per frequency, 2 epochs, 2 models (the tests)
 
 Every network is fitted as `tsattn fit --model MODEL --dataset m3-FREQ --horizon H` would: the last H values of

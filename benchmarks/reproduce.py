@@ -73,6 +73,12 @@ CELLS = (
     Cell("M1 monthly, nbeats, seed 0 (data nothing was chosen on)", "m1_main.md",
          ("benchmarks/m3.py", "--collection", "m1", "--frequencies", "monthly", "--models", "nbeats", "--seeds", "0"),
          "M1 monthly", "nbeats", "test sMAPE"),
+    Cell("Tourism yearly, nbeats, seed 0 (data no default was chosen on; the README's Tourism table)",
+         "tourism_main.md", ("benchmarks/m3.py", "--collection", "tourism", "--frequencies", "yearly", "--models",
+                             "nbeats", "--seeds", "0"), "TOURISM yearly", "nbeats", "test MASE"),
+    Cell("Tourism yearly, auto, seed 0 (the README's Tourism table)", "tourism_main.md",
+         ("benchmarks/m3.py", "--collection", "tourism", "--frequencies", "yearly", "--models", "auto", "--seeds", "0"),
+         "TOURISM yearly", "auto", "test MASE"),
     Cell("conformal 80% coverage before the hold-out, M3 yearly, nbeats, 2 validation windows" + UNMASKED,
          "intervals_windows_yearly_2.md",
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
@@ -396,6 +402,21 @@ README_SOURCES = ("m3_main.md",)  # the README's M3 table: each row from the fir
 README_MODELS = ("simple-rnn", "attention-rnn", "transformer", "patch-transformer", "nbeats", "auto", "naive")
 
 
+def readme_cell_problem(value: str, texts: list[str], section: str, row: str, column: str, what: str) -> str | None:
+    """None when a README cell's ``value`` is, as text, the figure at (section, row, column) of the first results file
+    of ``texts`` that has it; else the problem, named by ``what`` ("...: 13.40, the results file: 13.36" when it
+    differs, the lookup's error when no file has it)."""
+    missing = None
+    for text in texts:
+        try:
+            published = table_value(text, section, row, column).split(" ±")[0]
+        except LookupError as error:
+            missing = error
+            continue
+        return None if value.split(" ±")[0] == published else f"{what}: {value}, the results file: {published}"
+    return f"{what}: {missing}"
+
+
 def check_readme() -> list[str]:
     """The README's M3 table against the results files it cites (m3_main.md): each network's (and auto's and
     naive's) figure per frequency is the first file's section "M3 <frequency>" with that row, the all-series one its
@@ -412,27 +433,50 @@ def check_readme() -> list[str]:
         if not line.startswith("| ") or model not in README_MODELS:
             continue
         for frequency, value in zip(("monthly", "quarterly", "yearly", "other", "all"), cells[1:]):
-            section, column = (f"M3 {frequency}", "test sMAPE") if frequency != "all" else \
-                ("All frequencies", "test sMAPE")
-            published = None
-            for text in texts:
-                try:
-                    published = table_value(text, section, model, column).split(" ±")[0]
-                    break
-                except LookupError as error:
-                    missing = error
-            if published is None:
-                problems.append(f"README {model} {frequency}: {missing}")
-                continue
-            checked += 1
-            if value.split(" ±")[0] != published:
-                problems.append(f"README {model} {frequency}: {value}, the results file: {published}")
+            section = f"M3 {frequency}" if frequency != "all" else "All frequencies"
+            problem = readme_cell_problem(value, texts, section, model, "test sMAPE", f"README {model} {frequency}")
+            checked += problem is None or "the results file:" in problem  # found (the same or not)
+            problems += [problem] if problem else []
     if not checked:
         problems.append("the README's M3 table has no row of a network")
     for name, text in zip(cited, texts):
         commit = re.search(r"- commit: (\w+)", text)
         if commit is None or commit.group(1) not in readme:
             problems.append(f"the README's M3 table does not name the commit of {name}")
+    return problems + check_readme_tourism(readme)
+
+
+TOURISM_SOURCE = "tourism_main.md"  # the README's Tourism table: a row per frequency, a column per model, test MASE
+
+
+def check_readme_tourism(readme: str) -> list[str]:
+    """The README's Tourism table (header "| Tourism, test MASE ... | model | model | ..."; rows "| monthly (...) |
+    ...") against tourism_main.md, cell by cell as text (each model's row in section "TOURISM <frequency>", column
+    "test MASE"), and the README names that file's commit. No such table: nothing to check."""
+    lines = readme.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("| Tourism")), None)
+    if start is None:
+        return []
+    if f"](benchmarks/results/{TOURISM_SOURCE})" not in readme:
+        return [f"README.md's Tourism table does not cite benchmarks/results/{TOURISM_SOURCE}"]
+    text = (RESULTS / TOURISM_SOURCE).read_text()
+    models = [c.strip() for c in lines[start].strip().strip("|").split("|")][1:]
+    problems, checked = [], 0
+    for line in lines[start + 2:]:
+        if not line.startswith("| "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        frequency = cells[0].split(" (")[0]
+        for model, value in zip(models, cells[1:]):
+            problem = readme_cell_problem(value, [text], f"TOURISM {frequency}", model, "test MASE",
+                                          f"README Tourism {model} {frequency}")
+            checked += problem is None or "the results file:" in problem
+            problems += [problem] if problem else []
+    if not checked:
+        problems.append("the README's Tourism table has no figure")
+    commit = re.search(r"- commit: (\w+)", text)
+    if commit is None or commit.group(1) not in readme:
+        problems.append(f"the README's Tourism table does not name the commit of {TOURISM_SOURCE}")
     return problems
 
 

@@ -27,6 +27,20 @@ def test_the_readme_table_is_its_results_file_at_the_commit_it_names():
     assert R.check_readme() == []
 
 
+def test_the_readme_tourism_table_is_checked_figure_by_figure():
+    readme = (ROOT / "README.md").read_text()
+    assert "| Tourism" in readme and R.check_readme_tourism(readme) == []
+    line = next(line for line in readme.splitlines() if line.startswith("| yearly ("))
+    cells = line.split("|")
+    cells[2] = " 9.999 "  # auto's figure
+    assert R.check_readme_tourism(readme.replace(line, "|".join(cells))) == \
+        ["README Tourism auto yearly: 9.999, the results file: " + cells_of(line)[1]]
+
+
+def cells_of(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
 def test_table_value_reads_a_markdown_table_by_section_row_and_column():
     text = "# t\n\n## M3 yearly: 645 series\n\n| model | seeds | test sMAPE (mean) |\n|---|---|---|\n" \
            "| nbeats | 1 | 16.61 ± 0.00 |\n\n## M3 other\n\n| model | test sMAPE |\n|---|---|\n| nbeats | 4.3 |\n"
