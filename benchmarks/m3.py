@@ -16,8 +16,9 @@ Every network is fitted as `tsattn fit --model MODEL --dataset m3-FREQ --horizon
 --collection tourism, m1-FREQ with m1): the last H values of each series are the test part (the competition's
 hold-out), the H before them validation for early stopping, defaults otherwise. The statistical methods go through
 the same harness as baselines of the first run (`--baselines theta,dynamic-theta,ets`): each is fitted on every
-series' values before the hold-out and scored by the same code on the same targets. sMAPE is M3's (mean over series of the mean over the H steps of
-200|y - f| / (|y| + |f|)); MASE divides by the in-sample seasonal naive error (M4's definition).
+series' values before the hold-out and scored by the same code on the same targets. sMAPE is M3's (mean over
+series of the mean over the H steps of 200|y - f| / (|y| + |f|)); MASE divides by the in-sample seasonal naive error
+(M4's definition).
 """
 
 from __future__ import annotations
