@@ -634,7 +634,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
                     "the model's own quantiles" if forecaster.quantiles_ is not None else
                     "split conformal, calibrated on the validation part") + (
                     "" if getattr(forecaster.calibration_, "floor", None) is None else
-                    "; bounds below 0 raised to 0 (every fitted value is non-negative)"),
+                    "; forecasts and bounds floored at 0 (every fitted value is non-negative)"),
                 "data": dataset or (str(csv) if csv else "the series the model was fitted on"), "tsattn": version})
         output.say(f"Wrote {out}: forecast.csv, forecast.png, forecast.json")
 

@@ -103,8 +103,8 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
     else:
         judgement = "off the level in both directions"
     floor = getattr(result.state.calibration, "floor", None)
-    clipped = "" if floor is None else (" Forecasts and bounds below 0 were raised to 0 (every fitted value is "
-                                        "non-negative; clip_intervals=false keeps them).")
+    clipped = "" if floor is None else (" Forecasts and bounds are floored at 0 (every fitted value is "
+                                        "non-negative; clip_intervals=false keeps them as they come).")
     return f"{covered} ({source}, calibrated on the validation part): {judgement}.{clipped}"
 
 
