@@ -327,6 +327,11 @@ ARCHIVED = {
 }
 
 
+def row_cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, stripped."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
 def table_value(text: str, section: str, row: str, column: str) -> str:
     """The text of the cell at ``row`` (first column) and ``column`` (a header starting with it) of the first table
     under the first "## " heading containing ``section``."""
@@ -342,7 +347,7 @@ def table_value(text: str, section: str, row: str, column: str) -> str:
             if header is not None:
                 break
             continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = row_cells(line)
         if header is None:
             header = cells
             index = next((i for i, name in enumerate(header) if name.startswith(column)), None)
@@ -428,7 +433,7 @@ def check_readme() -> list[str]:
     texts = [(RESULTS / name).read_text() for name in cited]
     problems, checked = [], 0
     for line in readme.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = row_cells(line)
         model = cells[0].split(" (")[0]
         if not line.startswith("| ") or model not in README_MODELS:
             continue
@@ -460,12 +465,12 @@ def check_readme_tourism(readme: str) -> list[str]:
     if f"](benchmarks/results/{TOURISM_SOURCE})" not in readme:
         return [f"README.md's Tourism table does not cite benchmarks/results/{TOURISM_SOURCE}"]
     text = (RESULTS / TOURISM_SOURCE).read_text()
-    models = [c.strip() for c in lines[start].strip().strip("|").split("|")][1:]
+    models = row_cells(lines[start])[1:]
     problems, checked = [], 0
     for line in lines[start + 2:]:
         if not line.startswith("| "):
             break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = row_cells(line)
         frequency = cells[0].split(" (")[0]
         for model, value in zip(models, cells[1:]):
             problem = readme_cell_problem(value, [text], f"TOURISM {frequency}", model, "test MASE",

@@ -34,11 +34,7 @@ def test_the_readme_tourism_table_is_checked_figure_by_figure():
     cells = line.split("|")
     cells[2] = " 9.999 "  # auto's figure
     assert R.check_readme_tourism(readme.replace(line, "|".join(cells))) == \
-        ["README Tourism auto yearly: 9.999, the results file: " + cells_of(line)[1]]
-
-
-def cells_of(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+        ["README Tourism auto yearly: 9.999, the results file: " + R.row_cells(line)[1]]
 
 
 def test_table_value_reads_a_markdown_table_by_section_row_and_column():

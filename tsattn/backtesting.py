@@ -21,7 +21,6 @@ import pandas as pd
 from .checks import MAX_STEPS, few_names, positive_int
 from .data import time_text
 from .errors import ConfigError, DataError, TrainingError, user_stacklevel
-from .intervals import floored
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
 
@@ -270,7 +269,7 @@ def _refit_block(shared: dict, block_start: int):
     """One backtest refit (a unit of work of any engine): fit a fresh copy on the values up to the block's first
     origin, forecast every origin of the block with it and with its baselines; -> (forecasts (block, steps),
     {baseline key: forecasts}, the refit's last training time)."""
-    from .evaluation import origin_baselines
+    from .evaluation import origin_baseline_forecasts
     from .harness import fit_all
 
     origins, every = shared["origins"], shared["every"]
@@ -283,8 +282,7 @@ def _refit_block(shared: dict, block_start: int):
     zeros = np.zeros(len(block), dtype=np.int64)  # one series: every origin's series start and number
     contexts = state.windows(values, block, zeros)
     forecasts = state.forecast(contexts, shared["horizon"], state.scaler, zeros)
-    baselines = {model.key: floored(model.forecast(values, block, zeros, zeros, state.scaler), state.floor)
-                 for model in origin_baselines(state, shared["horizon"])}
+    baselines = origin_baseline_forecasts(state, values, block, zeros, zeros, state.scaler, shared["horizon"])
     return forecasts, baselines, state.trained_until
 
 

@@ -163,7 +163,7 @@ class RunConfig:
                                      # (worse for every network on sunspots), the N-BEATS recipe true
     clip_intervals: bool = True      # forecasts and intervals (and plotted fans) of data whose fitted values are
                                      # all >= 0 are clipped at zero, as counts and sales cannot go below it (a
-                                     # forecast below its own band's floor was possible before); false keeps them
+                                     # forecast never lies below its own band); false keeps them
     interval_scale: str = "blend"    # conformal scores are errors divided by each series' seasonal-naive MAE over
                                      # every value up to each forecast's origin ("expanding"), every value before the
                                      # test part ("insample": tsattn's scale before this setting; a validation score

@@ -267,6 +267,13 @@ def origin_baselines(state, horizon: int, panel=None) -> list:
     return others
 
 
+def origin_baseline_forecasts(state, source, origins, first, series, scaler, horizon: int, panel=None) -> dict:
+    """{baseline key: (len(origins), horizon) forecasts} of :func:`origin_baselines` at ``origins`` of ``source``,
+    raised to the state's floor as the state's own forecasts are (:meth:`tsattn.state.FittedState.forecast`)."""
+    return {model.key: floored(model.forecast(source, origins, first, series, scaler), state.floor)
+            for model in origin_baselines(state, horizon, panel)}
+
+
 def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None,
                   baselines: dict | None = None) -> OriginScores:
     """Forecasts of ``state`` and of its baselines (:func:`origin_baselines`) at ``origins`` of ``panel``, all scored
@@ -282,8 +289,7 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
         predicted = state.forecast(state.windows(source, origins, first), horizon, scaler, series)
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     if baselines is None:
-        baselines = {model.key: floored(model.forecast(source, origins, first, series, scaler), state.floor)
-                     for model in origin_baselines(state, horizon, panel)}
+        baselines = origin_baseline_forecasts(state, source, origins, first, series, scaler, horizon, panel)
     scale = mase_scale_at(state, panel, origins, series)
     frame = M.tidy_metrics(actual, {"model": predicted, **baselines}, series, panel.ids, "evaluation", scale)
     return OriginScores(actual, predicted, baselines, frame, series, scale)
