@@ -107,7 +107,9 @@ def test_capabilities_say_what_each_model_does():
 
 
 def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
-    """Forecasts of many windows go through the traced graph in chunks; chunk edges change nothing."""
+    """Forecasts of many windows go through the traced graph in chunks; chunk edges change nothing. A misplaced
+    chunk edge moves a forecast by the size of the data; float32 kernels chosen by batch size move it by a few
+    units in the last place (once past rtol 1e-6 on an AVX2 EPYC), so the tolerance is a few ulp of the scale."""
     from tsattn.baselines import NetworkModel
     from tsattn.models import get_model
 
@@ -117,7 +119,7 @@ def test_network_forecasts_do_not_depend_on_how_windows_are_chunked():
     whole = model._outputs(data.panel.values, origins, first, series, data.scaler)
     for chunk_size in (1, 3, len(origins) - 1):
         np.testing.assert_allclose(model._outputs(data.panel.values, origins, first, series, data.scaler, chunk_size),
-                                   whole, rtol=1e-6)
+                                   whole, rtol=1e-5, atol=1e-5 * np.abs(whole).max())
 
 
 def test_a_backtest_on_series_not_seen_in_fit_scores_mase_on_their_own_past():
