@@ -6,7 +6,7 @@ from tsattn.errors import ConfigError
 from tsattn.models import MODELS, attention_model, get_model, get_spec, list_models
 
 VARIANTS = [(name, {}) for name in MODELS] + [
-    ("attention-rnn", {"attention": "bahdanau"}),
+    ("attention-rnn", {"attention": "bahdanau", "readout": "context+last"}),
     ("attention-rnn", {"attention": "luong-dot", "cell": "gru"}),
     ("attention-rnn", {"attention": "luong-general", "cell": "lstm"}),
     ("transformer", {"positional": "learned", "pooling": "average", "causal": True}),
@@ -72,6 +72,27 @@ def test_tutorial_attention_rnn_parameter_count():
     counts = {layer.name: layer.count_params() for layer in model.layers}
     assert (counts["rnn"], counts["attention"], counts["output"]) == (8, 22, 3)
     assert model.count_params() == 33
+
+
+def test_attention_rnn_readout_context_and_last_adds_the_last_state_to_the_context():
+    """readout=context+last: the head reads [context, last state]; with the context's rows of the head at zero the
+    forecast is simple-rnn's head on the last state, with the last state's rows at zero it is the tutorial's."""
+    import keras
+
+    x = np.random.default_rng(1).normal(size=(5, 6, 1)).astype("float32")
+    model = get_model("attention-rnn", window=6, horizon=2, units=3, readout="context+last", skip="none",
+                      center="none")
+    states = keras.Model(model.input, model.get_layer("rnn").output).predict(x, verbose=0)  # (5, 6, 3)
+    weights = keras.Model(model.input, model.get_layer("attention").output[1]).predict(x, verbose=0)  # (5, 6)
+    kernel, bias = model.get_layer("output").get_weights()  # (6, 2): the context's 3 rows, then the last state's
+    for rows, summary in ((slice(0, 3), states[:, -1]), (slice(3, 6), (states * weights[..., None]).sum(axis=1))):
+        zeroed = kernel.copy()
+        zeroed[rows] = 0.0
+        model.get_layer("output").set_weights([zeroed, bias])
+        kept = slice(3, 6) if rows.start == 0 else slice(0, 3)
+        np.testing.assert_allclose(model.predict(x, verbose=0), summary @ kernel[kept] + bias, rtol=1e-4, atol=1e-5)
+    tutorial = get_model("attention-rnn", window=6, horizon=2, units=3, readout="context", skip="none", center="none")
+    assert tutorial.count_params() + 3 * 2 == model.count_params()  # three more inputs to a head of two outputs
 
 
 def test_tutorial_simple_rnn_hand_computation():

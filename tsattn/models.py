@@ -166,10 +166,13 @@ def _build_simple_rnn(inputs, units, activation, cell, dropout):
 # ----------------------------------------------------------------------------------------------------
 # attention-rnn
 # ----------------------------------------------------------------------------------------------------
-def _build_attention_rnn(inputs, units, activation, cell, dropout, attention):
+def _build_attention_rnn(inputs, units, activation, cell, dropout, attention, readout):
     states = _recurrent(inputs, units, activation, cell, dropout, return_sequences=True)  # (batch, window, units)
     context, _weights = ATTENTION_KINDS[attention](units)(states, return_attention_scores=True)  # (batch, units)
-    return context
+    if readout == "context":
+        return context
+    last = LastStep(name="last_state")(states)  # (batch, units): what simple-rnn's head reads
+    return layers.Concatenate(name="context_and_last")([context, last])  # (batch, 2 * units)
 
 
 # ----------------------------------------------------------------------------------------------------

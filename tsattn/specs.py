@@ -20,6 +20,7 @@ NORMALISATIONS = ("none", "window", "instance", "auto")
 COVARIATE_PATHS = ("inside", "outside", "none")
 SKIP_UNITS = ("normalised", "data")
 ATTENTIONS = ("additive", "bahdanau", "luong-dot", "luong-general")
+READOUTS = ("context", "context+last")
 POOLINGS = ("last", "average")
 TFT_HEADS = ("auto", "flatten", "per-step")
 POSITIONAL = ("sinusoidal", "learned")
@@ -254,10 +255,15 @@ MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
         {**_RNN,
          "attention": Param("additive", one_of(ATTENTIONS), choice(*ATTENTIONS),
                             "additive (the tutorial's tanh(hW+b)), bahdanau, luong-dot or luong-general"),
+         "readout": Param("context", one_of(READOUTS), choice(*READOUTS),
+                          "what the head reads: context (the attention's weighted sum of the states alone, as in the "
+                          "tutorial) or context+last (the context beside the last state, as Luong's attentional "
+                          "state: the head sees what simple-rnn's does, and attention adds to it)"),
          **_COMMON},
         attention="rnn",
         space={"units": Search("int", 8, 128, log=True), "cell": Search("choice", choices=("rnn", "gru", "lstm")),
-               "attention": Search("choice", choices=ATTENTIONS), "dropout": Search("float", 0.0, 0.3),
+               "attention": Search("choice", choices=ATTENTIONS), "readout": Search("choice", choices=READOUTS),
+               "dropout": Search("float", 0.0, 0.3),
                "skip": Search("choice", choices=("relative", "naive", "linear"))},
     ),
     ModelSpec(
