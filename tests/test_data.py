@@ -53,6 +53,11 @@ def test_nan_refused_or_filled():
         as_series(s, fill="drop")  # issue 25: it dropped the value, then the gap was refused as irregular
     with pytest.raises(DataError, match="infinite"):
         as_series(pd.Series([1.0, np.inf, 2.0]))
+    ends = pd.Series([np.nan, 2.0, 3.0, np.nan], index=s.index)  # missing ends: every fill drops them, saying why
+    with pytest.warns(UserWarning, match=r"dropped 2 missing value\(s\) at its start or end \(as fill='drop' asked\)"):
+        assert as_series(ends, fill="drop").tolist() == [2.0, 3.0]
+    with pytest.warns(UserWarning, match="fill='ffill' fills gaps between values; it does not invent the ends"):
+        assert as_series(ends, fill="ffill").tolist() == [2.0, 3.0]
 
 
 def test_duplicates_refused_unsorted_sorted_with_warning():

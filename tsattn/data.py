@@ -151,8 +151,10 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
                             f"its first and last values, first {_describe_position(series.index, interior)}; fill "
                             "them with fill='interpolate' or 'ffill' (which also drop missing values at the ends)")
         if ends:  # every method drops missing ends: a fill never invents values before the first or after the last
-            warnings.warn(f"{label}: dropped {ends} missing value(s) at its start or end (fill fills gaps between "
-                          "values; it does not invent the ends)", UserWarning, stacklevel=user_stacklevel())
+            why = "as fill='drop' asked" if fill == "drop" else \
+                f"fill={fill!r} fills gaps between values; it does not invent the ends"
+            warnings.warn(f"{label}: dropped {ends} missing value(s) at its start or end ({why})", UserWarning,
+                          stacklevel=user_stacklevel())
             series = series.iloc[first:last + 1]
         if fill == "interpolate":
             series = series.interpolate(limit_area="inside")
