@@ -128,6 +128,12 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin", "1",
           "--candidates", '{"units 512": {"preset": "nbeats-recipe", "pad": true, "units": 512}}'),
          "M3 other", "nbeats | units 512", "sMAPE (mean)"),
+    Cell("attention-rnn with readout=context+last (not the default), one horizon before the M3 other hold-out, 3 seeds",
+         "attention_readout_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
+          "--origin", "1", "--candidates",
+          '{"context+last": {"preset": "nbeats-recipe", "pad": true, "readout": "context+last"}}'),
+         "M3 other", "attention-rnn | context+last", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -321,6 +327,9 @@ ARCHIVED = {
     "adopted for auto, the file says why)": ("intervals_scale_ets_auto.md",),
     "the recipe's training budget for simple-rnn and attention-rnn before each M3 hold-out (2 candidates x 3 seeds x "
     "4 frequencies, 17 minutes)": ("recipe_budget_rnn.md",),
+    "attention-rnn's readout (context+last against the context alone) two horizons before each M3 and the M1 monthly "
+    "hold-out (2 candidates x 3 seeds x 5 sets, 8 minutes on the AMD EPYC with AVX2 it names; the code path of "
+    "attention_readout_o1.md, whose cell reruns it)": ("attention_readout_o2.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_xeon.md", "xla.md"),
