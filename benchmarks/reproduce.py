@@ -134,6 +134,11 @@ CELLS = (
           "--origin", "1", "--candidates",
           '{"context+last": {"preset": "nbeats-recipe", "pad": true, "readout": "context+last"}}'),
          "M3 other", "attention-rnn | context+last", "sMAPE (mean)"),
+    Cell("attention-rnn with skip=naive (not the default), one horizon before the M3 other hold-out, 3 seeds",
+         "attention_skip_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
+          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
+         "M3 other", "attention-rnn | naive", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -333,6 +338,9 @@ ARCHIVED = {
     "attention-rnn's readout (context+last against the context alone) two horizons before each M3 and the M1 monthly "
     "hold-out (2 candidates x 3 seeds x 5 sets, 8 minutes on the AMD EPYC with AVX2 it names; the code path of "
     "attention_readout_o1.md, whose cell reruns it)": ("attention_readout_o2.md",),
+    "attention-rnn's skip path (naive against relative) two horizons before each M3 and the M1 monthly hold-out (2 "
+    "candidates x 3 seeds x 5 sets, 8 minutes on the AMD EPYC with AVX2 it names; the code path of "
+    "attention_skip_o1.md, whose cell reruns it)": ("attention_skip_o2.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_xeon.md", "xla.md"),
