@@ -85,12 +85,14 @@ def test_attention_rnn_readout_context_and_last_adds_the_last_state_to_the_conte
     states = keras.Model(model.input, model.get_layer("rnn").output).predict(x, verbose=0)  # (5, 6, 3)
     weights = keras.Model(model.input, model.get_layer("attention").output[1]).predict(x, verbose=0)  # (5, 6)
     kernel, bias = model.get_layer("output").get_weights()  # (6, 2): the context's 3 rows, then the last state's
-    for rows, summary in ((slice(0, 3), states[:, -1]), (slice(3, 6), (states * weights[..., None]).sum(axis=1))):
+    context, last = slice(0, 3), slice(3, 6)
+    for zeroed_rows, kept_rows, summary in ((context, last, states[:, -1]),
+                                            (last, context, (states * weights[..., None]).sum(axis=1))):
         zeroed = kernel.copy()
-        zeroed[rows] = 0.0
+        zeroed[zeroed_rows] = 0.0
         model.get_layer("output").set_weights([zeroed, bias])
-        kept = slice(3, 6) if rows.start == 0 else slice(0, 3)
-        np.testing.assert_allclose(model.predict(x, verbose=0), summary @ kernel[kept] + bias, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(model.predict(x, verbose=0), summary @ kernel[kept_rows] + bias, rtol=1e-4,
+                                   atol=1e-5)
     tutorial = get_model("attention-rnn", window=6, horizon=2, units=3, readout="context", skip="none", center="none")
     assert tutorial.count_params() + 3 * 2 == model.count_params()  # three more inputs to a head of two outputs
 
