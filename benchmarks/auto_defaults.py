@@ -45,6 +45,8 @@ CASES = (
     ("M3 yearly, all 645 series", "m3-yearly", None),
     ("M3 other, all 174 series", "m3-other", None),
     ("M1 monthly, all 617 series", "m1-monthly", None),
+    ("M1 yearly, all 181 series", "m1-yearly", None),
+    ("Tourism yearly, all 518 series", "tourism-yearly", None),
 )
 CHOICE_ONLY = ("auto_combination",)  # settings of auto's choice alone: its candidates' fits are the same with any
 # value, so they are shared across them

@@ -134,7 +134,7 @@ def test_python_m_tsattn_runs_the_cli():
                                                   "cell=lstm: .*CLI --model simple-rnn --set cell=lstm\\); choose from "
                                                   "simple-rnn, attention-rnn, transformer"),
     (["--model", "PatchTST", "--dataset", "sunspots"], "the peer libraries' PatchTST is 'patch-transformer' here"),
-    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: bjsales, fibonacci, m1-monthly, m1-quarterly, m3-monthly, m3-other, m3-quarterly, m3-yearly, promo-panel, promodata, seatbelts, sunspots, tourism-monthly, tourism-quarterly, tourism-yearly"),
+    (["--dataset", "sunspot"], "unknown dataset 'sunspot'; did you mean 'sunspots'\\? available: bjsales, fibonacci, m1-monthly, m1-quarterly, m1-yearly, m3-monthly, m3-other, m3-quarterly, m3-yearly, promo-panel, promodata, seatbelts, sunspots, tourism-monthly, tourism-quarterly, tourism-yearly"),
     (["--preset", "tutorial"], "unknown preset 'tutorial'; available"),
     (["--dataset", "sunspots", "--set", "unitz=3"], "unknown setting 'unitz'"),
     (["--dataset", "sunspots", "--set", "units"], "--set expects KEY=VALUE"),

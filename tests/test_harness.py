@@ -489,3 +489,28 @@ def test_a_stop_requested_inside_training_ends_the_steps_first_then_interrupts()
     assert harness._STOP == {"training": False, "requested": False}
     with pytest.raises(KeyboardInterrupt):
         harness.request_stop()
+
+
+@pytest.mark.parametrize("settings", [
+    {},                                                                      # epochs over seeded shuffled batches
+    {"sampled_steps": 5, "sample_by": "series", "masked_targets": True},     # the N-BEATS sampler, overhanging targets
+    {"split": "shuffled"},                                                   # the Fibonacci tutorial's split
+], ids=["shuffled-batches", "sampler", "shuffled-split"])
+def test_a_panel_fit_does_not_depend_on_the_order_its_series_come_in(settings):
+    """Seeded draws go by sorted ids: the same series in another row order give the same forecasts (they did not:
+    Tourism yearly, simple-rnn seed 0, 21.75 in the file's order against 22.10 sorted)."""
+    from tsattn import Forecaster
+
+    rng = np.random.default_rng(0)
+    frames = {sid: pd.DataFrame({"unique_id": sid, "ds": pd.date_range("2000-01", periods=30 + 4 * k, freq="MS"),
+                                 "y": 10 + np.cumsum(rng.normal(size=30 + 4 * k))})
+              for k, sid in enumerate(["b", "c", "a"])}
+
+    def forecasts(order):
+        model = Forecaster("simple-rnn", horizon=3, seed=0, **TINY, **TINY_PARAMS["simple-rnn"], **settings)
+        return model.fit(pd.concat([frames[sid] for sid in order]), verbose=0).predict().sort_values(["unique_id", "ds"])
+
+    first = forecasts(["b", "c", "a"])
+    for order in (["a", "b", "c"], ["c", "a", "b"]):
+        again = forecasts(order)
+        np.testing.assert_array_equal(again["simple-rnn"].to_numpy(), first["simple-rnn"].to_numpy())

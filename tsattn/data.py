@@ -670,6 +670,7 @@ DATASETS: dict[str, DatasetInfo] = {
         _competition_entry("M3", "other", 174, 8),
         _competition_entry("M1", "monthly", 617, 18),
         _competition_entry("M1", "quarterly", 203, 8),
+        _competition_entry("M1", "yearly", 181, 6),
         # Tourism (Athanasopoulos et al. 2011): data no default was chosen on, the check that choices carry over
         _competition_entry("Tourism", "monthly", 366, 24),
         _competition_entry("Tourism", "quarterly", 427, 8),

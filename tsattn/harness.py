@@ -116,9 +116,10 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
     offset, scale and MASE scale there). ``sampled`` gives an endless stream of batches of windows drawn with
     replacement in a seeded order (N-BEATS' sampling; the caller sets the steps per epoch). ``first`` (each
     window's series start) pads a window that starts before its series with the series' first value. ``series``
-    (each window's series number; sampled only) draws a series uniformly, then one of its windows. ``limits``
-    (each window's end of known targets, :meth:`WindowedPanel.training_windows`) appends a (horizon,) mask after
-    the target and its extras, 0 where a target runs past its part's end (read by :class:`MaskedTargets`).
+    (each window's series key, its rank in sorted-id order; sampled only) draws a series uniformly, then one of its
+    windows. ``limits`` (each window's end of known targets, :meth:`WindowedPanel.training_windows`) appends a
+    (horizon,) mask after the target and its extras, 0 where a target runs past its part's end (read by
+    :class:`MaskedTargets`).
     """
     if first is None:
         first = starts  # no window reaches before its series: clipping at its own start changes nothing
@@ -175,7 +176,7 @@ def make_dataset(scaled: np.ndarray, starts: np.ndarray, window: int, horizon: i
 def _sampled_dataset(scaled, starts, window: int, horizon: int, batch_size: int, seed: int, extras=None, first=None,
                      series=None, limits=None):
     """Endless batches of ``batch_size`` windows drawn uniformly with replacement; seeded, a new draw each pass.
-    With ``series`` (each window's series number) a series is drawn uniformly first, then one of its windows (the
+    With ``series`` (each window's series key) a series is drawn uniformly first, then one of its windows (the
     N-BEATS authors' sampler: a long series is not drawn more often than a short one)."""
     batch = gather_batch(np.asarray(scaled, dtype=np.float32), starts, window, horizon, first=first, limits=limits)
     inputs = tf.constant(batch.network_input())
@@ -745,7 +746,7 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     train = make_dataset(data.scaled, starts, data.window, data.horizon, batch_size, shuffle_seed=training.seed,
                          extras=None if extras is None else extras[series], sampled=sampled,
                          first=data.panel.offsets[series],
-                         series=series if sampled and training.sample_by == "series" else None,
+                         series=data.panel.ranks[series] if sampled and training.sample_by == "series" else None,
                          limits=limits if masked else None)
     has_validation = data.count("validation") > 0
     validation = (make_dataset(data.scaled, data.starts["validation"], data.window, data.horizon, 1024,

@@ -88,6 +88,17 @@ class Panel:
             raise DataError(f"unknown series id {series_id!r}; known ids include {', '.join(self.ids[:5])}")
         return lookup[key]
 
+    @property
+    def ranks(self) -> np.ndarray:
+        """Each series' place when the ids are sorted: seeded draws over series (training windows, the N-BEATS
+        sampler, the shuffled split) go by it, so a fit does not depend on the order the series came in."""
+        ranks = getattr(self, "_ranks", None)
+        if ranks is None or len(ranks) != len(self.ids):
+            ranks = np.empty(len(self.ids), dtype=np.int64)
+            ranks[np.argsort(np.asarray(self.ids, dtype=object), kind="stable")] = np.arange(len(self.ids))
+            self._ranks = ranks
+        return ranks
+
     def series_of(self, positions: np.ndarray) -> np.ndarray:
         """The series number of each flat position."""
         return np.searchsorted(self.offsets, positions, side="right") - 1

@@ -412,14 +412,24 @@ class WindowedPanel:
         """(starts, limits) of every window a network trains on: the training part's windows and, with
         ``masked_targets``, the ones whose targets run past the part's end; ``limits`` is each window's flat end of
         known targets (a target at or after it is masked out of the loss)."""
-        starts = self.starts["train"]
+        starts = self._in_id_order(self.starts["train"])
         limits = starts + self.window + self.horizon
         if self.overhang is None or not len(self.overhang):
             return starts, limits
-        series = self.panel.series_of(self.overhang + self.window)
+        overhang = self._in_id_order(self.overhang)
+        series = self.panel.series_of(overhang + self.window)
         ends = self.panel.offsets[series] + (self.part_bounds[series, 0] if self.part_bounds is not None
                                              else self.panel.lengths[series])
-        return np.concatenate([starts, self.overhang]), np.concatenate([limits, ends])
+        return np.concatenate([starts, overhang]), np.concatenate([limits, ends])
+
+    def _in_id_order(self, starts: np.ndarray) -> np.ndarray:
+        """Window starts series by series in sorted-id order, each series' in time order (what the seeded shuffle and
+        sampler draw from, so the order the series came in changes nothing); the shuffled split's come in its
+        seeded permutation of that order already."""
+        if self.split.method == "shuffled" or self.panel.n_series < 2:
+            return starts
+        ranks = self.panel.ranks[self.panel.series_of(starts + self.window)]
+        return starts[np.lexsort((starts, ranks))]
 
     def series_numbers(self, part: str) -> np.ndarray:
         """The series number of each window of a part (read at its first target: a padded window's first input
@@ -666,6 +676,7 @@ def window_panel(
     part_bounds = overhang = None
     if split.method == "shuffled":
         every = _grid(low, high, span, stride)
+        every = every[np.lexsort((every, panel.ranks[panel.series_of(every + window)]))]  # in sorted-id order
         order = np.random.RandomState(seed=split.shuffle_seed).permutation(len(every))
         n_train = int(split.train * len(every))
         n_validation = int(split.validation * len(every))
