@@ -281,20 +281,54 @@ def test_the_recipe_gives_nbeats_alone_masked_targets_and_a_setting_named_beside
     chosen = {model: settle(check_config(RunConfig(model=model, dataset=None, horizon=4)), many)
               for model in ("nbeats", "simple-rnn", "patch-transformer", "auto")}
     assert [c.masked_targets for c in chosen.values()] == [True, False, False, False]
-    assert candidate_config(chosen["auto"], "nbeats").masked_targets is True
-    assert candidate_config(chosen["auto"], "attention-rnn").masked_targets is False
+    assert candidate_config(chosen["auto"], "nbeats", many).masked_targets is True
+    assert candidate_config(chosen["auto"], "attention-rnn", many).masked_targets is False
     assert RunConfig().updated(preset="nbeats-recipe", model="nbeats").masked_targets is True
     assert RunConfig().updated(preset="classic", model="nbeats").masked_targets is False
     kept = settle(check_config(RunConfig(model="nbeats", dataset=None, horizon=4, masked_targets=False)), many)
     assert (kept.preset, kept.masked_targets) == ("nbeats-recipe", False)
     assert candidate_config(settle(check_config(RunConfig(model="auto", dataset=None, horizon=4,
-                                                          masked_targets=False)), many), "nbeats").masked_targets \
+                                                          masked_targets=False)), many), "nbeats", many).masked_targets \
         is False
     shuffled = RunConfig().updated(preset="nbeats-recipe", model="nbeats", dataset=None, horizon=4, split="shuffled",
                                    pad=False)
     with pytest.raises(ConfigError, match="set for nbeats by the nbeats-recipe preset.*masked_targets=false"):
         window_config(many, check_config(shuffled))
     window_config(many, check_config(shuffled.updated(masked_targets=False)))
+
+
+def test_the_recipe_gives_attention_rnn_the_naive_skip_on_data_without_a_season_only():
+    """attention-rnn's skip path is "naive" under the recipe on data without a season (chosen on validation), whether
+    the recipe is chosen for the data or reached through auto's candidate; seasonal data, the classic settings, a
+    skip named by the user and covariates (whose default is the linear skip) keep theirs, and a fitted model has it."""
+    from tsattn.selection import candidate_config
+
+    def shaped(freq, n_series=AUTO_MIN_SERIES):
+        frame = panel(n_series=n_series, n=30)
+        frame["ds"] = frame.groupby("unique_id").cumcount() if freq is None else \
+            frame.groupby("unique_id")["ds"].transform(lambda d: pd.date_range("1980", periods=len(d), freq=freq))
+        return tsattn.as_panel(frame)
+
+    def skip(panel_, **settings):
+        config = settle(check_config(RunConfig(model="attention-rnn", dataset=None, horizon=4, **settings)), panel_)
+        return config.resolved_model_params()["skip"]
+
+    yearly, steps, monthly = shaped("YS"), shaped(None), shaped("MS")
+    assert (skip(yearly), skip(steps), skip(monthly)) == ("naive", "naive", "relative")
+    assert skip(shaped("YS", n_series=3)) == skip(monthly.subset(np.arange(3))) == "relative"  # classic settings
+    assert skip(yearly, model_params={"skip": "relative"}) == "relative"                     # named: kept
+    assert skip(yearly, season=12) == "relative"                                             # a season set
+    auto = settle(check_config(RunConfig(model="auto", dataset=None, horizon=4)), yearly)
+    assert candidate_config(auto, "attention-rnn", yearly).resolved_model_params()["skip"] == "naive"
+    assert candidate_config(auto, "simple-rnn", yearly).resolved_model_params()["skip"] == \
+        RunConfig(model="simple-rnn").resolved_model_params()["skip"]                         # attention-rnn alone
+    frame = yearly.to_frame()
+    frame["x"] = np.arange(len(frame), dtype=float) % 7
+    covariates = tsattn.as_panel(frame, exog=["x"])
+    assert skip(covariates, hist_exog=["x"]) == "linear"
+    fitted = tsattn.Forecaster("attention-rnn", horizon=4, seed=0, units=4, sampled_steps=2, epochs=1).fit(
+        yearly.to_frame(), verbose=0)
+    assert fitted.state_.config.resolved_model_params()["skip"] == "naive"
 
 
 def test_masked_targets_stay_off_where_future_known_covariates_would_be_read_past_the_data():

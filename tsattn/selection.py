@@ -48,13 +48,15 @@ def takes_covariates(name: str, covariates) -> bool:
     return not BASELINES[name].capabilities.refused_covariates(covariates)
 
 
-def candidate_config(config, name: str):
-    """``config`` (model "auto", settled) for candidate ``name``: the same preset and every setting given explicitly,
-    with the preset's model parameters that this model takes."""
+def candidate_config(config, name: str, panel):
+    """``config`` (model "auto", settled on ``panel``) for candidate ``name``: the same preset and every setting given
+    explicitly, with the preset's model parameters that this model takes (for data of ``panel``'s shape too)."""
+    from .config import data_model_settings
+
     given = {key: getattr(config, key) for key in config.given if key not in ("model", "model_params", "preset")}
     candidate = config.updated(preset=config.preset, model=name, **given) if config.preset not in (None, AUTO) else \
         config.updated(model=name)
-    return dataclasses.replace(candidate, given=list(config.given))
+    return data_model_settings(dataclasses.replace(candidate, given=list(config.given)), panel)
 
 
 COMBINED = 3  # the combination candidate: the best three candidates (at most one network) combined
@@ -139,7 +141,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     part = None
     statistical = [name for name in statistical_candidates() if takes_covariates(name, data.covariates)]
     for name in (*AUTO_NETWORKS, *statistical):
-        candidate = candidate_config(config, name)
+        candidate = candidate_config(config, name, data.panel)
         if hasattr(progress, "stage"):  # each candidate's epoch lines name it
             progress.stage(f"auto, {name}: ", candidate.epochs)
         state = fit_state(candidate, data, progress, engine, params=params, columns=columns)
@@ -205,8 +207,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                                                             "horizon": data.horizon}, **trained)
     else:
         if winner not in states:  # a baseline fitted as the model, through the same path
-            states[winner] = fit_state(candidate_config(config, winner), data, progress, engine, params=params,
-                                       columns=columns)
+            states[winner] = fit_state(candidate_config(config, winner, data.panel), data, progress, engine,
+                                       params=params, columns=columns)
         state = states[winner]
     state.choice = choice
     return state
