@@ -146,6 +146,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--cases", "M1 yearly", "--models", "attention-rnn", "--seeds", "0,1,2",
           "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
          "M1 yearly", "attention-rnn | naive", "sMAPE (mean)"),
+    Cell("simple-rnn with skip=naive (not its default), one horizon before the M3 other hold-out, 3 seeds",
+         "simple_skip_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "simple-rnn", "--seeds", "0,1,2",
+          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
+         "M3 other", "simple-rnn | naive", "sMAPE (mean)"),
     Cell("nbeats over 3 seeds, M3 other", "m3_main_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "other", "--models", "nbeats", "--seeds", "0,1,2"),
          "M3 other", "nbeats", "test sMAPE"),
@@ -351,6 +356,8 @@ ARCHIVED = {
     "the same two horizons before the M1 yearly and Tourism yearly hold-outs (data the naive-skip rule was not chosen "
     "on; 3 minutes; the code path of attention_skip_heldout_o1.md, whose cell reruns it)":
         ("attention_skip_heldout_o2.md",),
+    "simple-rnn's skip path (naive against relative) two horizons before the M3 yearly, other, M1 yearly and Tourism "
+    "yearly hold-outs (3 minutes; the code path of simple_skip_o1.md, whose cell reruns it)": ("simple_skip_o2.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_xeon.md", "xla.md"),
