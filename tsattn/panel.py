@@ -93,11 +93,15 @@ class Panel:
         """Each series' place when the ids are sorted: seeded draws over series (training windows, the N-BEATS
         sampler, the shuffled split) go by it, so a fit does not depend on the order the series came in."""
         ranks = getattr(self, "_ranks", None)
-        if ranks is None or len(ranks) != len(self.ids):
-            ranks = np.empty(len(self.ids), dtype=np.int64)
+        if ranks is None:
+            ranks = self._ranks = np.empty(len(self.ids), dtype=np.int64)
             ranks[np.argsort(np.asarray(self.ids, dtype=object), kind="stable")] = np.arange(len(self.ids))
-            self._ranks = ranks
         return ranks
+
+    def in_id_order(self, starts: np.ndarray, window: int) -> np.ndarray:
+        """Window starts (each in the series of its first target, ``start + window``) series by series in sorted-id
+        order, each series' in time order."""
+        return starts[np.lexsort((starts, self.ranks[self.series_of(starts + window)]))]
 
     def series_of(self, positions: np.ndarray) -> np.ndarray:
         """The series number of each flat position."""

@@ -428,8 +428,7 @@ class WindowedPanel:
         seeded permutation of that order already."""
         if self.split.method == "shuffled" or self.panel.n_series < 2:
             return starts
-        ranks = self.panel.ranks[self.panel.series_of(starts + self.window)]
-        return starts[np.lexsort((starts, ranks))]
+        return self.panel.in_id_order(starts, self.window)
 
     def series_numbers(self, part: str) -> np.ndarray:
         """The series number of each window of a part (read at its first target: a padded window's first input
@@ -676,7 +675,7 @@ def window_panel(
     part_bounds = overhang = None
     if split.method == "shuffled":
         every = _grid(low, high, span, stride)
-        every = every[np.lexsort((every, panel.ranks[panel.series_of(every + window)]))]  # in sorted-id order
+        every = panel.in_id_order(every, window)
         order = np.random.RandomState(seed=split.shuffle_seed).permutation(len(every))
         n_train = int(split.train * len(every))
         n_validation = int(split.validation * len(every))
