@@ -464,7 +464,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
         from tsattn.data import check_dataset_name
 
         check_dataset_name(config.dataset)  # before "Training ...": a typo is named first, with the closest name
-    from tsattn.config import resolve
+    from tsattn.config import resolve, settings_text
 
     automatic = config.preset == "auto"
     config, panel = resolve(config)  # checked, read and settled before "Training ...": errors come first
@@ -472,8 +472,7 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
     window = "auto" if config.window is None else config.window
     if config.lookback is not None:
         window = f"{config.lookback} horizons"
-    chosen = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
-                                              if automatic else "")
+    chosen = settings_text(config, panel, automatic)
     output.progress(f"Training {config.model} on {source} (window {window}, horizon {config.horizon}, "
                     f"seed {config.seed}{chosen})")
     from tsattn.progress import Heartbeat

@@ -1,6 +1,7 @@
 """Panels: many series through the one data path (windows, splits, scalers, metrics, forecasts, artefacts)."""
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -327,6 +328,9 @@ def test_cli_fit_panel_csv(tmp_path):
                                       "--set", "holdout=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     assert "Test sMAPE (mean over 4 series)" in result.output and "better on" in result.output
+    # two decimals beside the baselines' (a round figure reads 16.00, not 16)
+    assert re.search(r"Test sMAPE \(mean over 4 series\) \d+\.\d\d; naive \d+\.\d\d \(model better", result.output), \
+        result.output
     predict = runner.invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2"])
     assert predict.exit_code == 0 and "unique_id" in predict.output and "s3" in predict.output
     bad = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--id-column", "unique_id",

@@ -297,10 +297,12 @@ def test_the_recipe_gives_nbeats_alone_masked_targets_and_a_setting_named_beside
     window_config(many, check_config(shuffled.updated(masked_targets=False)))
 
 
-def test_the_recipe_gives_attention_rnn_the_naive_skip_on_data_without_a_season_only():
+def test_the_recipe_gives_attention_rnn_the_naive_skip_on_data_without_a_season_only(capsys):
     """attention-rnn's skip path is "naive" under the recipe on data without a season (chosen on validation), whether
     the recipe is chosen for the data or reached through auto's candidate; seasonal data, the classic settings, a
-    skip named by the user and covariates (whose default is the linear skip) keep theirs, and a fitted model has it."""
+    skip named by the user and covariates (whose default is the linear skip) keep theirs, and a fitted model has it
+    and says so when it starts (a skip the user named is not said to be chosen)."""
+    from tsattn.config import settings_text
     from tsattn.selection import candidate_config
 
     def shaped(freq, n_series=AUTO_MIN_SERIES):
@@ -327,8 +329,21 @@ def test_the_recipe_gives_attention_rnn_the_naive_skip_on_data_without_a_season_
     covariates = tsattn.as_panel(frame, exog=["x"])
     assert skip(covariates, hist_exog=["x"]) == "linear"
     fitted = tsattn.Forecaster("attention-rnn", horizon=4, seed=0, units=4, sampled_steps=2, epochs=1).fit(
-        yearly.to_frame(), verbose=0)
+        yearly.to_frame())
     assert fitted.state_.config.resolved_model_params()["skip"] == "naive"
+    said = capsys.readouterr().err
+    assert f"settings nbeats-recipe (chosen for {AUTO_MIN_SERIES} series, horizon 4), skip naive (for data without " \
+           "a season)" in said, said
+
+    def text(panel_, **settings):
+        config = RunConfig(model="attention-rnn", dataset=None, horizon=4, **settings)
+        return settings_text(settle(check_config(config), panel_), panel_, automatic=True)
+
+    assert "skip naive (for data without a season)" in text(yearly)
+    assert "skip" not in text(monthly) and "skip" not in text(yearly, model_params={"skip": "relative"})
+    assert "skip" not in text(yearly, model_params={"skip": "naive"})                        # named, not chosen
+    assert "skip" not in settings_text(settle(check_config(RunConfig(model="attention-rnn", dataset=None, horizon=4)
+                                                           .updated(**{"model.skip": "naive"})), yearly), yearly, True)
 
 
 def test_masked_targets_stay_off_where_future_known_covariates_would_be_read_past_the_data():

@@ -491,10 +491,33 @@ def data_model_settings(config: RunConfig, panel: Panel) -> RunConfig:
     _o2.md), then checked on data it was not chosen on: M1 yearly -2.082 / -0.761, Tourism yearly -0.391 / -4.296,
     better in every seed (attention_skip_heldout_o1.md, _o2.md). On seasonal data relative stays (naive +0.16 to
     +1.58 there)."""
-    if (config.model == "attention-rnn" and config.preset == "nbeats-recipe" and "skip" not in config.model_params
-            and config.covariates() is None and season_of(config, panel) == 1):
-        return dataclasses.replace(config, model_params={**config.model_params, "skip": "naive"})
-    return config
+    chosen = {key: value for key, (value, _) in _data_model_rules(config, panel).items()
+              if key not in config.model_params}
+    return dataclasses.replace(config, model_params={**config.model_params, **chosen}) if chosen else config
+
+
+def _data_model_rules(config: RunConfig, panel: Panel) -> dict:
+    """The model parameters :func:`data_model_settings` gives ``config`` on ``panel`` where the run does not set
+    them: ``{name: (value, why)}``."""
+    if (config.model == "attention-rnn" and config.preset == "nbeats-recipe" and config.covariates() is None
+            and season_of(config, panel) == 1):
+        return {"skip": ("naive", "data without a season")}
+    return {}
+
+
+def settings_text(config: RunConfig, panel: Panel, automatic: bool) -> str:
+    """How a fit announces its settled ``config`` (`tsattn fit`'s "Training ..." line, ``Forecaster.fit``'s "Fitting
+    ..." line): the preset, said to be chosen for the data when it was ``"auto"`` (``automatic``), and each model
+    parameter :func:`data_model_settings` chose for the data, with why (not those the user named)."""
+    if not config.preset:
+        return ""
+    text = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
+                                            if automatic else "")
+    named = set(config.given)
+    for key, (value, why) in _data_model_rules(config, panel).items():
+        if config.model_params.get(key) == value and key not in named and "model_params" not in named:
+            text += f", {key} {value} (for {why})"
+    return text
 
 
 def _settled_preset(config: RunConfig, panel: Panel) -> RunConfig:

@@ -31,7 +31,7 @@ from keras import layers
 from . import metrics as M
 from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, ets_deviation,
                         forecaster_baseline, linear_coefficients, statsforecast_installed)
-from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, window_config
+from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, settings_text, window_config
 from .errors import ConfigError, TooShortError, TrainingError, user_stacklevel
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale, window_scale
@@ -937,8 +937,7 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
     config, panel = resolve(config, data, static, columns)
     config, windowed, note = windowed_or_fallback(config, panel, with_test=False)
     if announce is not None:
-        chosen = f", settings {config.preset}" + (" (chosen for this data)" if automatic else "") \
-            if config.preset else ""
+        chosen = settings_text(config, panel, automatic)
         budget = "" if config.is_baseline or config.model == AUTO else \
             f", up to {config.epochs} epochs" + (" with early stopping" if config.early_stopping else "")
         announce(f"Fitting {config.model} on {panel.n_series} series (window {windowed.window}, horizon "

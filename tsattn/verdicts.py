@@ -73,11 +73,12 @@ def panel_verdict(result, seeded: bool = True) -> str:
     left = result.data.not_scored  # no window in the test part: forecast, not scored
     of = f"of {result.panel.n_series} " if left else ""
     unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
-    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {number_text(test['model']['smape'])}"]
+    # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16)
+    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {test['model']['smape']:.2f}"]
     labels = baseline_labels()
     for key in result.beside:
         wins = int((smape["model"] < smape[key]).sum())
-        parts.append(f"{labels[key]} {number_text(test[key]['smape'])} (model better on {wins} of "
+        parts.append(f"{labels[key]} {test[key]['smape']:.2f} (model better on {wins} of "
                      f"{int(smape[key].notna().sum())} series)")
     return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
 
