@@ -270,11 +270,11 @@ def test_a_trial_of_a_dead_process_on_this_machine_is_failed_at_once_and_a_live_
     for pid in (int(dead.stdout), os.getpid()):
         trial = study.ask()
         trial.set_user_attr("worker", {"host": T._host(), "pid": pid})
-    study.ask()  # a trial that never said who runs it (no heartbeat either): left alone within the grace period
+    study.ask()  # a trial that never said who runs it (no heartbeat either): left alone while just made
     assert T._fail_stale(study) == 1
     states = [t.state.name for t in study.trials]
     assert states == ["COMPLETE", "FAIL", "RUNNING", "RUNNING"] and study.trials[1].user_attrs["error"] == T.INTERRUPTED
-    monkeypatch.setattr(T, "GRACE_SECONDS", 0)  # ... and failed after it, or a search could wait for it for ever
+    monkeypatch.setattr(T, "CLAIM_SECONDS", 0)  # ... and failed after it, or a search could wait for it for ever
     assert T._fail_stale(study) == 1 and [t.state.name for t in study.trials][2:] == ["RUNNING", "FAIL"]
 
 

@@ -234,6 +234,10 @@ class _PruningCallback:
 
 HEARTBEAT_SECONDS = 10   # a running trial writes a heartbeat this often to a database study
 GRACE_SECONDS = 60       # ... and is failed by any worker when none came for this long (its machine was lost)
+# a RUNNING trial that says no worker: every tsattn worker writes who it is within milliseconds of making its trial, so
+# one still without after this long was made by a process killed in between (failed after GRACE_SECONDS before: a
+# search resumed after such a kill waited a minute at its end, the kill test 75 s against 18 s)
+CLAIM_SECONDS = 10
 POLL_SECONDS = 1.0
 INTERRUPTED = "interrupted (the search stopped during it: a killed process or a lost machine)"
 
@@ -252,7 +256,8 @@ def _interrupted(study, trial) -> None:
 def _fail_stale(study) -> int:
     """Fail the trials left RUNNING by a worker that died: at once when the worker was a process of this machine
     (a SIGKILL, a Ray node of a local cluster), otherwise when its heartbeat stopped for GRACE_SECONDS (Optuna's
-    check, for studies in a database shared by several machines); a trial running elsewhere is left alone.
+    check, for studies in a database shared by several machines), or, when it never said which worker runs it, once
+    older than CLAIM_SECONDS; a trial running elsewhere is left alone.
     How many were failed here."""
     import datetime
 
@@ -261,10 +266,10 @@ def _fail_stale(study) -> int:
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         worker = trial.user_attrs.get("worker") or {}
         dead = worker.get("host") == host and isinstance(worker.get("pid"), int) and not process_alive(worker["pid"])
-        # a trial that never said who runs it (an earlier tsattn, another program) has no heartbeat either: it is
-        # failed once it is older than the grace period, or a search could wait for it for ever
+        # a trial that never said who runs it (its process killed before it could, an earlier tsattn, another
+        # program) has no heartbeat either: it is failed once older than CLAIM_SECONDS, or a search would wait for it
         unknown = not worker and trial.datetime_start is not None and \
-            (now - trial.datetime_start).total_seconds() > GRACE_SECONDS
+            (now - trial.datetime_start).total_seconds() > CLAIM_SECONDS
         if dead or unknown:
             _interrupted(study, trial)
             try:
