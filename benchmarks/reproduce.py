@@ -154,6 +154,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "simple-rnn", "--seeds", "0,1,2",
           "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
          "M3 other", "simple-rnn | naive", "sMAPE (mean)"),
+    Cell("the transformer with skip=naive (not its default), one horizon before the M3 other hold-out, 3 seeds",
+         "transformer_skip_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "transformer", "--seeds", "0,1,2",
+          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
+         "M3 other", "transformer | naive", "sMAPE (mean)"),
     Cell("attention-rnn over 3 seeds, M3 yearly (its naive skip on data without a season)", "m3_rnn_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "attention-rnn", "--seeds", "0,1,2"),
          "M3 yearly", "attention-rnn", "test sMAPE"),
@@ -364,6 +369,10 @@ ARCHIVED = {
         ("attention_skip_heldout_o2.md",),
     "simple-rnn's skip path (naive against relative) two horizons before the M3 yearly, other, M1 yearly and Tourism "
     "yearly hold-outs (3 minutes; the code path of simple_skip_o1.md, whose cell reruns it)": ("simple_skip_o2.md",),
+    "the transformer's skip path (naive against relative) two horizons before the M3 yearly and other hold-outs, and "
+    "one and two before the M1 yearly and Tourism yearly hold-outs (4 minutes each; the code path of "
+    "transformer_skip_o1.md, whose cell reruns it)": ("transformer_skip_o2.md", "transformer_skip_heldout_o1.md",
+                                                      "transformer_skip_heldout_o2.md"),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_xeon.md", "xla.md"),
