@@ -228,12 +228,17 @@ def datasets_command(quiet, as_json):
     output = Output(quiet, as_json)
     table = describe_datasets()
     output.document(_records(table))
-    output.say(f"{'name':<14}{'series':>7}{'length':>10}  {'frequency':<22}{'horizon':>8}  {'dates':<26}description")
+    rows = []
     for row in table.itertuples(index=False):
         length = str(row.length_min) if row.length_min == row.length_max else f"{row.length_min}-{row.length_max}"
         horizon = "-" if row.horizon is None or row.horizon != row.horizon else str(int(row.horizon))
-        output.say(f"{row.name:<14}{row.series:>7}{length:>10}  {row.frequency:<22}{horizon:>8}  {row.dates:<26}"
-                   f"{row.description}")
+        rows.append((row.name, str(row.series), length, row.frequency, horizon, row.dates, row.description))
+    header = ("name", "series", "length", "frequency", "horizon", "dates", "description")
+    # each column as wide as its widest cell (tourism-quarterly ran into its series count at a fixed 14)
+    name, series, length, frequency, horizon, dates = (max(len(r[i]) for r in (header, *rows)) for i in range(6))
+    for cells in (header, *rows):
+        output.say(f"{cells[0]:<{name}}  {cells[1]:>{series}}  {cells[2]:>{length}}  {cells[3]:<{frequency}}  "
+                   f"{cells[4]:>{horizon}}  {cells[5]:<{dates}}  {cells[6]}")
 
 
 def with_settings(options: dict, settings) -> dict:

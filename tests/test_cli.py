@@ -34,6 +34,11 @@ def test_version_help_datasets_models(runner):
     assert re.search(r"fibonacci\s+1\s+1200", listing) and re.search(r"sunspots\s+1\s+2820\s+MS", listing)
     assert re.search(r"m3-monthly\s+1428\s+66-144\s+MS \(monthly\)\s+18\s+synthetic", listing)
     assert re.search(r"m3-other\s+174\s+71-104\s+none \(integer steps\)\s+8\s+integer steps", listing)
+    lines = listing.splitlines()
+    starts = [match.start() for match in re.finditer(r"(?<=  )\S", lines[0])]  # the columns after the first
+    tourism = next(line for line in lines if line.startswith("tourism-quarterly"))  # the longest name
+    assert tourism[starts[0] - 2:starts[0]] == "  " and tourism[starts[2]:].startswith("QS (quarterly)")
+    assert all(line[starts[-1] - 2:starts[-1]] == "  " and line[starts[-1]] != " " for line in lines[1:])
     models = invoke(runner, ["models"]).output
     for name in ("simple-rnn:", "attention-rnn:", "transformer:", "num_heads", "attention "):
         assert name in models
