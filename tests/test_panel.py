@@ -329,8 +329,11 @@ def test_cli_fit_panel_csv(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Test sMAPE (mean over 4 series)" in result.output and "better on" in result.output
     # two decimals beside the baselines' (a round figure reads 16.00, not 16)
-    assert re.search(r"Test sMAPE \(mean over 4 series\) \d+\.\d\d; naive \d+\.\d\d \(model better", result.output), \
-        result.output
+    verdict = re.search(r"Test sMAPE \(mean over 4 series\) (\d+\.\d\d) (beats|does NOT beat) the naive forecast "
+                        r"\((\d+\.\d\d), [+-]\d+\.\d%; model better on \d of 4 series\); seasonal-naive \d+\.\d\d "
+                        r"\(model better", result.output)
+    assert verdict, result.output
+    assert (verdict.group(2) == "beats") == (float(verdict.group(1)) < float(verdict.group(3)))
     predict = runner.invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2"])
     assert predict.exit_code == 0 and "unique_id" in predict.output and "s3" in predict.output
     bad = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--id-column", "unique_id",
@@ -467,3 +470,29 @@ def test_a_wide_csv_reads_one_series_per_named_column(tmp_path):
     with pytest.raises(DataError, match="one series per column \\(a wide frame\\)\\? \\(pass dict\\(frame.items\\(\\)\\)"):
         tsattn.Forecaster("naive").fit(frame)
     assert tsattn.Forecaster("naive", horizon=2).fit(dict(frame.items()), verbose=0).predict()["unique_id"].nunique() == 3
+
+
+@pytest.mark.parametrize("model, scores, said", [
+    # better on 2 of 3 series and still worse on the mean: the line says so in words
+    ("transformer", {"a": (10.0, 12.0), "b": (10.0, 12.0), "c": (40.0, 20.0)}, "20.00 does NOT beat the naive forecast "
+     "(14.67, +36.4%; model better on 2 of 3 series); seasonal-naive 15.00 (model better on 2 of 3 series)"),
+    ("transformer", {"a": (10.0, 12.0), "b": (10.0, 12.0), "c": (10.0, 20.0)}, "10.00 beats the naive forecast "
+     "(14.67, -31.8%; model better on 3 of 3 series)"),
+    ("naive", {"a": (12.0, 12.0), "b": (12.0, 12.0), "c": (20.0, 20.0)}, "14.67; naive 14.67 (model better on 0 of "
+     "3 series)"),  # the naive forecast itself is not measured against itself
+])
+def test_a_panel_verdict_says_in_words_whether_the_model_beats_the_naive_forecast(model, scores, said):
+    from types import SimpleNamespace
+
+    from tsattn.verdicts import panel_verdict
+
+    rows = [{"part": "test", "metric": "smape", "series": series, "model": name, "value": value}
+            for series, (own, naive) in scores.items()
+            for name, value in (("model", own), ("naive", naive), ("seasonal_naive", naive + 1 / 3))]
+    frame = pd.DataFrame(rows)
+    means = frame.groupby("model")["value"].mean()
+    result = SimpleNamespace(metrics_frame=frame, metrics={"test": {key: {"smape": means[key]} for key in means.index}},
+                             data=SimpleNamespace(not_scored=[]), panel=SimpleNamespace(n_series=3),
+                             beside=["naive", "seasonal_naive"], config=SimpleNamespace(model=model))
+    line = panel_verdict(result)
+    assert line.startswith("Test sMAPE (mean over 3 series) ") and said in line, line

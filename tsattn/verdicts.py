@@ -74,12 +74,19 @@ def panel_verdict(result, seeded: bool = True) -> str:
     of = f"of {result.panel.n_series} " if left else ""
     unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
     # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16)
-    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {test['model']['smape']:.2f}"]
+    model = test["model"]["smape"]
+    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {model:.2f}"]
     labels = baseline_labels()
     for key in result.beside:
-        wins = int((smape["model"] < smape[key]).sum())
-        parts.append(f"{labels[key]} {test[key]['smape']:.2f} (model better on {wins} of "
-                     f"{int(smape[key].notna().sum())} series)")
+        wins = f"model better on {int((smape['model'] < smape[key]).sum())} of {int(smape[key].notna().sum())} series"
+        score = test[key]["smape"]
+        # the naive forecast is the yardstick, said in words as for one series: a model can be better on most series
+        # and still worse on the mean (the transformer on tourism-yearly: 282 of 518 series, 23.66 against 22.34)
+        if key == "naive" and result.config.model != "naive" and score:
+            verdict = "beats" if model < score else "does NOT beat"
+            parts[0] += f" {verdict} the naive forecast ({score:.2f}, {(model / score - 1) * 100:+.1f}%; {wins})"
+        else:
+            parts.append(f"{labels[key]} {score:.2f} ({wins})")
     return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
 
 
