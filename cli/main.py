@@ -616,12 +616,19 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     else:  # a panel: the long frame unique_id, ds, <model> (+ intervals)
         frame = forecast
     output.document(_records(frame))
-    if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen, all of them in --out
-        output.say(frame.head(30).to_string(index=False))
-        output.say(f"... {len(frame) - 40} more rows ...")
-        output.say(frame.tail(10).to_string(index=False, header=False))
+    import pandas as pd
+
+    from tsattn.io import number_text
+
+    # on screen six significant digits, thousands separated, never e-notation (43,878.8, not 4.387883e+04, where a
+    # panel's series differ in size); forecast.csv (--out) and --json keep every digit
+    if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen (in one table, so their columns
+        # line up), all of them in --out
+        lines = pd.concat([frame.head(30), frame.tail(10)]).to_string(
+            index=False, float_format=lambda value: number_text(value, 6)).splitlines()
+        output.say("\n".join(lines[:31] + [f"... {len(frame) - 40} more rows ..."] + lines[31:]))
     else:
-        output.say(frame.to_string(index=False))
+        output.say(frame.to_string(index=False, float_format=lambda value: number_text(value, 6)))
     if out:
         from tsattn import __version__ as version
 

@@ -104,3 +104,35 @@ def test_model_choice_is_checked_and_completed(tmp_path, small_csv):
     assert complete(["fit", "--model"], "att") == ["attention-rnn"]
     assert complete(["compare", "--models"], "simple-rnn,tr") == ["simple-rnn,transformer"]
     assert "m3-monthly" in complete(["fit", "--dataset"], "m3")
+
+
+def test_a_panels_forecasts_on_screen_read_without_e_notation_in_one_aligned_table(tmp_path):
+    """Series of very different sizes: pandas alone printed 4.387883e+04 beside 9.758e+02; the screen shows six
+    significant digits (the --json rows keep every digit), and the first and last rows line up as one table."""
+    import re
+
+    import numpy as np
+
+    steps = np.arange(40)
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": pd.date_range("2000-01-01", periods=40, freq="MS"),
+                                     "y": size * (1 + 0.1 * np.sin(steps / 3) + 0.01 * steps)})
+                       for name, size in (("big", 1_708_896.2), ("mid", 43_878.83), ("small", 0.0123))])
+    frame.to_csv(tmp_path / "sizes.csv", index=False)
+    fitted = runner().invoke(main, ["fit", "--model", "naive", "--csv", str(tmp_path / "sizes.csv"), "--column", "y",
+                                    "--date-column", "ds", "--id-column", "unique_id", "--horizon", "4",
+                                    "--out", str(tmp_path / "run"), "--quiet"])
+    assert fitted.exit_code == 0, fitted.output
+    shown = runner().invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "30"])
+    rows = json.loads(runner().invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "30",
+                                             "--json"]).stdout)
+    assert shown.exit_code == 0 and "e+" not in shown.stdout and "e-" not in shown.stdout, shown.stdout
+    lines = shown.stdout.splitlines()
+    assert lines[31] == "... 50 more rows ..." and len(lines) == 1 + 30 + 1 + 10
+    table = lines[:31] + lines[32:]
+    assert len({len(line) for line in table}) == 1, shown.stdout  # right-aligned columns: every row ends alike
+    printed = {(row.split()[0], row.split()[1]): float(row.split()[2].replace(",", "")) for row in table[1:]}
+    for row in rows:
+        key = (row["unique_id"], row["ds"][:10])
+        if key in printed:
+            assert printed[key] == pytest.approx(row["naive"], rel=5e-6)
+    assert re.search(r"\bsmall\b.*\s0\.0\d+$", table[-1])  # a small series keeps its digits beside the big one's
