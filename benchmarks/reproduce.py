@@ -159,6 +159,11 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "transformer", "--seeds", "0,1,2",
           "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
          "M3 other", "transformer | naive", "sMAPE (mean)"),
+    Cell("attention-rnn with units 64 (not its default), one horizon before the M3 other hold-out, 3 seeds",
+         "attention_units_o1.md",
+         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
+          "--origin", "1", "--candidates", '{"units 64": {"preset": "nbeats-recipe", "pad": true, "units": 64}}'),
+         "M3 other", "attention-rnn | units 64", "sMAPE (mean)"),
     Cell("attention-rnn over 3 seeds, M3 yearly (its naive skip on data without a season)", "m3_rnn_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "attention-rnn", "--seeds", "0,1,2"),
          "M3 yearly", "attention-rnn", "test sMAPE"),
@@ -373,6 +378,9 @@ ARCHIVED = {
     "one and two before the M1 yearly and Tourism yearly hold-outs (4 minutes each; the code path of "
     "transformer_skip_o1.md, whose cell reruns it)": ("transformer_skip_o2.md", "transformer_skip_heldout_o1.md",
                                                       "transformer_skip_heldout_o2.md"),
+    "attention-rnn's width (units 32, 64, 128) two horizons before each M3 and the M1 monthly hold-out (3 candidates x "
+    "3 seeds x 5 sets, 14 minutes; the code path of attention_units_o1.md, whose cell reruns it)":
+        ("attention_units_o2.md",),
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_xeon.md", "xla.md"),
