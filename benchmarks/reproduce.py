@@ -21,6 +21,7 @@ group); their figures describe the code at the commit or date they name, not mai
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -44,6 +45,17 @@ class Cell:
     section: str            # a substring of the "## " heading the table is under
     row: str                # the first column's text
     column: str             # the header of the figure's column
+
+
+def candidate_cell(label: str, file: str, model: str, case: str, section: str, candidate: str, settings: dict,
+                   origin: int = 1) -> Cell:
+    """A cell of a validation study (benchmarks/auto_defaults.py): ``model`` with one candidate, the N-BEATS recipe
+    (padded) and ``settings``, seeds 0-2, ``origin`` horizons before the hold-out of ``case``; the figure is the
+    candidate's mean sMAPE there."""
+    candidates = json.dumps({candidate: {"preset": "nbeats-recipe", "pad": True, **settings}})
+    return Cell(label, file, ("benchmarks/auto_defaults.py", "--cases", case, "--models", model, "--seeds", "0,1,2",
+                              "--origin", str(origin), "--candidates", candidates),
+                section, f"{model} | {candidate}", "sMAPE (mean)")
 
 
 # files measured before nbeats took masked targets under the recipe by default (1c6c488): their cells name the
@@ -126,44 +138,27 @@ CELLS = (
          ("benchmarks/auto_defaults.py", "--models", "auto", "--cases", "all 645", "--seeds", "0,1,2", "--origin", "1",
           "--candidates", '{"weighted (default)": {}, "auto": {"auto_combination": "auto"}}'),
          "M3 yearly", "auto | auto", "sMAPE (mean)"),
-    Cell("nbeats with 512 units (not the default), one horizon before the M3 other hold-out, 3 seeds",
-         "nbeats_size_others_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin", "1",
-          "--candidates", '{"units 512": {"preset": "nbeats-recipe", "pad": true, "units": 512}}'),
-         "M3 other", "nbeats | units 512", "sMAPE (mean)"),
-    Cell("attention-rnn with readout=context+last (not the default), one horizon before the M3 other hold-out, 3 seeds "
-         "(skip=relative named: the default when it was measured, naive on such data since)",
-         "attention_readout_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates",
-          '{"context+last": {"preset": "nbeats-recipe", "pad": true, "readout": "context+last", "skip": "relative"}}'),
-         "M3 other", "attention-rnn | context+last", "sMAPE (mean)"),
-    Cell("attention-rnn with skip=naive (the default on such data since), one horizon before the M3 other hold-out, "
-         "3 seeds",
-         "attention_skip_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
-         "M3 other", "attention-rnn | naive", "sMAPE (mean)"),
-    Cell("attention-rnn with skip=naive one horizon before the M1 yearly hold-out, 3 seeds (the check on data the rule "
-         "was not chosen on; skip named, as the default it became there)", "attention_skip_heldout_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "M1 yearly", "--models", "attention-rnn", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
-         "M1 yearly", "attention-rnn | naive", "sMAPE (mean)"),
-    Cell("simple-rnn with skip=naive (not its default), one horizon before the M3 other hold-out, 3 seeds",
-         "simple_skip_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "simple-rnn", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
-         "M3 other", "simple-rnn | naive", "sMAPE (mean)"),
-    Cell("the transformer with skip=naive (not its default), one horizon before the M3 other hold-out, 3 seeds",
-         "transformer_skip_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "transformer", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates", '{"naive": {"preset": "nbeats-recipe", "pad": true, "skip": "naive"}}'),
-         "M3 other", "transformer | naive", "sMAPE (mean)"),
-    Cell("attention-rnn with units 64 (not its default), one horizon before the M3 other hold-out, 3 seeds",
-         "attention_units_o1.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "attention-rnn", "--seeds", "0,1,2",
-          "--origin", "1", "--candidates", '{"units 64": {"preset": "nbeats-recipe", "pad": true, "units": 64}}'),
-         "M3 other", "attention-rnn | units 64", "sMAPE (mean)"),
+    candidate_cell("nbeats with 512 units (not the default), one horizon before the M3 other hold-out, 3 seeds",
+                   "nbeats_size_others_o1.md", "nbeats", "all 174", "M3 other", "units 512", {"units": 512}),
+    candidate_cell("attention-rnn with readout=context+last (not the default), one horizon before the M3 other "
+                   "hold-out, 3 seeds (skip=relative named: the default when it was measured, naive on such data "
+                   "since)",
+                   "attention_readout_o1.md", "attention-rnn", "all 174", "M3 other", "context+last",
+                   {"readout": "context+last", "skip": "relative"}),
+    candidate_cell("attention-rnn with skip=naive (the default on such data since), one horizon before the M3 other "
+                   "hold-out, 3 seeds", "attention_skip_o1.md", "attention-rnn", "all 174", "M3 other", "naive",
+                   {"skip": "naive"}),
+    candidate_cell("attention-rnn with skip=naive one horizon before the M1 yearly hold-out, 3 seeds (the check on "
+                   "data the rule was not chosen on; skip named, as the default it became there)",
+                   "attention_skip_heldout_o1.md", "attention-rnn", "M1 yearly", "M1 yearly", "naive",
+                   {"skip": "naive"}),
+    candidate_cell("simple-rnn with skip=naive (not its default), one horizon before the M3 other hold-out, 3 seeds",
+                   "simple_skip_o1.md", "simple-rnn", "all 174", "M3 other", "naive", {"skip": "naive"}),
+    candidate_cell("the transformer with skip=naive (not its default), one horizon before the M3 other hold-out, "
+                   "3 seeds",
+                   "transformer_skip_o1.md", "transformer", "all 174", "M3 other", "naive", {"skip": "naive"}),
+    candidate_cell("attention-rnn with units 64 (not its default), one horizon before the M3 other hold-out, 3 seeds",
+                   "attention_units_o1.md", "attention-rnn", "all 174", "M3 other", "units 64", {"units": 64}),
     Cell("attention-rnn over 3 seeds, M3 yearly (its naive skip on data without a season)", "m3_rnn_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "attention-rnn", "--seeds", "0,1,2"),
          "M3 yearly", "attention-rnn", "test sMAPE"),
@@ -225,17 +220,12 @@ CELLS = (
          "covariates_importance_tft_auto.md", ("benchmarks/covariates.py", "--importance-only", "--models", "tft",
                                                "--set", '{"normalise": "auto"}'),
          "tft's variable importance", "0", "selection: noise"),
-    Cell("the recipe's budget one origin earlier, M3 other, nbeats over 3 seeds (the 400-step recipe's row)" + UNMASKED,
-         "recipe_budget_origin2.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin",
-          "2", "--candidates", '{"400 steps (the recipe at 4e25c6f)": {"preset": "nbeats-recipe", "pad": true, '
-          '"masked_targets": false}}'),
-         "M3 other, all 174", "nbeats | 400 steps (the recipe at 4e25c6f)", "sMAPE (mean)"),
-    Cell("masked targets for nbeats at the current recipe, M3 other, 3 seeds (the masked row)",
-         "masked_targets_nbeats.md",
-         ("benchmarks/auto_defaults.py", "--cases", "all 174", "--models", "nbeats", "--seeds", "0,1,2", "--origin",
-          "1", "--candidates", '{"masked targets": {"preset": "nbeats-recipe", "pad": true, "masked_targets": true}}'),
-         "M3 other, all 174", "nbeats | masked targets", "sMAPE (mean)"),
+    candidate_cell("the recipe's budget one origin earlier, M3 other, nbeats over 3 seeds (the 400-step recipe's row)"
+                   + UNMASKED, "recipe_budget_origin2.md", "nbeats", "all 174", "M3 other, all 174",
+                   "400 steps (the recipe at 4e25c6f)", {"masked_targets": False}, origin=2),
+    candidate_cell("masked targets for nbeats at the current recipe, M3 other, 3 seeds (the masked row)",
+                   "masked_targets_nbeats.md", "nbeats", "all 174", "M3 other, all 174", "masked targets",
+                   {"masked_targets": True}),
     Cell("does attention help? the gathered summary (M3 monthly, patch-transformer vs nbeats)", "attention.md",
          ("benchmarks/attention.py",), "Summary", "M3 monthly", "patch-transformer vs nbeats"),
 )
