@@ -224,6 +224,7 @@ def _records(frame) -> list[dict]:
 def datasets_command(quiet, as_json):
     """List the bundled datasets: series, lengths, frequency, hold-out horizon and what the dates are."""
     from tsattn.data import describe_datasets
+    from tsattn.io import text_table
 
     output = Output(quiet, as_json)
     table = describe_datasets()
@@ -233,12 +234,9 @@ def datasets_command(quiet, as_json):
         length = str(row.length_min) if row.length_min == row.length_max else f"{row.length_min}-{row.length_max}"
         horizon = "-" if row.horizon is None or row.horizon != row.horizon else str(int(row.horizon))
         rows.append((row.name, str(row.series), length, row.frequency, horizon, row.dates, row.description))
-    header = ("name", "series", "length", "frequency", "horizon", "dates", "description")
     # each column as wide as its widest cell (tourism-quarterly ran into its series count at a fixed 14)
-    name, series, length, frequency, horizon, dates = (max(len(r[i]) for r in (header, *rows)) for i in range(6))
-    for cells in (header, *rows):
-        output.say(f"{cells[0]:<{name}}  {cells[1]:>{series}}  {cells[2]:>{length}}  {cells[3]:<{frequency}}  "
-                   f"{cells[4]:>{horizon}}  {cells[5]:<{dates}}  {cells[6]}")
+    output.say(text_table(["name", "series", "length", "frequency", "horizon", "dates", "description"], rows,
+                          left=(3, 5, 6)))
 
 
 def with_settings(options: dict, settings) -> dict:
@@ -622,13 +620,12 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
 
     # on screen six significant digits, thousands separated, never e-notation (43,878.8, not 4.387883e+04, where a
     # panel's series differ in size); forecast.csv (--out) and --json keep every digit
-    if len(frame) > 60:  # a panel's forecasts: the first and last rows on screen (in one table, so their columns
-        # line up), all of them in --out
-        lines = pd.concat([frame.head(30), frame.tail(10)]).to_string(
-            index=False, float_format=lambda value: number_text(value, 6)).splitlines()
-        output.say("\n".join(lines[:31] + [f"... {len(frame) - 40} more rows ..."] + lines[31:]))
-    else:
-        output.say(frame.to_string(index=False, float_format=lambda value: number_text(value, 6)))
+    shown = frame if len(frame) <= 60 else pd.concat([frame.head(30), frame.tail(10)])  # a panel's forecasts: the
+    # first and last rows on screen (in one table, so their columns line up), all of them in --out
+    lines = shown.to_string(index=False, float_format=lambda value: number_text(value, 6)).splitlines()
+    if len(shown) < len(frame):
+        lines.insert(31, f"... {len(frame) - 40} more rows ...")
+    output.say("\n".join(lines))
     if out:
         from tsattn import __version__ as version
 

@@ -345,13 +345,16 @@ def column_texts(values, digits: int = 4, absent: str = "") -> list[str]:
     return [absent if value is None else text for value, text in zip(values, texts)]
 
 
-def text_table(header: list[str], rows: list[list[str]]) -> str:
-    """A plain-text table: the first column left-aligned, the others right-aligned, every column as wide as its
-    widest cell plus two spaces (headers never run together)."""
+def text_table(header: list[str], rows: list[list[str]], left: tuple = ()) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned (those whose positions are in
+    ``left`` left-aligned too: text rather than figures), every column as wide as its widest cell plus two spaces
+    (headers never run together)."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     lines = []
     for row in [header, *rows]:
-        cells = [f"{str(row[0]):<{widths[0]}}"] + [f"{str(c):>{w + 2}}" for c, w in zip(row[1:], widths[1:])]
+        cells = [f"{str(row[0]):<{widths[0]}}"] + [
+            "  " + (f"{str(c):<{w}}" if i in left else f"{str(c):>{w}}")
+            for i, (c, w) in enumerate(zip(row[1:], widths[1:]), start=1)]
         lines.append("".join(cells).rstrip())
     return "\n".join(lines)
 
