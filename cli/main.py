@@ -836,23 +836,23 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
         force=force, echo=output.progress, engine=engine, address=address, cpus_per_run=cpus_per_run)
     summary = results.attrs["summary"]
-    columns = ["dataset", "model", "seeds", "series", "headline", "headline_mean", "test_rmse_mean", "test_smape_mean",
-               "headline_ratio_to_naive", "rank"]
     failures = results.attrs.get("failures", [])
     output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict"),
                      "failures": failures})
-    table = summary[columns].copy()
-    baseline = table["seeds"].isna() | (table["seeds"] == 0)  # a baseline row has no seeds: say so, not "0"
-    table["seeds"] = table["seeds"].astype(object).where(~baseline, "-")
-    from tsattn.io import number_text
+    from tsattn.io import text_table
+    from tsattn.report import dataset_label, ranked_on_text, summary_table
 
-    output.say(table.to_string(index=False, float_format=number_text))
-    from tsattn.report import dataset_label
-
-    for dataset, lines in (results.attrs.get("verdict") or {}).items():  # the report's verdict, on the terminal too
-        output.say(f"Verdict on {dataset_label(dataset)}:")
-        for line in lines:
-            output.say(f"  - {line.replace('**', '')}")
+    verdicts = results.attrs.get("verdict") or {}
+    for dataset in summary["dataset"].unique():  # each dataset's table as the report shows it, then its verdict
+        table = summary[summary["dataset"] == dataset]
+        header, rows = summary_table(table, brief=True)
+        output.say(f"{dataset_label(dataset)}: {int(table['series'].iloc[0])} series, ranked on "
+                   f"{ranked_on_text(table)}")
+        output.say(text_table(header, rows))
+        if verdicts.get(dataset):
+            output.say("Verdict:")
+            for line in verdicts[dataset]:
+                output.say(f"  - {line.replace('**', '')}")
     output.say(f"Wrote {out}: results.csv, summary.csv, report.md, report.html, comparison.json")
     if failures:
         click.echo(f"tsattn: {len(failures)} run(s) failed (listed in {Path(out) / 'report.md'}; rerun to retry "

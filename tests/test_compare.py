@@ -126,9 +126,16 @@ def test_cli_compare(tmp_path, small_csv):
     assert result.exit_code == 0, result.output
     assert "simple-rnn" in result.output and (out / "report.html").exists()
     verdict = (out / "report.md").read_text().split("**Verdict.**")[1].strip().splitlines()[0].lstrip("- ")
-    assert "Verdict on " in result.output and verdict.replace("**", "") in result.output  # the report's, on screen
-    naive_row = next(line for line in result.output.splitlines() if " naive " in f" {line} ")
-    assert " - " in naive_row and " 0 " not in naive_row  # a baseline has no seeds: "-", not 0
+    assert "Verdict:" in result.output and verdict.replace("**", "") in result.output  # the report's, on screen
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("model "))  # the report's labels, not summary.csv's names
+    assert "test RMSE" in header and "ratio to naive" in header and "headline" not in header and "_" not in header
+    assert header.split()[:3] == ["model", "rank", "test"]  # ranked on: the headline right after the rank
+    naive_row = next(line for line in lines if line.startswith("naive "))
+    assert naive_row.split()[1].isdigit()  # its rank
+    seeds_at = header.index("seeds")  # a baseline has no seeds: blank, not 0
+    assert naive_row[seeds_at:seeds_at + len("seeds")].strip() == ""
+    assert "ranked on test RMSE" in result.output
     for args, message in [(["--models", ""], "--models is empty"), (["--seeds", "0,0"], "duplicate seeds"),
                           (["--seeds", "a"], "comma-separated integers"), (["--models", "foo"], "unknown model")]:
         failed = runner.invoke(main, ["compare", *args, "--out", str(tmp_path / "x")])

@@ -217,14 +217,32 @@ SUMMARY_COLUMNS = [("model", "model"), ("rank", "rank"), ("headline_range", "see
 SCALE_DEPENDENT = ("test_rmse", "test_mae", "validation_rmse")  # means over series of different sizes: not shown
 
 
-def summary_columns(headline_metric: str, panel: bool) -> list[tuple[str, str]]:
+BRIEF_LEFT_OUT = ("validation_rmse", "best_epoch", "parameters")  # in the report, not in the terminal's table
+
+
+def summary_columns(headline_metric: str, panel: bool, brief: bool = False) -> list[tuple[str, str]]:
     """The summary table's columns for a dataset: the model, its rank, the metric it is ranked on, the seed range
     and ratio to naive first (what a phone shows without scrolling), then the rest; a panel leaves out the
-    metrics in series units, whose means over series of different sizes say little."""
+    metrics in series units, whose means over series of different sizes say little. ``brief`` (the terminal's
+    table) leaves out the validation score, best epoch and parameter count too."""
     first = ["model", "rank", headline_metric, "headline_range", "headline_ratio_to_naive"]
     labels = dict(SUMMARY_COLUMNS)
-    rest = [key for key, _ in SUMMARY_COLUMNS if key not in first and not (panel and key in SCALE_DEPENDENT)]
+    rest = [key for key, _ in SUMMARY_COLUMNS if key not in first and not (panel and key in SCALE_DEPENDENT)
+            and not (brief and key in BRIEF_LEFT_OUT)]
     return [(key, labels[key]) for key in first + rest]
+
+
+def ranked_on_text(table: pd.DataFrame) -> str:
+    """What a dataset's summary rows are ranked on, e.g. "test sMAPE, mean over series"."""
+    return {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
+
+
+def summary_table(table: pd.DataFrame, brief: bool = False) -> tuple[list[str], list[list[str]]]:
+    """A dataset's summary rows as the report and `tsattn compare` show them: the header's labels and each row's
+    cells as text (``brief``: the terminal's columns, :func:`summary_columns`)."""
+    columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1, brief)
+    rows = [_cells(row, columns, means) for (_, row), means in zip(table.iterrows(), _column_means(table, columns))]
+    return [label for _, label in columns], rows
 
 def _interval_columns(table: pd.DataFrame) -> list[str]:
     return [c[len("test_"):-len("_mean")] for c in table.columns
@@ -320,17 +338,15 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         if table.empty:  # every run on it failed: listed under "Failed runs"
             continue
         best_value = table["headline_mean"].min()  # rank 1, network or baseline: the row the verdict names
-        ranked_on = {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
-        columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1)
+        header, rows = summary_table(table)
         blocks += [{"kind": "h2", "text": dataset_label(dataset)},
                    {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
                    {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}; "
-                                         f"ranked on {ranked_on}; ratio to naive on the same metric."},
-                   {"kind": "table", "header": [label for _, label in columns],
-                    "rows": [_cells(row, columns, means) for (_, row), means in zip(table.iterrows(),
-                                                                                     _column_means(table, columns))],
+                                         f"ranked on {ranked_on_text(table)}; ratio to naive on the same "
+                                         "metric."},
+                   {"kind": "table", "header": header, "rows": rows,
                     "best": [row["headline_mean"] == best_value for _, row in table.iterrows()],
-                    "label": [key for key, _ in columns].index("model")}]
+                    "label": 0}]
         interval_rows = interval_table(table)
         if interval_rows:
             from .intervals import interval_source
