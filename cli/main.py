@@ -694,8 +694,9 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
                      epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     from tsattn.forecaster import Forecaster
-    from tsattn.io import atomic_directory, check_output_directory, number_text, write_json
+    from tsattn.io import atomic_directory, check_output_directory, write_json
     from tsattn.plots import plot_backtest
+    from tsattn.runs import scores_table
 
     output = Output(quiet, as_json)
     check_output_directory(out, force, "backtest", inputs=[csv, model_dir])
@@ -723,16 +724,14 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
         write_json(staging / "metrics.json", summary)
         plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")
     output.document({"out": str(Path(out)), "steps": int(table["step"].max()), **summary})
-    output.say(f"{summary['origins']} origins, {table['step'].max()} step(s) from each")
-    for name in ("model", "naive", "seasonal_naive", "linear"):
-        values = summary.get(name)
-        label = forecaster.model if name == "model" else name.replace("_", "-")
-        if not values or values.get("rmse") is None:  # e.g. a season longer than the values before an origin
-            if values is not None:
-                output.say(f"{label:<16} no forecast at these origins (too few values before them)")
-            continue
-        output.say(f"{label:<16} RMSE {number_text(values['rmse'])}  MAE {number_text(values['mae'])}  MASE "
-                   f"{'n/a' if values['mase'] is None else number_text(values['mase'])}")
+    n_series = summary.get("series", 1)
+    output.say(f"{summary['origins']} origins{f' over {n_series} series' if n_series > 1 else ''}, "
+               f"{table['step'].max()} step(s) from each{'; means over series' if n_series > 1 else ''}")
+    names = [name for name in ("model", "naive", "seasonal_naive", "linear") if name in summary]
+    output.say(scores_table({"": summary}, names, forecaster.model, n_series))  # fit's table: the headline first
+    for name in names:
+        if (summary[name] or {}).get("rmse") is None:  # e.g. a season longer than the values before an origin
+            output.say(f"n/a: {name.replace('_', '-')} has no forecast at these origins (too few values before them)")
     output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
 
 

@@ -72,6 +72,8 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
                                     "--column", "demand", "--date-column", "date", "--start", "0.9", "--retrain",
                                     "8", "--epochs", "1", "--out", str(tmp_path / "bt2")])
     assert refits.exit_code == 0, refits.output
+    header = next(line for line in refits.stdout.splitlines() if "RMSE" in line)  # one series: fit's columns
+    assert header.split() == ["RMSE", "MAE", "MASE"], refits.stdout
     progress = [line for line in refits.stderr.splitlines() if line.startswith("backtest: refit ")]
     assert progress and progress[0].startswith("backtest: refit 1 of ") and ", ETA " in progress[0]
     words = progress[-1].split()  # the last line: "backtest: refit 3 of 3 done (origin ...)"

@@ -336,6 +336,15 @@ def test_cli_fit_panel_csv(tmp_path):
     assert (verdict.group(2) == "beats") == (float(verdict.group(1)) < float(verdict.group(3)))
     predict = runner.invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2"])
     assert predict.exit_code == 0 and "unique_id" in predict.output and "s3" in predict.output
+    with warnings.catch_warnings():  # (fitted on data after some origins: optimistic, warned)
+        warnings.simplefilter("ignore")
+        backtest = runner.invoke(main, ["backtest", str(tmp_path / "run"), "--csv", str(path), "--column", "y",
+                                        "--date-column", "ds", "--id-column", "unique_id", "--start", "0.7",
+                                        "--out", str(tmp_path / "bt")])
+    assert backtest.exit_code == 0, backtest.output
+    lines = backtest.output.splitlines()  # ranked as fit ranks a panel: sMAPE first, then MASE and RMSE
+    assert re.match(r"\d+ origins over 4 series, 2 step\(s\) from each; means over series$", lines[-7]), lines
+    assert lines[-6].split() == ["sMAPE", "MASE", "RMSE"] and lines[-5].split()[0] == "simple-rnn"
     bad = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--id-column", "unique_id",
                                "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--id-column needs --date-column" in bad.output

@@ -65,15 +65,23 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
 def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     """A short text table of the model's metrics with the baselines beside it (means over series), each column
     with one number of decimals."""
-    keys = ("rmse", "mae", "mase") if M.headline_metric(result.panel.n_series) == "rmse" else ("smape", "mase", "rmse")
-    shown = [part for part in parts if part in result.metrics]
-    header = [""] + [f"{part} {metric_label(m)}" for part in shown for m in keys]
+    shown = {part: result.metrics[part] for part in parts if part in result.metrics}
+    return scores_table(shown, ("model",) + result.beside, result.config.model, result.panel.n_series)
+
+
+def scores_table(scores: dict[str, dict], names, model: str, n_series: int) -> str:
+    """The text table `tsattn fit` and `tsattn backtest` print: a row per forecaster (``names``: "model", labelled
+    ``model``, then baseline keys), per part of ``scores`` ({part: {name: {metric: mean}}}; a part "" has no
+    prefix) the headline metric first (:func:`tsattn.metrics.headline_metric`: RMSE, MAE, MASE for one series;
+    sMAPE, MASE, RMSE for a panel); "n/a" where a forecaster has no score (e.g. a statistical baseline on the
+    validation part)."""
+    keys = ("rmse", "mae", "mase") if M.headline_metric(n_series) == "rmse" else ("smape", "mase", "rmse")
+    header = [""] + [f"{part} {metric_label(m)}".strip() for part in scores for m in keys]
     labels = baseline_labels()
-    names = ("model",) + result.beside
-    rows = [[result.config.model if name == "model" else labels.get(name, name)] for name in names]
-    for part in shown:
-        for key in keys:  # statistical baselines: test part only ("n/a" elsewhere)
-            texts = column_texts([result.metrics[part].get(name, {}).get(key) for name in names], absent="n/a")
+    rows = [[model if name == "model" else labels.get(name, name)] for name in names]
+    for values in scores.values():
+        for key in keys:
+            texts = column_texts([(values.get(name) or {}).get(key) for name in names], absent="n/a")
             for row, text in zip(rows, texts):
                 row.append(text)
     return text_table(header, rows)
