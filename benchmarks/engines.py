@@ -2,7 +2,7 @@
 and the scheduling overhead per task of each engine.
 
     python benchmarks/engines.py            # 3 models x 3 seeds on sunspots -> benchmarks/results/engines.md
-    python benchmarks/engines.py --quick    # 1 model x 2 seeds, 2 epochs (run by the test suite)
+    python benchmarks/engines.py --quick    # 1 model x 2 seeds, 2 epochs, no Ray comparison (run by the test suite)
 
 Each comparison is `tsattn compare` in a fresh process (start, imports, every run, the report), into a new
 directory. Ray runs on a local instance that the command starts and stops (`--engine ray`, no --address): on a
@@ -54,6 +54,8 @@ def main() -> None:
     if args.quick:
         base += ["--epochs", "2"]
     ways = [("sequential", []), ("--jobs 2", ["--jobs", "2"]), ("--engine ray (local instance)", ["--engine", "ray"])]
+    if args.quick:  # `tsattn compare --engine ray` runs in the suite already (docs/scale-out.md's example, and
+        ways = ways[:2]  # tests/test_engine.py checks its records): 35-45 s of the serial Ray part, left out here
     rows, found = [], {}
     with tempfile.TemporaryDirectory() as scratch:
         for label, extra in ways:

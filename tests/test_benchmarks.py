@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("short_series.py", ["## Nile flow, 1871-1970 (100 values)", "| attention-rnn | classic |", "| naive |",
                          "QUICK MODE"]),
     ("xla.py", ["| XLA |", "validation sMAPE", "QUICK MODE"]),
-    pytest.param("engines.py", ["--jobs 2", "--engine ray (local instance)", "Scheduling overhead", "QUICK MODE"],
+    pytest.param("engines.py", ["--jobs 2", "ray, local instance", "Scheduling overhead", "QUICK MODE"],
                  marks=pytest.mark.xdist_group("ray")),  # beside the Ray cluster tests, never at the same time
     ("early_stopping.py", ["## Summary", "val loss p=10 / p=20", "QUICK MODE"]),
     ("profile_fit.py", ["import tsattn.harness", "tracing (first - median) s", "epochs after the best", "QUICK MODE"]),
