@@ -159,6 +159,8 @@ CELLS = (
                    "transformer_skip_o1.md", "transformer", "all 174", "M3 other", "naive", {"skip": "naive"}),
     candidate_cell("attention-rnn with units 64 (not its default), one horizon before the M3 other hold-out, 3 seeds",
                    "attention_units_o1.md", "attention-rnn", "all 174", "M3 other", "units 64", {"units": 64}),
+    candidate_cell("attention-rnn with an LSTM cell (not its default), one horizon before the M3 other hold-out, "
+                   "3 seeds", "attention_cell_o1.md", "attention-rnn", "all 174", "M3 other", "lstm", {"cell": "lstm"}),
     Cell("attention-rnn over 3 seeds, M3 yearly (its naive skip on data without a season)", "m3_rnn_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "attention-rnn", "--seeds", "0,1,2"),
          "M3 yearly", "attention-rnn", "test sMAPE"),
