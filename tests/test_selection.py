@@ -111,6 +111,26 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
     assert again.estimator_.names == combination.names
 
 
+def test_a_candidate_without_a_validation_forecast_is_saved_as_null_not_nan(monkeypatch, tmp_path):
+    """Found by a user-path check: `tsattn fit --model auto` on a monthly series of 6 values fitted, then stopped with a
+    traceback writing tsattn.json (seasonal-naive, with less than a season before the validation part, has no
+    validation score: NaN, which strict JSON refuses). It is null in the file, missing (NaN) again when loaded."""
+    import tsattn.selection as S
+
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    series = panel(n=1, length=10).set_index("ds")["y"]
+    f = Forecaster("auto", epochs=1).fit(series, verbose=0)
+    score = f.choice_.set_index("candidate").loc["seasonal-naive", f.choice_.attrs["metric"]]
+    assert np.isnan(score)
+    import zipfile
+
+    with zipfile.ZipFile(f.save(tmp_path / "short.tsattn")) as archive:
+        rows = json.loads(archive.read("tsattn.json"))["choice"]["rows"]
+    assert {"candidate": "seasonal-naive", f.choice_.attrs["metric"]: None} in [
+        {key: row[key] for key in ("candidate", f.choice_.attrs["metric"])} for row in rows]
+    pd.testing.assert_frame_equal(Forecaster.load(tmp_path / "short.tsattn").choice_, f.choice_)
+
+
 def test_a_combination_without_a_network_reports_no_training_of_its_own(monkeypatch, tmp_path):
     """Found by a user-path check: auto's mean of statistical methods reported "0 parameters, 2 epochs, best epoch 2"
     and wrote the first network's loss curve (history.csv, loss.png), though no network was kept."""

@@ -50,6 +50,13 @@ def _per_series(stored) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in stored], dtype=np.float64)
 
 
+def json_records(frame: pd.DataFrame) -> list[dict]:
+    """A frame's rows as JSON records, a missing figure (NaN: e.g. auto's seasonal-naive candidate on a series shorter
+    than its season, which has no validation forecast) as null, which strict JSON allows and NaN it does not."""
+    return [{key: None if isinstance(value, float) and value != value else value for key, value in row.items()}
+            for row in frame.to_dict(orient="records")]
+
+
 def metadata(state) -> dict:
     """Everything besides the Keras model that a :class:`tsattn.state.FittedState` needs to forecast again."""
     tails = state.tails
@@ -96,7 +103,7 @@ def metadata(state) -> dict:
         "note": state.note,
         "choice": None if state.choice is None else {"metric": state.choice.attrs.get("metric"),
                                                       "margin": state.choice.attrs.get("margin"),
-                                                      "rows": state.choice.to_dict(orient="records")},
+                                                      "rows": json_records(state.choice)},
         "config": state.config.to_dict(),
         "versions": versions(),
     }
