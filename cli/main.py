@@ -318,12 +318,15 @@ def data_options(command):
         click.option("--date-column", help="the date column of --csv (parsed, sorted, frequency inferred)."),
         click.option("--id-column", help="the series-id column of a long --csv holding many series "
                                          "(e.g. unique_id; needs --date-column)."),
-        click.option("--fill", type=click.Choice(["interpolate", "ffill", "drop"]),
-                     help="what to do with NaN values (default: refuse them)."),
+        FILL_OPTION,
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+FILL_OPTION = click.option("--fill", type=click.Choice(["interpolate", "ffill", "drop"]),
+                           help="what to do with NaN values (default: refuse them).")
 
 
 def covariate_options(command):
@@ -772,6 +775,7 @@ def _names(text: str | None, what: str):
               "per column, e.g. north,south).")
 @click.option("--date-column", help="the date column of --csv.")
 @click.option("--id-column", help="the series-id column of a long --csv holding many series.")
+@FILL_OPTION
 @click.option("--seeds", help="comma-separated distinct seeds (default 0,1,2).")
 @click.option("--baselines", "stat_baselines", metavar="NAMES",
               help="statistical baselines beside naive, seasonal naive and linear: theta, dynamic-theta, ets, arima "
@@ -793,7 +797,7 @@ def _names(text: str | None, what: str):
 @click.option("--force", is_flag=True, help="replace an --out that holds a different comparison.")
 @output_options
 @friendly_errors
-def compare_command(models, datasets, csv, column, date_column, id_column, seeds, stat_baselines, window, horizon,
+def compare_command(models, datasets, csv, column, date_column, id_column, fill, seeds, stat_baselines, window, horizon,
                     epochs, settings, config_path, tuned, hist_exog, futr_exog, stat_exog, calendar, static_csv, jobs,
                     engine, address, cpus_per_run, levels, out, force, quiet, as_json):
     """Compare models across datasets and seeds, beside the baselines; write a report to --out."""
@@ -824,6 +828,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, seeds
         merged["baselines"] = _names(stat_baselines, "baselines")
     if levels:
         merged["level"] = _levels(levels)
+    if fill is not None:
+        merged["fill"] = fill
     merged = with_settings(merged, settings)
     flags = {"window": window, "horizon": horizon, "epochs": epochs}
     with_settings({key: value for key, value in flags.items() if value is not None}, settings)  # conflicts refused

@@ -198,3 +198,28 @@ def test_a_panels_short_series_is_named_in_the_report(tmp_path):
     assert record["series_left_out"] == ["tiny"]
     assert "3 series, of which 1 is too short for a test window (forecast, not scored: tiny)" in \
         (tmp_path / "r" / "report.md").read_text()
+
+
+def test_cli_compare_fills_gaps_and_ranks_a_baseline_with_no_forecast_last(tmp_path):
+    """Found by a user-path check on weekly series of 30-50 values with a gap: `tsattn compare` had no --fill (the
+    error about the gap advised it), and with `--set fill=interpolate` it stopped with a traceback ranking
+    seasonal-naive, which has no forecast (no 52-week season before the test part); its verdict said "better than
+    seasonal naive on 0 of 0 series"."""
+    rng = np.random.default_rng(0)
+    frame = pd.concat([pd.DataFrame({"store": f"s{k}", "week": pd.date_range("2020-01-06", periods=30 + 10 * k,
+                                                                             freq="W-MON"),
+                                     "sales": 100 + 10 * np.sin(np.arange(30 + 10 * k) / 3)
+                                     + rng.normal(0, 2, 30 + 10 * k)}) for k in range(3)], ignore_index=True)
+    frame.loc[5, "sales"] = np.nan
+    path = tmp_path / "gap.csv"
+    frame.to_csv(path, index=False)
+    args = ["compare", "--models", "simple-rnn", "--csv", str(path), "--column", "sales", "--id-column", "store",
+            "--date-column", "week", "--horizon", "4", "--seeds", "0", "--epochs", "1", "--set", "units=2"]
+    refused = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and "--fill interpolate" in refused.output and "Traceback" not in refused.output
+    result = CliRunner().invoke(main, [*args, "--fill", "interpolate", "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(tmp_path / "cmp" / "summary.csv")
+    seasonal = summary.set_index("model").loc["seasonal-naive"]
+    assert np.isnan(seasonal["headline_mean"]) and seasonal["rank"] == len(summary)  # no score: last
+    assert "seasonal naive on 0 of 0" not in result.output and "better than naive on " in result.output

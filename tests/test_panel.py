@@ -505,3 +505,22 @@ def test_a_panel_verdict_says_in_words_whether_the_model_beats_the_naive_forecas
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model=model))
     line = panel_verdict(result)
     assert line.startswith("Test sMAPE (mean over 3 series) ") and said in line, line
+
+
+def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
+    """Found by a user-path check: weekly series of 30-50 values (no 52-week season before the test part) have no
+    seasonal-naive forecast; the fit verdict stopped with a traceback formatting its missing score."""
+    from types import SimpleNamespace
+
+    from tsattn.verdicts import panel_verdict
+
+    rows = [{"part": "test", "metric": "smape", "series": series, "model": name, "value": value}
+            for series, own in (("a", 10.0), ("b", 12.0)) for name, value in (("model", own), ("naive", 11.0),
+                                                                              ("seasonal_naive", np.nan))]
+    result = SimpleNamespace(metrics_frame=pd.DataFrame(rows),
+                             metrics={"test": {"model": {"smape": 11.0}, "naive": {"smape": 11.0},
+                                               "seasonal_naive": {"smape": None}}},
+                             data=SimpleNamespace(not_scored=[]), panel=SimpleNamespace(n_series=2),
+                             beside=["naive", "seasonal_naive"], config=SimpleNamespace(model="tft"))
+    line = panel_verdict(result)
+    assert "; seasonal-naive n/a (no forecast: too few values before the test part)." in line, line

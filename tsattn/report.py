@@ -97,9 +97,11 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
             else (np.nan, np.nan)
         rows.append(row)
     summary = pd.DataFrame(rows)
-    summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min").astype(int)
+    # a model with no score (seasonal-naive where no series has a season before its test part) ranks last
+    summary["rank_test_rmse"] = summary.groupby("dataset")["test_rmse_mean"].rank(method="min", na_option="bottom") \
+        .astype(int)
     summary["headline_mean"] = [row[f"{row['headline']}_mean"] for _, row in summary.iterrows()]
-    summary["rank"] = summary.groupby("dataset")["headline_mean"].rank(method="min").astype(int)
+    summary["rank"] = summary.groupby("dataset")["headline_mean"].rank(method="min", na_option="bottom").astype(int)
     naive = summary[summary["model"] == "naive"].set_index("dataset")["test_rmse_mean"]
     summary["ratio_to_naive"] = summary["test_rmse_mean"] / summary["dataset"].map(naive)
     naive_headline = summary[summary["model"] == "naive"].set_index("dataset")["headline_mean"]

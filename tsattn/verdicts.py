@@ -85,6 +85,8 @@ def panel_verdict(result, seeded: bool = True) -> str:
         if key == "naive" and result.config.model != "naive" and score:
             verdict = "beats" if model < score else "does NOT beat"
             parts[0] += f" {verdict} the naive forecast ({score:.2f}, {(model / score - 1) * 100:+.1f}%; {wins})"
+        elif score is None:  # e.g. seasonal-naive where no series has a season of values before its test part
+            parts.append(f"{labels[key]} n/a (no forecast: too few values before the test part)")
         else:
             parts.append(f"{labels[key]} {score:.2f} ({wins})")
     return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
@@ -127,13 +129,15 @@ def _series_values(records: list[dict], dataset: str, model: str, key: str, metr
 
 def _paired_over_series(records: list[dict], dataset: str, model: str, other: str, metric: str = "smape"):
     """``model`` against ``other`` (another model, or a baseline key) series by series, each averaged over
-    seeds: (wins, series compared, p-value of the Wilcoxon signed-rank test or None)."""
+    seeds: (wins, series compared, p-value of the Wilcoxon signed-rank test or None); None when no series has both
+    (e.g. seasonal naive, which forecasts no series shorter than a season before its test part)."""
     mine = _series_values(records, dataset, model, "model", metric)
     theirs = (_series_values(records, dataset, model, other, metric) if other in BASELINE_ROWS
               else _series_values(records, dataset, other, "model", metric))
     if mine is None or theirs is None:
         return None
-    return paired_comparison(mine, theirs)
+    paired = paired_comparison(mine, theirs)
+    return paired if paired[1] else None
 
 def _early_stopping(records: list[dict], dataset: str, model: str) -> bool:
     """Whether ``model``'s runs on ``dataset`` stopped early (restoring their best epoch's weights); a record without
