@@ -903,8 +903,8 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
                  address, cpus_per_run, out, force, quiet, as_json):
     """Search a model's settings on validation windows (Optuna, resumable), then refit the best and score it once
     on the test part beside the defaults."""
-    from tsattn.io import number_text
-    from tsattn.tuning import read_space, tune
+    from tsattn.io import metric_label, number_text
+    from tsattn.tuning import read_space, scores_text, tune
 
     output = Output(quiet, as_json)
     fixed = {key: value for key, value in {"horizon": horizon, "epochs": epochs}.items() if value is not None}
@@ -922,14 +922,15 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     output.document({"out": str(out), "metric": result.metric, "best_value": result.best_value,
                      "best_settings": result.best_settings, "trials": len(result.trials), "completed": complete,
                      "test": {label: values["test"] for label, values in result.test.items()}})
-    output.say(f"Best validation {result.metric}: {result.best_value:.4g} after {complete} completed trial(s)")
+    output.say(f"Best validation {metric_label(result.metric)}: {result.best_value:.4g} after {complete} completed "
+               "trial(s)")
     output.say("Best settings: " + ", ".join(  # floats to 4 digits here; best.json keeps them whole
         f"{k}={number_text(v, 4).replace(',', '') if isinstance(v, float) else v}"
         for k, v in result.best_settings.items()))
     for label in ("defaults", "tuned"):
         if label in result.test:
             test = result.test[label]["test"]
-            output.say(f"  {label:8s} test " + ", ".join(f"{k} {test[k]:.4g}" for k in ("smape", "mase", "rmse")))
+            output.say(f"  {label:8s} test {scores_text(test)}")
     if storage is None:
         study = "study.db"
     else:

@@ -76,7 +76,7 @@ def test_tsattn_fit_model_auto_says_what_it_chose(tmp_path):
                                        "--date-column", "ds", "--horizon", "4",
                                        "--epochs", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "auto chose " in result.output and "validation rmse" not in result.output
+    assert "auto chose " in result.output and "validation sMAPE" in result.output  # a panel: sMAPE
     choice = pd.read_csv(out / "choice.csv")
     assert choice["chosen"].sum() == 1 and f"auto chose {choice['candidate'][0]}" in result.output
     assert json.loads((out / "config.json").read_text())["config"]["model"] == choice["candidate"][0]
@@ -248,10 +248,10 @@ def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(mo
     choice["chosen"] = choice["candidate"] == "median of a, b, c"
     assert S.chosen_candidate(choice) == "median of a, b, c"
     choice.attrs["margin"] = 0.05
-    assert S.describe_choice(choice) == ("auto chose median of a, b, c: validation smape 10 (kept over linear 9.7, "
+    assert S.describe_choice(choice) == ("auto chose median of a, b, c: validation sMAPE 10 (kept over linear 9.7, "
                                          "which was not lower by more than 5% of its score; 3 candidates)")
     choice["chosen"] = choice["candidate"] == "linear"
-    assert S.describe_choice(choice) == ("auto chose linear: validation smape 9.7 (next: median of a, b, c 10; "
+    assert S.describe_choice(choice) == ("auto chose linear: validation sMAPE 9.7 (next: median of a, b, c 10; "
                                          "3 candidates)")
     best = choice.iloc[[1, 0, 2]].reset_index(drop=True)  # the median lowest: chosen whatever the margin
     assert S.chosen_by_margin(best, "smape", "median of a, b, c") == "median of a, b, c"

@@ -315,17 +315,27 @@ def test_the_defaults_trial_takes_the_head_a_fit_would_use():
     space = {"skip": get_spec("transformer").space["skip"]}
     assert _defaults_in(RunConfig(model="transformer"), space) == {"skip": "relative"}
     assert _defaults_in(RunConfig(model="transformer", futr_exog=["promo"]), space) == {"skip": "linear"}  # covariates
+    # the window the defaults resolve to on the trials' data (found by a user-path check: a lookback was sampled for
+    # "the defaults" trial, whose report line then named a score the defaults never had)
+    from tsattn.specs import Search
+
+    window, lookback = {"window": Search("int", 4, 8)}, {"lookback": Search("int", 1, 5)}
+    assert _defaults_in(RunConfig(model="simple-rnn"), window, window=6) == {"window": 6}
+    assert _defaults_in(RunConfig(model="simple-rnn"), window, window=24) == {}  # outside the space: not the defaults
+    assert _defaults_in(RunConfig(model="nbeats", horizon=4), lookback, window=12) == {"lookback": 3}
+    assert _defaults_in(RunConfig(model="nbeats", horizon=4), lookback, window=22) == {}  # not whole horizons
 
 
 def test_the_first_trial_is_the_defaults_where_the_space_holds_them(tmp_path):
-    space = {**SPACE, "units": [2, 32], "learning_rate": {"float": [1e-4, 1e-2], "log": True}}
+    space = {**SPACE, "units": [2, 32], "learning_rate": {"float": [1e-4, 1e-2], "log": True},
+             "window": {"int": [4, 24]}, "batch_size": [16, 32]}  # holding every default: trial 0 is the defaults
     result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=space, settings=FIXED, out=tmp_path / "t",
                     refit=False)
     first = result.trials.iloc[0]
     assert first["defaults"] and not result.trials["defaults"].iloc[1:].any()
     assert first["param_units"] == 32 and first["param_learning_rate"] == 1e-3  # simple-rnn's defaults
-    assert 4 <= first["param_window"] <= 8  # no default window in the space: sampled
-    assert "The defaults (trial 0): validation rmse" in (tmp_path / "t" / "report.md").read_text()
+    assert first["param_window"] == 24  # the automatic window of the defaults on the values before the test part
+    assert "The defaults (trial 0): validation RMSE" in (tmp_path / "t" / "report.md").read_text()
     assert result.best_value <= first["validation_rmse"]
 
 

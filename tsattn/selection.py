@@ -225,7 +225,9 @@ def describe_choice(choice: pd.DataFrame) -> str:
     metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
     chosen = choice["chosen"].astype(bool)
     first = choice[chosen].iloc[0]
-    text = f"auto chose {first['candidate']}: validation {metric} {first[metric]:.4g}"
+    from .io import metric_label
+
+    text = f"auto chose {first['candidate']}: validation {metric_label(metric)} {first[metric]:.4g}"
     if len(choice) > 1:
         second = choice[~chosen].iloc[0]
         if second[metric] < first[metric]:  # the margin rule kept the combination

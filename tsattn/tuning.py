@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError, user_stacklevel
-from .io import atomic_file, number_text, process_alive, write_json
+from .io import atomic_file, metric_label, number_text, process_alive, write_json
 from .metrics import headline_metric
 
 METRICS = ("smape", "mase", "rmse", "mae")
@@ -414,9 +414,11 @@ def _worker_identity() -> dict:
     return identity
 
 
-def _defaults_in(base, dimensions: dict) -> dict:
+def _defaults_in(base, dimensions: dict, window: int | None = None) -> dict:
     """The run's own value of each search dimension, for those the space holds (a choice it lists, a number in its
-    range); the others are left to the sampler."""
+    range); the others are left to the sampler. ``window``: the input window the run's own settings give on the
+    trials' data (the automatic one when neither window nor lookback is set), as ``window`` or as a ``lookback`` of
+    whole horizons."""
     params = base.resolved_model_params()  # the model's parameters as a fit of ``base`` resolves them
     found = {}
     for name, dimension in dimensions.items():
@@ -424,6 +426,8 @@ def _defaults_in(base, dimensions: dict) -> dict:
             value = params[name]
         else:
             value = getattr(base, name, None)
+        if value is None and window is not None and name in ("window", "lookback"):
+            value = window if name == "window" else window // base.horizon if window % base.horizon == 0 else None
         if value is None:
             continue
         if dimension.kind == "choice":
@@ -631,7 +635,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             except TsattnError as exc:
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
     seen, _ = before_test(panel, base)
-    check_windows(seen, base.horizon, windows, step or base.horizon)  # before anything is written
+    extra = check_windows(seen, base.horizon, windows, step or base.horizon)  # before anything is written
+    from .config import resolved_window
+
+    default_window = resolved_window(seen.heads(seen.lengths - extra) if extra else seen, base)  # as a trial's fit
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
         metric = headline_metric(panel.n_series)
     runner.check()  # an unreachable cluster is refused before anything is written
@@ -680,9 +687,9 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                     "data": data_fingerprint(panel)}
         if not study.trials:  # the first trial is the defaults (where the space holds them): a search is never
             study.set_user_attr("protocol", protocol)
-            defaults = _defaults_in(base, dimensions)  # worse on validation than not searching
-            if defaults:
-                study.enqueue_trial(defaults, user_attrs={"defaults": True})
+            defaults = _defaults_in(base, dimensions, window=default_window)  # worse on validation than not
+            if defaults:  # searching; it is "the defaults" only if it holds every dimension (one sampled is not)
+                study.enqueue_trial(defaults, user_attrs={"defaults": len(defaults) == len(dimensions)})
         else:
             _check_protocol(study.user_attrs.get("protocol"), protocol)
         stale = _fail_stale(study)
@@ -854,7 +861,7 @@ def _trial_line(trial, metric: str, wanted: int, done: int) -> str:
         step = max(trial.intermediate_values) + 1 if trial.intermediate_values else 0
         value = f"pruned after epoch {step} (its validation loss was worse than the median of earlier trials)"
     else:
-        value = f"validation {metric} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
+        value = f"validation {metric_label(metric)} {trial.value:.4g}" if trial.value is not None else trial.state.name.lower()
     error = trial.user_attrs.get("error")
     return f"[{done}/{wanted}] trial {trial.number}: {value}" + (f" ({error})" if error else "")
 
@@ -893,12 +900,13 @@ def _refits(model, panel, base, best_settings, seed, echo) -> dict:
                       "baselines": {name: values for name, values in result.metrics["test"].items() if name != "model"}}
         if label == "tuned":
             out["forecaster"] = Forecaster.from_state(result.state)
-        echo(f"{label}: test {_headline(out[label]['test'])}")
+        echo(f"{label}: test {scores_text(out[label]['test'])}")
     return out
 
 
-def _headline(metrics: dict) -> str:
-    return ", ".join(f"{key} {number_text(metrics[key])}" for key in ("smape", "mase", "rmse")
+def scores_text(metrics: dict) -> str:
+    """"sMAPE 3.743, MASE 1.281, RMSE 4.478": a refit's scores as tune's lines and report write them."""
+    return ", ".join(f"{metric_label(key)} {number_text(metrics[key])}" for key in ("smape", "mase", "rmse")
                      if metrics.get(key) is not None)
 
 
@@ -945,35 +953,35 @@ def report_blocks(result: TuneResult, protocol: dict | None, importance: bool, p
 
     states = result.trials["state"]
     metric = result.metric
-    blocks = [("p", f"Validation metric: {metric} (minimised); {int((states == 'COMPLETE').sum())} trials completed, "
+    blocks = [("p", f"Validation metric: {metric_label(metric)} (minimised); {int((states == 'COMPLETE').sum())} trials completed, "
                     f"{int((states == 'PRUNED').sum())} pruned, {int((states == 'FAIL').sum())} failed."),
               ("p", _protocol_line(protocol)), ("h2", "Best settings (chosen on validation only)"),
               ("table", ["setting", "value"], [[key, _value_text(value)] for key, value in result.best_settings.items()]),
-              ("p", f"Best validation {metric}: {number_text(result.best_value)}.")]
+              ("p", f"Best validation {metric_label(metric)}: {number_text(result.best_value)}.")]
     defaults = result.trials[result.trials["defaults"] & (states == "COMPLETE")]
     if len(defaults):  # trial 0 ran the run's own settings where the space holds them
         row = defaults.iloc[0]
-        blocks.append(("p", f"The defaults (trial {int(row['number'])}): validation {metric} "
+        blocks.append(("p", f"The defaults (trial {int(row['number'])}): validation {metric_label(metric)} "
                             f"{number_text(row[f'validation_{metric}'])}."))
     if result.test:
         blocks += [("h2", "Refitted and scored once on the test part"),
                    ("table", ["settings", "validation", "test", "epochs"],
-                    [[label, _headline(result.test[label]["validation"]), _headline(result.test[label]["test"]),
+                    [[label, scores_text(result.test[label]["validation"]), scores_text(result.test[label]["test"]),
                       str(result.test[label]["epochs_run"])] for label in ("defaults", "tuned")]),
-                   ("p", f"Naive on test: {_headline(result.test['tuned']['naive'])}.")]
+                   ("p", f"Naive on test: {scores_text(result.test['tuned']['naive'])}.")]
         tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
         if tuned is not None and plain is not None:  # the verdict, either way, first
             if tuned > plain:
-                verdict = (f"The tuned settings are WORSE on test than the defaults ({metric} "
+                verdict = (f"The tuned settings are WORSE on test than the defaults ({metric_label(metric)} "
                            f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
                            "these settings as the test part does; more validation windows (--windows) or the "
                            "defaults are the safer choice.")
             elif tuned < plain:
-                verdict = (f"The tuned settings are better on test than the defaults ({metric} "
+                verdict = (f"The tuned settings are better on test than the defaults ({metric_label(metric)} "
                            f"{number_text(tuned)} against {number_text(plain)}; one split, one seed: check it with "
                            "tsattn compare over seeds before trusting the gain).")
             else:
-                verdict = f"The tuned settings score the same on test as the defaults ({metric} {number_text(tuned)})."
+                verdict = f"The tuned settings score the same on test as the defaults ({metric_label(metric)} {number_text(tuned)})."
             completed = int((states == "COMPLETE").sum())
             if completed < 20:
                 verdict += f" Only {completed} trial(s) completed: the search has barely started."
@@ -1000,7 +1008,7 @@ def _history_figure(result: TuneResult):
     axes.scatter(done["number"], done[column], s=14, label="trial")
     axes.plot(done["number"], done[column].cummin(), color="C3", label="best so far")
     axes.set_xlabel("trial")
-    axes.set_ylabel(f"validation {result.metric}")
+    axes.set_ylabel(f"validation {metric_label(result.metric)}")
     axes.legend()
     return figure
 
@@ -1017,7 +1025,7 @@ def _importance_figure(study, metric: str):
     axes = figure.subplots()
     names = list(importances)[::-1]
     axes.barh(names, [importances[n] for n in names])
-    axes.set_xlabel(f"importance for validation {metric} (fANOVA)")
+    axes.set_xlabel(f"importance for validation {metric_label(metric)} (fANOVA)")
     return figure
 
 
