@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -709,7 +710,12 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(), id_column)
     if series is None:
         if forecaster.config_.dataset is None:
-            raise CliError("give the series to backtest on with --dataset or --csv PATH --column COL")
+            fitted = forecaster.config_
+            example = " ".join(f"--{flag} {shlex.quote(str(value))}" for flag, value in (
+                ("csv", fitted.csv), ("column", fitted.column), ("date-column", fitted.date_column),
+                ("id-column", fitted.id_column)) if value is not None)
+            raise CliError("give the series to backtest on with --dataset or --csv PATH --column COL"
+                           + (f" (the model was fitted on {example})" if fitted.csv else ""))
         from tsattn.data import load_dataset
 
         series = load_dataset(forecaster.config_.dataset, **forecaster.config_.dataset_options)

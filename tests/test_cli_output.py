@@ -1,6 +1,7 @@
 """What the CLI prints: --json documents, --quiet silence, consistent --out / --steps, completable names."""
 
 import json
+import shlex
 
 import pandas as pd
 import pytest
@@ -68,6 +69,10 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     assert document["steps"] == 2 and len(document["per_step"]) == 2 and document["origins"] > 0
     assert "optimistic" in backtest.stderr  # the warning is not lost, and not in the JSON
 
+    unnamed = runner().invoke(main, ["backtest", str(tmp_path / "run"), "--out", str(tmp_path / "bt0")])
+    assert unnamed.exit_code == 2 and "Traceback" not in unnamed.output  # no series: the one the model was fitted on
+    assert f"(the model was fitted on --csv {shlex.quote(str(small_csv))} --column demand --date-column date)" in \
+        unnamed.output, unnamed.output
     refits = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path / "run"), "--csv", str(small_csv),
                                     "--column", "demand", "--date-column", "date", "--start", "0.9", "--retrain",
                                     "8", "--epochs", "1", "--out", str(tmp_path / "bt2")])
