@@ -244,6 +244,10 @@ def summary_table(table: pd.DataFrame, brief: bool = False) -> tuple[list[str], 
     cells as text (``brief``: the terminal's columns, :func:`summary_columns`)."""
     columns = summary_columns(table["headline"].iloc[0], int(table["series"].iloc[0]) > 1, brief)
     rows = [_cells(row, columns, means) for (_, row), means in zip(table.iterrows(), _column_means(table, columns))]
+    at = [key for key, _ in columns].index(table["headline"].iloc[0])
+    for cells, (_, row) in zip(rows, table.iterrows()):
+        if row["headline_mean"] != row["headline_mean"]:  # no score (ranked last): said, not a blank
+            cells[at] = "n/a"
     return [label for _, label in columns], rows
 
 def _interval_columns(table: pd.DataFrame) -> list[str]:
