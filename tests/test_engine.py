@@ -165,7 +165,8 @@ def _backtest(**engine):
 
     t = np.arange(120)
     series = pd.Series(np.sin(t / 4) + t / 60, index=pd.date_range("2000-01-01", periods=120, freq="MS"))
-    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16).fit(series.iloc[:80], seed=0)
+    model = Forecaster("simple-rnn", window=8, units=4, batch_size=16, epochs=2).fit(series.iloc[:80], seed=0)  # (200
+    # epochs without it: 6-13 s a call, and what is checked is the refits)
     return model.backtest(series, start=100, stride=5, retrain=2, epochs=2, **engine)
 
 
