@@ -163,6 +163,9 @@ CELLS = (
                    "3 seeds", "attention_cell_o1.md", "attention-rnn", "all 174", "M3 other", "lstm", {"cell": "lstm"}),
     candidate_cell("nbeats with a lookback of 3 horizons (not its default), one horizon before the M3 other hold-out, "
                    "3 seeds", "nbeats_lookback_o1.md", "nbeats", "all 174", "M3 other", "lookback 3", {"lookback": 3}),
+    candidate_cell("nbeats with a learning rate of 2e-3 (not its default), one horizon before the M1 monthly hold-out, "
+                   "3 seeds", "nbeats_rate_monthly_o1.md", "nbeats", "M1 monthly", "M1 monthly", "learning rate 2e-3",
+                   {"learning_rate": 0.002}),
     Cell("attention-rnn over 3 seeds, M3 yearly (its naive skip on data without a season)", "m3_rnn_seeds.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "attention-rnn", "--seeds", "0,1,2"),
          "M3 yearly", "attention-rnn", "test sMAPE"),
