@@ -101,8 +101,8 @@ def metadata(state) -> dict:
         "calibration": None if state.calibration is None else state.calibration.state(),
         "floor": state.floor,
         "note": state.note,
-        "choice": None if state.choice is None else {"metric": state.choice.attrs.get("metric"),
-                                                      "margin": state.choice.attrs.get("margin"),
+        "choice": None if state.choice is None else {**{key: state.choice.attrs.get(key)
+                                                         for key in ("metric", "margin", "windows", "steps")},
                                                       "rows": json_records(state.choice)},
         "config": state.config.to_dict(),
         "versions": versions(),
@@ -408,8 +408,9 @@ def load(path: Path):
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
             fitted.choice.attrs["metric"] = state["choice"]["metric"]
-            if state["choice"].get("margin") is not None:  # artefacts written before the margin rule lack it
-                fitted.choice.attrs["margin"] = state["choice"]["margin"]
+            for key in ("margin", "windows", "steps"):  # artefacts written before the margin rule (or before the
+                if state["choice"].get(key) is not None:  # windows the choice rests on were kept) lack them
+                    fitted.choice.attrs[key] = state["choice"][key]
         if fitted.covariates is not None:
             fitted.covariates.check_panel(tails)
             layout = fitted.covariates.layout

@@ -182,6 +182,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
     choice.attrs["margin"] = SINGLE_MARGIN
+    choice.attrs["windows"] = int(len(part.actual))  # what the choice rests on: validation windows of a horizon
+    choice.attrs["steps"] = int(data.horizon)
     if winner == label:
         network = next((states[name] for name in best if name in states and
                         isinstance(states[name].estimator, NetworkModel)), None)
@@ -225,9 +227,13 @@ def describe_choice(choice: pd.DataFrame) -> str:
     metric = choice.attrs["metric"]  # set by fit_auto and kept by artefacts
     chosen = choice["chosen"].astype(bool)
     first = choice[chosen].iloc[0]
+    from .checks import counted
     from .io import metric_label
 
     text = f"auto chose {first['candidate']}: validation {metric_label(metric)} {first[metric]:.4g}"
+    windows, steps = choice.attrs.get("windows"), choice.attrs.get("steps")
+    if windows is not None and steps is not None:  # (choices saved before these were kept lack them)
+        text += f" over {counted(windows, 'window')} of {counted(steps, 'step')}"
     if len(choice) > 1:
         second = choice[~chosen].iloc[0]
         if second[metric] < first[metric]:  # the margin rule kept the combination
