@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -223,5 +224,7 @@ def test_cli_compare_fills_gaps_and_ranks_a_baseline_with_no_forecast_last(tmp_p
     seasonal = summary.set_index("model").loc["seasonal-naive"]
     assert np.isnan(seasonal["headline_mean"]) and seasonal["rank"] == len(summary)  # no score: last
     assert "seasonal naive on 0 of 0" not in result.output and "better than naive on " in result.output
+    assert re.search(rf"Best network: simple-rnn, rank \d of {len(summary) - 1},", result.output) or \
+        "Best model on test sMAPE (mean over series): **simple-rnn**" in (tmp_path / "cmp" / "report.md").read_text()
     assert next(line for line in result.output.splitlines() if line.startswith("seasonal-naive")).split() == \
         ["seasonal-naive", str(len(summary)), "n/a"]

@@ -244,7 +244,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     if winner["model"] in BASELINE_ROWS.values():
         lines.append(f"Best model on {name}: **{winner['model']}** ({number_text(winner[f'{metric}_mean'])}), a baseline: no "
                      f"network beats it here. Best network: {best['model']}, rank {int(best['rank'])} of "
-                     f"{len(table)}, {number_text(best[f'{metric}_mean'])} ± {number_text(best[f'{metric}_std'], 2)} (mean ± standard "
+                     f"{int(table['headline_mean'].notna().sum())}, {number_text(best[f'{metric}_mean'])} ± {number_text(best[f'{metric}_std'], 2)} (mean ± standard "
                      f"deviation over {seeds} seed(s)).")
     else:
         lines.append(f"Best model on {name}: **{best['model']}**, {number_text(best[f'{metric}_mean'])} ± "
