@@ -51,10 +51,11 @@ def _per_series(stored) -> np.ndarray:
 
 
 def json_records(frame: pd.DataFrame) -> list[dict]:
-    """A frame's rows as JSON records, a missing figure (NaN: e.g. auto's seasonal-naive candidate on a series shorter
-    than its season, which has no validation forecast) as null, which strict JSON allows and NaN it does not."""
-    return [{key: None if isinstance(value, float) and value != value else value for key, value in row.items()}
-            for row in frame.to_dict(orient="records")]
+    """A frame's rows as JSON records, a figure that is not finite (NaN: e.g. auto's seasonal-naive candidate on a
+    series shorter than its season, which has no validation forecast) as null, as :func:`_finite_or_none` stores
+    figures: strict JSON allows null and refuses NaN and infinity."""
+    return [{key: None if isinstance(value, float) and not math.isfinite(value) else value
+             for key, value in row.items()} for row in frame.to_dict(orient="records")]
 
 
 def metadata(state) -> dict:
