@@ -134,6 +134,28 @@ def test_a_candidate_without_a_validation_forecast_is_saved_as_null_not_nan(monk
     pd.testing.assert_frame_equal(Forecaster.load(tmp_path / "short.tsattn").choice_, f.choice_)
 
 
+def test_a_choice_on_too_few_validation_windows_is_warned_and_validation_windows_gives_more(monkeypatch):
+    """Found by a user-path check: on one series of 30 values auto chose among ten candidates on one validation window
+    (a 6-step forecast) and said nothing of it but "over 1 window"; its choice, patch-transformer, then lost to naive on
+    test by 293%. Fewer than FEW_WINDOWS windows is warned about, naming the setting that gives more."""
+    import warnings
+
+    import tsattn.selection as S
+
+    assert S.few_windows_note(S.FEW_WINDOWS, 6) is None
+    assert S.few_windows_note(1, 6).startswith("auto's choice rests on 1 validation window of 6 steps, too few")
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    series = panel(n=1, length=30).set_index("ds")["y"]
+    with pytest.warns(UserWarning, match=r"rests on 1 validation window of 4 steps.*validation_windows=2"):
+        f = Forecaster("auto", horizon=4, epochs=1).fit(series, verbose=0)
+    assert f.choice_.attrs["windows"] == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = Forecaster("auto", horizon=4, epochs=1, validation_windows=2).fit(series, verbose=0)
+    assert f.choice_.attrs["windows"] == 5  # every window with its targets in the last two horizons
+    assert not [w for w in caught if "validation window" in str(w.message)]
+
+
 def test_a_combination_without_a_network_reports_no_training_of_its_own(monkeypatch, tmp_path):
     """Found by a user-path check: auto's mean of statistical methods reported "0 parameters, 2 epochs, best epoch 2"
     and wrote the first network's loss curve (history.csv, loss.png), though no network was kept."""

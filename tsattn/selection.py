@@ -64,6 +64,19 @@ COMBINED = 3  # the combination candidate: the best three candidates (at most on
 SINGLE_MARGIN = 0.02  # a single candidate is chosen over the combination only when its validation score is lower by
 # more than this fraction of the combination's (0: the lowest score wins); 2% chosen before the M3 hold-outs at two
 # origins (benchmarks/results/auto_margin_*.md)
+FEW_WINDOWS = 3  # a choice resting on fewer validation windows (forecast origins over all series) is warned about:
+# the errors of one window's steps move together, so one or two windows cannot tell the candidates apart
+
+
+def few_windows_note(windows: int, steps: int) -> str | None:
+    """The warning for a choice on fewer than :data:`FEW_WINDOWS` validation windows of ``steps`` steps, else None."""
+    if windows >= FEW_WINDOWS:
+        return None
+    from .checks import counted
+
+    return (f"auto's choice rests on {counted(windows, 'validation window')} of {counted(steps, 'step')}, too few to "
+            "tell the candidates apart: validation_windows=2 (--set validation_windows=2) keeps two horizons for "
+            "validation and scores every window in them, if the series are long enough; or choose the model yourself")
 
 
 def combination_members(ranked: list, network: dict) -> list:
@@ -184,6 +197,13 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice.attrs["margin"] = SINGLE_MARGIN
     choice.attrs["windows"] = int(len(part.actual))  # what the choice rests on: validation windows of a horizon
     choice.attrs["steps"] = int(data.horizon)
+    note = few_windows_note(choice.attrs["windows"], choice.attrs["steps"])
+    if note:
+        import warnings
+
+        from .errors import user_stacklevel
+
+        warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
     if winner == label:
         network = next((states[name] for name in best if name in states and
                         isinstance(states[name].estimator, NetworkModel)), None)
