@@ -2,7 +2,7 @@
 statsforecast's AutoARIMA with the same regressors, and a synthetic panel whose effects are known.
 
     python benchmarks/covariates.py           # -> benchmarks/results/covariates.md (seeds 0-2)
-    python benchmarks/covariates.py --quick   # one model, one seed, 3 epochs, PromoData and the synthetic panel (tests)
+    python benchmarks/covariates.py --quick   # one model, one seed, 3 epochs, PromoData, 4 of the synthetic panel's series (tests)
 
 Every network is fitted as `tsattn fit --dataset D --horizon H [--futr-exog ...]` fits it (tsattn.harness.fit: the
 last H values are the test part, the H before them validation for early stopping, defaults otherwise) and scored on
@@ -53,6 +53,7 @@ REPEATS = 10  # shuffles per covariate
 REAL = {"promodata": {"futr_exog": ["promo1", "promo2"]},
         "seatbelts": {"futr_exog": ["kms", "petrol_price", "law"]},
         "bjsales": {"futr_exog": ["lead"]}}
+QUICK_PANEL = {"n_series": 4}  # quick mode: the synthetic panel's first 4 series (its full-mode figures use all 12)
 SYNTHETIC = {"none": {}, "promo (futr)": {"futr_exog": ["promo"]},
              "promo + noise (futr + hist)": {"futr_exog": ["promo"], "hist_exog": ["noise"]},
              "promo + category (futr + static)": {"futr_exog": ["promo"], "stat_exog": ["category"]}}
@@ -71,11 +72,12 @@ def network_run(dataset: str, model: str, seed: int, covariates: dict, quick: bo
     from tsattn.config import RunConfig
     from tsattn.harness import fit
 
-    frame = __import__("tsattn").load_dataset(dataset)
+    options = QUICK_PANEL if quick and dataset == "promo-panel" else {}
+    frame = __import__("tsattn").load_dataset(dataset, **options)
     # quick mode (the test suite) scores AutoARIMA with the regressors only: its weekly seasonal fits, one per test
     # window, were 42 of the quick mode's 78 s, the half without them the same code path
     arima = dataset != "promo-panel" and (not quick or bool(covariates))
-    config = RunConfig(model=model, dataset=dataset, horizon=int(frame.attrs["horizon"]), seed=seed,
+    config = RunConfig(model=model, dataset=dataset, dataset_options=options, horizon=int(frame.attrs["horizon"]), seed=seed,
                        baselines=["arima"] if arima else [], **({"epochs": 3} if quick else {}),
                        **covariates).updated(**SETTINGS)
     started = time.perf_counter()
@@ -144,7 +146,7 @@ def lift_recovery(seed: int, quick: bool, name: str = "attention-rnn") -> tuple[
     promoted), so it reads the network off its data."""
     import tsattn
 
-    frame = tsattn.load_dataset("promo-panel")
+    frame = tsattn.load_dataset("promo-panel", **(QUICK_PANEL if quick else {}))
     h = int(frame.attrs["horizon"])
     history = frame.groupby("unique_id").head(len(frame) // frame["unique_id"].nunique() - h)
     calendar = frame.groupby("unique_id").tail(h)[["unique_id", "ds", "promo"]]
@@ -279,7 +281,8 @@ def main() -> None:
             per_series[(model, label)] = pd.concat([r[2] for r in runs], axis=1).mean(axis=1)
             if label == "promo (futr)":
                 with_series[("promo-panel", model)] = per_series[(model, label)]
-    lines += ["## Synthetic panel (12 weekly series, promotion lift 30%, a pure-noise past covariate, a static "
+    panel_series = QUICK_PANEL["n_series"] if args.quick else 12  # tsattn.data.promo_panel's default
+    lines += [f"## Synthetic panel ({panel_series} weekly series, promotion lift 30%, a pure-noise past covariate, a static "
               "category)", ""]
     lines += C.table(["model", "covariates", "test MAE", "test sMAPE (mean ± std over seeds)"], rows) + [""]
     tests = []
