@@ -118,7 +118,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         retrain: False uses the fitted model everywhere (honest only when it was fitted on data before
             ``start``: a warning says when it was not); True refits a fresh copy at every origin; an int
             k refits every k origins. A refit sees only values up to its origin (scaler included).
-            Refits need one series (a panel's series end at different times).
+            Refits need one series; a panel refits per window through :func:`cross_validation`.
         epochs: maximum epochs of each refit.
         echo: called with a progress line after each refit (refits done of all, the origin, an ETA).
         engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
@@ -143,8 +143,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
 
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)  # checked even when nothing refits
     if every and panel.n_series > 1:
-        raise ConfigError("retrain needs one series (the series of a panel end at different times); backtest "
-                          "a panel with retrain=False on a model fitted before start, or one series at a time")
+        raise ConfigError(f"backtest refits (retrain) one series at a time, and this is a panel of {panel.n_series}; "
+                          "backtest it without retrain on a model fitted before start, or refit before every window "
+                          "in Python with Forecaster.cross_validation(df, h, n_windows, refit=True)")
     lookback = state.lookback
     longest = int(panel.lengths.max())
     if longest < lookback + horizon:  # no start can work: say what can
