@@ -161,6 +161,12 @@ CELLS = (
                    "attention_units_o1.md", "attention-rnn", "all 174", "M3 other", "units 64", {"units": 64}),
     candidate_cell("attention-rnn with an LSTM cell (not its default), one horizon before the M3 other hold-out, "
                    "3 seeds", "attention_cell_o1.md", "attention-rnn", "all 174", "M3 other", "lstm", {"cell": "lstm"}),
+    candidate_cell("attention-rnn with an LSTM cell (not its default), one horizon before the Tourism yearly hold-out, "
+                   "3 seeds", "attention_cell_short_o1.md", "attention-rnn", "Tourism yearly", "Tourism yearly", "lstm",
+                   {"cell": "lstm"}),
+    candidate_cell("attention-rnn with an LSTM cell (not its default), two horizons before the M1 yearly hold-out, "
+                   "3 seeds", "attention_cell_short_o2.md", "attention-rnn", "M1 yearly", "M1 yearly", "lstm",
+                   {"cell": "lstm"}, origin=2),
     candidate_cell("nbeats with a lookback of 3 horizons (not its default), one horizon before the M3 other hold-out, "
                    "3 seeds", "nbeats_lookback_o1.md", "nbeats", "all 174", "M3 other", "lookback 3", {"lookback": 3}),
     candidate_cell("nbeats with a learning rate of 2e-3 (not its default), one horizon before the M1 monthly hold-out, "
