@@ -687,7 +687,8 @@ def _ray_timeout(ctx, param, value):
                                         "model's horizon; longer continues recursively).")
 @click.option("--stride", type=int, default=1, show_default=True, help="steps between origins.")
 @click.option("--retrain", type=int, default=0, show_default=True,
-              help="refit a fresh model every N origins on the data up to that origin (0: never).")
+              help="refit a fresh model every N origin times on the data up to that time (a panel: every series "
+                   "up to it; 0: never).")
 @click.option("--epochs", type=int, help="maximum epochs of each refit.")
 @engine_options
 @click.option("--out", required=True, type=click.Path(), help="directory for backtest.csv, metrics.json, backtest.png.")
@@ -846,7 +847,9 @@ def compare_command(models, datasets, csv, column, date_column, id_column, fill,
         horizon=horizon if horizon is not None else grid.get("horizon"),
         epochs=epochs if epochs is not None else grid.get("epochs"), settings=merged, out=out, jobs=jobs,
         force=force, echo=output.progress, engine=engine, address=address, cpus_per_run=cpus_per_run)
-    summary = results.attrs["summary"]
+    import pandas as pd
+
+    summary = pd.DataFrame(results.attrs["summary"])  # records (tsattn.compare): a frame again
     failures = results.attrs.get("failures", [])
     output.document({"out": str(Path(out)), "summary": _records(summary), "verdict": results.attrs.get("verdict"),
                      "failures": failures})
@@ -854,7 +857,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, fill,
     from tsattn.report import dataset_label, ranked_on_text, summary_table
 
     verdicts = results.attrs.get("verdict") or {}
-    for dataset in summary["dataset"].unique():  # each dataset's table as the report shows it, then its verdict
+    for dataset in summary["dataset"].unique() if len(summary) else ():  # each dataset's table as the report shows it
         table = summary[summary["dataset"] == dataset]
         header, rows = summary_table(table, brief=True)
         output.say(f"{dataset_label(dataset)}: {int(table['series'].iloc[0])} series, ranked on "

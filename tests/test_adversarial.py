@@ -765,17 +765,20 @@ def test_a_static_csv_without_a_named_feature_is_named_with_its_columns(tmp_path
                      r"size$", lines[0])
 
 
-def test_a_panel_backtest_with_retrain_names_the_path_that_refits_a_panel(tmp_path):
-    """Found by a user-path check: on three hourly series ending together, `tsattn backtest --retrain 2` said "the
-    series of a panel end at different times", which was not so. It now says refits are per series and names
-    cross_validation, which refits a panel before every window; exit code 2, one line, nothing written."""
+def test_tsattn_backtest_retrains_a_panel(tmp_path):
+    """Found by a user-path check: on three hourly series ending together, `tsattn backtest --retrain 2` was refused
+    ("the series of a panel end at different times", which was not so). A panel now refits on every series' values
+    up to each block's first origin time, as cross_validation(refit=True) does (tests/test_panel.py)."""
     hours = pd.date_range("2024-03-01", periods=60, freq="h")
     pd.concat([pd.DataFrame({"meter": f"m{k}", "ds": hours, "y": np.arange(60.0) + k}) for k in range(3)]).to_csv(
         tmp_path / "meters.csv", index=False)
     data = ["--csv", str(tmp_path / "meters.csv"), "--id-column", "meter", "--date-column", "ds", "--column", "y"]
-    fitted = _cli(["fit", "--model", "naive", *data, "--horizon", "4", "--out", str(tmp_path / "run"), "-q"])
+    fitted = _cli(["fit", "--model", "linear", *data, "--horizon", "4", "--out", str(tmp_path / "run"), "-q"])
     assert fitted.exit_code == 0, fitted.output
-    result = _cli(["backtest", str(tmp_path / "run"), *data, "--retrain", "2", "--out", str(tmp_path / "bt")])
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "this is a panel of 3" in result.output and "cross_validation(df, h, n_windows, refit=True)" in result.output
-    assert "end at different times" not in result.output and not (tmp_path / "bt").exists()
+    result = _cli(["backtest", str(tmp_path / "run"), *data, "--start", "48", "--stride", "2", "--retrain", "2",
+                   "--out", str(tmp_path / "bt")])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "bt" / "backtest.csv", parse_dates=["origin", "trained_until"])
+    assert table["unique_id"].nunique() == 3 and table["origin"].nunique() == 5  # origins 47, 49, ..., 55
+    refits = table.groupby("origin")["trained_until"].unique()  # one refit per two origin times, on all 3 series
+    assert [list(v) for v in refits] == [[hours[47]], [hours[47]], [hours[51]], [hours[51]], [hours[55]]]

@@ -137,7 +137,7 @@ def test_a_backtest_on_series_not_seen_in_fit_scores_mase_on_their_own_past():
                                                         verbose=0)
     others = pd.concat([monthly("c", 48, 2, "2010-01-01"), monthly("d", 56, 3, "2009-01-01")], ignore_index=True)
     table = fitted.backtest(others, start=0.75)
-    by_series = table.attrs["metrics_by_series"]
+    by_series = pd.DataFrame(table.attrs["metrics_by_series"])
     mase = by_series[(by_series["model"] == "model") & (by_series["metric"] == "mase")].set_index("series")["value"]
     assert mase.notna().all() and table.attrs["metrics"]["model"]["mase"] is not None
     for uid, rows in table.groupby("unique_id"):
@@ -145,3 +145,46 @@ def test_a_backtest_on_series_not_seen_in_fit_scores_mase_on_their_own_past():
         past = y[:int(np.argmax(others.loc[others["unique_id"] == uid, "ds"].to_numpy() == rows["origin"].min())) + 1]
         scale = np.mean(np.abs(past[12:] - past[:-12]))  # seasonal naive, season 12, on values up to the origin
         np.testing.assert_allclose(mase[uid], np.mean(np.abs(rows["actual"] - rows["predicted"])) / scale, rtol=1e-6)
+
+
+def test_a_series_not_seen_in_fit_is_scaled_on_its_values_up_to_its_first_origin_only():
+    """Found while checking backtests of panels: a global model scored on a series it never saw (backtest, evaluate)
+    min-max scaled that series on all its values, those after the origins too, so its forecast from 2001-08 changed
+    when values in 2005 did. Its scaler now reads its values up to its first scored origin, as its MASE scale does."""
+    import tsattn
+
+    rng = np.random.default_rng(0)
+    stamps = pd.date_range("2000-01-01", periods=60, freq="MS")
+
+    def wave(k):
+        return 50 + 5 * k + 10 * np.sin(np.arange(60) / 3) + rng.normal(0, 1, 60)
+
+    fitted = tsattn.Forecaster("simple-rnn", window=8, horizon=2, epochs=1, units=3).fit(
+        pd.concat([pd.DataFrame({"unique_id": uid, "ds": stamps, "y": wave(k)}) for k, uid in enumerate("ab")]),
+        seed=0, verbose=0)
+    new = wave(2)
+    later = new.copy()
+    later[40:] += 500.0  # after every origin before 2003
+    forecasts = []
+    for values in (new, later):
+        table = fitted.backtest(pd.DataFrame({"unique_id": "c", "ds": stamps, "y": values}), start=12, stride=6)
+        forecasts.append(table.loc[table["origin"] < stamps[38], "predicted"].to_numpy())
+    assert len(forecasts[0]) > 0
+    np.testing.assert_array_equal(forecasts[0], forecasts[1])
+    scaler = fitted.state_.scaler_for(fitted.state_.panel_of(pd.DataFrame({"unique_id": "c", "ds": stamps, "y": new})),
+                                      np.array([12]))
+    np.testing.assert_allclose([scaler.offset[0], scaler.offset[0] + scaler.scale[0]], [new[:12].min(), new[:12].max()])
+
+
+def test_a_panel_backtest_prints_and_concatenates():
+    """Found by a user-path check: `print(table.head())` of a panel backtest (and of tsattn.compare's results) raised
+    "The truth value of a DataFrame is ambiguous": pandas compares attrs when it combines frames, and a frame was kept
+    there. The per-series metrics are records now (pd.DataFrame(...) makes the frame again)."""
+    import tsattn
+
+    frame = two_series()
+    fitted = tsattn.Forecaster("naive", horizon=2).fit(frame[frame["ds"] < "2001-06-01"], verbose=0)
+    table = fitted.backtest(frame, start=18, stride=2)
+    assert "unique_id" in repr(table.head(3)) and len(pd.concat([table, table])) == 2 * len(table)
+    by_series = pd.DataFrame(table.attrs["metrics_by_series"])
+    assert set(by_series["series"]) == {"a", "b"} and {"model", "metric", "value"} <= set(by_series.columns)

@@ -385,7 +385,8 @@ def test_compare_on_a_panel_pairs_models_over_series(tmp_path):
                                                                     "name": "shops"}],
                       seeds=[0], window=8, horizon=2, epochs=1, settings={"units": 4, "split": "holdout", "holdout": 4},
                       out=tmp_path / "report", echo=lines.append)
-    summary = results.attrs["summary"]
+    summary = pd.DataFrame(results.attrs["summary"])
+    assert "shops" in repr(results.head())  # a frame in attrs made printing raise (test_evaluation)
     assert set(summary["headline"]) == {"test_smape"} and (summary["series"] == 12).all()
     assert summary["rank"].min() == 1 and "test sMAPE" in lines[-1]
     report = (tmp_path / "report" / "report.md").read_text()
@@ -524,3 +525,42 @@ def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model="tft"))
     line = panel_verdict(result)
     assert "; seasonal-naive n/a (no forecast: too few values before the test part)." in line, line
+
+
+def test_a_panel_backtest_with_retrain_refits_on_every_series_and_equals_cross_validation():
+    """backtest(retrain=True) refused panels; it now refits on every series' values up to each origin time, and on a
+    panel whose series end together its forecasts are exactly cross_validation(refit=True)'s (two paths, one answer)."""
+    rng = np.random.default_rng(0)
+    stamps = pd.date_range("2000-01-01", periods=40, freq="MS")
+    frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": stamps, "y": 50 + 5 * k + 10 * np.sin(np.arange(40) / 2)
+                                     + rng.normal(0, 1, 40)}) for k, uid in enumerate("abc")], ignore_index=True)
+    settings = {"window": 6, "horizon": 2, "epochs": 1, "units": 3}
+    fitted = tsattn.Forecaster("simple-rnn", **settings).fit(frame[frame["ds"] < stamps[30]], seed=0, verbose=0)
+    table = fitted.backtest(frame, start=34, stride=2, retrain=True)
+    assert (pd.to_datetime(table["trained_until"]) == table["origin"]).all() and table["origin"].nunique() == 3
+    windows = tsattn.Forecaster("simple-rnn", **settings).cross_validation(frame, h=2, n_windows=3, step_size=2,
+                                                                            refit=True, verbose=0)
+    both = table.merge(windows, left_on=["unique_id", "origin", "timestamp"], right_on=["unique_id", "cutoff", "ds"])
+    assert len(both) == len(table) == len(windows) == 3 * 3 * 2
+    np.testing.assert_array_equal(both["predicted"], both["simple-rnn"])
+
+
+def test_refit_blocks_take_every_k_origin_times_and_never_forecast_a_series_a_refit_did_not_read():
+    from tsattn.backtesting import refit_blocks
+    from tsattn.evaluation import origins_in
+    from tsattn.panel import as_panel
+
+    stamps = pd.date_range("2000-01-01", periods=30, freq="MS")
+    frame = pd.concat([pd.DataFrame({"unique_id": "a", "ds": stamps, "y": np.arange(30.0)}),
+                       pd.DataFrame({"unique_id": "b", "ds": stamps[12:], "y": np.arange(18.0)})])
+    panel = as_panel(frame)
+    origins = origins_in(panel, 4, 2, np.array([10, 4]), stride=1)  # a from 2000-10, b from 2001-04 (its 5th value)
+    blocks = refit_blocks(panel, origins, every=8)
+    times = [sorted(set(panel.index[origins[block]])) for block in blocks]
+    # the first refit (at 2000-10) never read b, which starts in 2001-01: b's first origin (2001-04) opens the second
+    assert [len(t) for t in times] == [6, 8, 5] and times[0][0] == stamps[9] and times[1][0] == stamps[15]
+    assert panel.index[origins[panel.series_of(origins) == 1]].min() == stamps[15]
+    assert sorted(np.concatenate(blocks)) == list(range(len(origins)))
+    one = as_panel(frame[frame["unique_id"] == "a"])  # one series: every k origins, in order
+    assert [list(b) for b in refit_blocks(one, np.arange(9, 28), 8)] == [list(range(0, 8)), list(range(8, 16)),
+                                                                        list(range(16, 19))]

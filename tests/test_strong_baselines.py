@@ -83,7 +83,7 @@ def test_compare_reports_statistical_baselines(tmp_path):
                       csv=[{"path": str(path), "column": "y", "date_column": "ds", "id_column": "unique_id"}],
                       window=8, horizon=6, epochs=2, settings={"units": 3, "holdout": 6, "baselines": ["theta"]},
                       out=tmp_path / "cmp")
-    summary = results.attrs["summary"]
+    summary = pd.DataFrame(results.attrs["summary"])
     assert "theta" in set(summary["model"])
     report = (tmp_path / "cmp" / "report.md").read_text()
     verdict = [line for line in results.attrs["verdict"][str(path)] if line.startswith("theta (")] if str(path) in \

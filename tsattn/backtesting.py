@@ -118,7 +118,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         retrain: False uses the fitted model everywhere (honest only when it was fitted on data before
             ``start``: a warning says when it was not); True refits a fresh copy at every origin; an int
             k refits every k origins. A refit sees only values up to its origin (scaler included).
-            Refits need one series; a panel refits per window through :func:`cross_validation`.
+            On a panel each refit reads every series up to its first origin time (:func:`refit_blocks`).
         epochs: maximum epochs of each refit.
         echo: called with a progress line after each refit (refits done of all, the origin, an ETA).
         engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
@@ -142,10 +142,6 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     from .engine import get_engine
 
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)  # checked even when nothing refits
-    if every and panel.n_series > 1:
-        raise ConfigError(f"backtest refits (retrain) one series at a time, and this is a panel of {panel.n_series}; "
-                          "backtest it without retrain on a model fitted before start, or refit before every window "
-                          "in Python with Forecaster.cross_validation(df, h, n_windows, refit=True)")
     lookback = state.lookback
     longest = int(panel.lengths.max())
     if longest < lookback + horizon:  # no start can work: say what can
@@ -180,32 +176,28 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
                           UserWarning, stacklevel=user_stacklevel())
         trained_until[:] = fitted_end
     else:
-        covariates = state.covariates is not None  # a refit then reads the frame with its covariate columns
         shared = {"config": state.config if epochs is None else state.config.updated(epochs=epochs),
-                  "params": state.params, "values": panel.values,
-                  "series": panel.to_frame(*state.columns) if covariates else panel.series(0),
-                  "panel": panel if covariates else None, "columns": state.columns, "static": panel.static,
-                  "origins": origins, "every": every, "horizon": horizon}
+                  "params": state.params, "panel": panel, "columns": state.columns, "origins": origins,
+                  "horizon": horizon}
         predicted, baselines = np.zeros((len(origins), horizon)), {}
-        blocks = range(0, len(origins), every)
+        blocks = refit_blocks(panel, origins, every)
         began = time.perf_counter()
         if hasattr(echo, "count"):  # a tsattn.progress.Heartbeat: on a terminal, a bar of the refits
             echo.count(len(blocks), "refit")
-        for done, (block_start, outcome) in enumerate(runner.map(_refit_block, shared, blocks), 1):
+        for done, (block, outcome) in enumerate(runner.map(_refit_block, shared, blocks), 1):
+            label = time_text(panel.index[origins[block[0]]])
             if echo is not None:
                 left = (time.perf_counter() - began) / done * (len(blocks) - done)
-                echo(f"backtest: refit {done} of {len(blocks)} done (origin {time_text(panel.index[origins[block_start]])})"
+                echo(f"backtest: refit {done} of {len(blocks)} done (origin {label})"
                      + (f", ETA {left:.0f}s" if done < len(blocks) else ""))
                 getattr(echo, "advance", lambda: None)()
             if not outcome.ok:
-                raise TrainingError(f"the refit at origin {time_text(panel.index[origins[block_start]])} failed: "
-                                    f"{outcome.error}")
+                raise TrainingError(f"the refit at origin {label} failed: {outcome.error}")
             block_predicted, block_baselines, until = outcome.value
-            span = slice(block_start, block_start + len(block_predicted))
-            predicted[span] = block_predicted
+            predicted[block] = block_predicted
             for key, values in block_baselines.items():  # each refit's own baselines, fitted on its past only
-                baselines.setdefault(key, np.zeros((len(origins), horizon)))[span] = values
-            trained_until[span] = until
+                baselines.setdefault(key, np.zeros((len(origins), horizon)))[block] = values
+            trained_until[block] = until
         scores = score_origins(state, panel, origins, horizon, predicted, baselines)
     rows = pd.DataFrame({
         "origin": np.repeat(panel.index[origins], horizon),
@@ -229,7 +221,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}
     if "by_series" in summary:
-        rows.attrs["metrics_by_series"] = summary["by_series"]
+        # records, not a frame: pandas compares attrs when it combines frames (printing one, concat), and a frame
+        # there made that raise "The truth value of a DataFrame is ambiguous"
+        rows.attrs["metrics_by_series"] = summary["by_series"].to_dict("records")
     return rows
 
 
@@ -266,25 +260,52 @@ def _start_position(series: pd.Series, start) -> int:
                       f"series (it runs from {time_text(first)} to {time_text(last)})")
 
 
-def _refit_block(shared: dict, block_start: int):
-    """One backtest refit (a unit of work of any engine): fit a fresh copy on the values up to the block's first
-    origin, forecast every origin of the block with it and with its baselines; -> (forecasts (block, steps),
-    {baseline key: forecasts}, the refit's last training time)."""
-    from .evaluation import origin_baseline_forecasts
+def refit_blocks(panel, origins: np.ndarray, every: int) -> list[np.ndarray]:
+    """The refits of a backtest with ``retrain=every``: each a block of positions in ``origins``, forecast by one
+    refit on every series' values up to the block's first origin time. Origin times are taken in order, ``every`` of
+    them per block (for one series, every ``every`` origins); a block also ends before a time at which a series
+    that had no value yet at the block's first time has an origin, so no series is forecast by a refit that never
+    read it."""
+    labels = pd.Index(panel.index[origins])
+    times = labels.unique().sort_values()
+    inverse = times.get_indexer(labels)
+    series = panel.series_of(origins)
+    starts = pd.Index(panel.index[panel.offsets[:-1]])  # each series' first time
+    blocks, current, cut = [], [], None
+    for k in range(len(times)):
+        members = np.flatnonzero(inverse == k)
+        unseen = cut is not None and (np.asarray(starts[series[members]]) > cut).any()
+        if current and (len(current) == every or unseen):
+            blocks.append(np.concatenate(current))
+            current = []
+        if not current:
+            cut = times[k]
+        current.append(members)
+    if current:
+        blocks.append(np.concatenate(current))
+    return blocks
+
+
+def _refit_block(shared: dict, block: np.ndarray):
+    """One backtest refit (a unit of work of any engine): fit a fresh copy on every series' values up to the
+    block's first origin time, forecast every origin of the block with it and with its baselines (scored as
+    :func:`tsattn.evaluation.score_origins` scores a fitted model); -> (forecasts (block, steps), {baseline key:
+    forecasts}, the refit's last training time)."""
+    from .evaluation import score_origins
     from .harness import fit_all
 
-    origins, every = shared["origins"], shared["every"]
-    origin = origins[block_start]
-    panel = shared.get("panel")  # with covariates: the frame's rows (one series) and its static features
-    state = fit_all(shared["config"], shared["series"].iloc[:origin + 1], static=shared["static"],
-                    columns=shared["columns"] if panel is not None else None, params=shared["params"])
-    block = origins[block_start:block_start + every]
-    values = shared["values"] if panel is None else state.source_of(panel)  # standardised as this refit was fitted
-    zeros = np.zeros(len(block), dtype=np.int64)  # one series: every origin's series start and number
-    contexts = state.windows(values, block, zeros)
-    forecasts = state.forecast(contexts, shared["horizon"], state.scaler, zeros)
-    baselines = origin_baseline_forecasts(state, values, block, zeros, zeros, state.scaler, shared["horizon"])
-    return forecasts, baselines, state.trained_until
+    panel, origins = shared["panel"], shared["origins"][block]
+    cut = panel.index[origins].min()
+    counts = np.array([int(panel.series_index(i).searchsorted(cut, side="right")) for i in range(panel.n_series)])
+    numbers = np.flatnonzero(counts > 0)
+    history = panel.take(numbers, panel.offsets[:-1][numbers], counts[numbers])
+    if panel.n_series == 1 and history.exog is None:  # one series: a Series, as Forecaster.fit takes it
+        data, columns = history.series(0), None
+    else:  # a frame with the covariate columns and the names the model was fitted with
+        data, columns = history.to_frame(*shared["columns"]), shared["columns"]
+    state = fit_all(shared["config"], data, static=panel.static, columns=columns, params=shared["params"])
+    scores = score_origins(state, panel, origins, shared["horizon"])
+    return scores.predicted, scores.baselines, state.trained_until
 
 
 def _at_or_after(fitted_end, origin) -> bool:

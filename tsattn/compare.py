@@ -538,7 +538,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         with atomic_file(out / "summary.csv") as temporary:
             summary.to_csv(temporary, index=False)
         write_report(out, spec, ordered, results, summary, failed)
-    results.attrs["summary"] = summary
+    results.attrs["summary"] = summary.to_dict("records")  # records: a frame in attrs broke printing (backtesting)
     results.attrs["failures"] = failed
     results.attrs["verdict"] = {dataset: comparison_verdict(results, summary, dataset, ordered)
                                 for dataset in dict.fromkeys(results["dataset"])}

@@ -274,6 +274,15 @@ def origin_baseline_forecasts(state, source, origins, first, series, scaler, hor
             for model in origin_baselines(state, horizon, panel)}
 
 
+def history_until(panel, origins: np.ndarray, series: np.ndarray) -> np.ndarray:
+    """Per series of ``panel``, how many of its values come up to its first origin among ``origins`` (global
+    positions; ``series``: each one's number), all of them for a series with none: what a series not seen in fit may
+    be scaled on when it is scored at those origins (:meth:`tsattn.state.FittedState.scaler_for`)."""
+    until = np.asarray(panel.lengths, dtype=np.int64).copy()
+    np.minimum.at(until, series, origins - panel.offsets[series] + 1)
+    return until
+
+
 def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np.ndarray | None = None,
                   baselines: dict | None = None) -> OriginScores:
     """Forecasts of ``state`` and of its baselines (:func:`origin_baselines`) at ``origins`` of ``panel``, all scored
@@ -281,7 +290,7 @@ def score_origins(state, panel, origins: np.ndarray, horizon: int, predicted: np
     each with its own baselines)."""
     series = panel.series_of(origins)
     first = panel.offsets[series]
-    scaler = state.scaler_for(panel)
+    scaler = state.scaler_for(panel, history_until(panel, origins, series))
     source = state.source_of(panel)
     if not state.padded and (origins - state.lookback + 1 < first).any():
         raise DataError(f"every origin needs {state.lookback} values before it in its own series")
@@ -352,7 +361,7 @@ def permutation_importance(state, panel, origins: np.ndarray, metric: str, repea
     horizon = state.horizon
     series = panel.series_of(origins)
     first = panel.offsets[series]
-    scaler = state.scaler_for(panel)
+    scaler = state.scaler_for(panel, history_until(panel, origins, series))
     actual = panel.values[origins[:, None] + np.arange(1, horizon + 1)]
     scale = mase_scale_at(state, panel, origins, series)
 

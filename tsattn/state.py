@@ -189,9 +189,11 @@ class FittedState:
             raise DataError(f"series id {series_id!r} was not in the data the model was fitted on; pass its "
                             "history, e.g. predict(h, series=frame_with_that_series)") from None
 
-    def scaler_for(self, panel: Panel) -> Scaler:
+    def scaler_for(self, panel: Panel, until: np.ndarray | None = None) -> Scaler:
         """One scaler row per series of ``panel``: the fitted one for a known id (or for the one series of a
-        single-series model), else fit on that series' history (a global model meeting a new series)."""
+        single-series model), else fit on that series' history (a global model meeting a new series): its first
+        ``until[i]`` values when given (scoring at origins: the values up to its first origin, so nothing after an
+        origin enters its forecasts), else all of them (a forecast after its end)."""
         if self.single and panel.n_series == 1:
             return self.scaler
         rows = []
@@ -202,8 +204,10 @@ class FittedState:
                 rows.append((self.scaler.offset[number], self.scaler.scale[number]))
             else:
                 if fresh is None:
-                    fresh = Scaler(self.scaler.kind).fit(panel.values, np.repeat(np.arange(panel.n_series),
-                                                                                 panel.lengths), panel.n_series)
+                    numbers = np.repeat(np.arange(panel.n_series), panel.lengths)
+                    keep = slice(None) if until is None else \
+                        np.arange(len(numbers)) - panel.offsets[numbers] < np.asarray(until)[numbers]
+                    fresh = Scaler(self.scaler.kind).fit(panel.values[keep], numbers[keep], panel.n_series)
                 rows.append((fresh.offset[i], fresh.scale[i]))
         offset, scale = zip(*rows) if rows else ((), ())
         return Scaler(self.scaler.kind, np.array(offset), np.array(scale))
