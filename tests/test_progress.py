@@ -101,3 +101,19 @@ def test_units_of_work_are_a_bar_on_a_terminal_with_the_lines_above_it():
             beat.echo(f"[{k + 1}/3] run done")
             beat.advance()
     assert plain.lines == [f"[{k}/3] run done" for k in (1, 2, 3)]
+
+
+def test_the_wait_after_training_names_the_statistical_baselines_it_fits():
+    """Found by a user-path check: `tsattn fit --futr-exog` on three hourly series trained in seconds, then said
+    "training done; scoring and calibrating" for over 15 minutes while AutoARIMA (added for the covariates, season
+    24) was refitted origin by origin. The heartbeat now names what it fits and why it is there."""
+    from tsattn.baselines import Naive, StatisticalModel
+    from tsattn.covariates import Covariates
+    from tsattn.harness import scoring_text
+
+    futr = Covariates.of(futr_exog=["temp"])
+    assert scoring_text([Naive(2)], futr) == "training done; scoring and calibrating"
+    text = scoring_text([Naive(2), StatisticalModel("theta", 2, 24), StatisticalModel("arima", 2, 24)], futr)
+    assert text == ("training done; scoring, with statsforecast's theta, arima (added for the future-known covariates) "
+                    "fitted at the origins of every series")
+    assert "added" not in scoring_text([StatisticalModel("arima", 2, 24)], futr, asked=["arima"])

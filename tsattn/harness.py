@@ -811,6 +811,21 @@ def with_regression_baseline(baselines, covariates) -> list:
     return keys
 
 
+def scoring_text(baselines, covariates, asked=()) -> str:
+    """The heartbeat's stage while a run is scored: the statistical baselines are the slow part (each refitted at up
+    to MAX_STATISTICAL_FITS origins per series; AutoARIMA on hourly data, season 24, takes seconds a fit), so it
+    names them, and AutoARIMA as added for the future-known covariates when it was (not in ``asked``)."""
+    from .baselines import StatisticalModel, statistical_keys
+
+    labels = [b.label for b in baselines if isinstance(b, StatisticalModel)]
+    if not labels:
+        return "training done; scoring and calibrating"
+    added = " (added for the future-known covariates)" if covariates is not None and covariates.futr and \
+        "arima" not in statistical_keys(list(asked or [])) else ""
+    named = ", ".join(f"{label}{added}" if label == "arima" else label for label in labels)
+    return f"training done; scoring, with statsforecast's {named} fitted at the origins of every series"
+
+
 def check_takes_covariates(name: str, estimator, covariates) -> None:
     """One line when a forecaster is given covariate kinds it cannot use (never ignored silently)."""
     refused = estimator.capabilities.refused_covariates(covariates)
@@ -986,6 +1001,9 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     config, data, note = windowed_or_fallback(config, panel, with_test=True)
     state = fit_state(config, data, progress, engine)
     state.note = note
+    beat = getattr(progress, "heartbeat", None)
+    if beat is not None:  # what the wait after training is: statsforecast's methods fitted origin by origin
+        beat.stage(scoring_text(state.baselines, data.covariates, config.baselines))
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
                                calibration=state.calibration, mase_scale=state.mase_scale, selection=state.selection)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
