@@ -269,11 +269,12 @@ def refit_blocks(panel, origins: np.ndarray, every: int) -> list[np.ndarray]:
     labels = pd.Index(panel.index[origins])
     times = labels.unique().sort_values()
     inverse = times.get_indexer(labels)
+    order = np.argsort(inverse, kind="stable")  # origins grouped by time, in one pass
+    groups = np.split(order, np.cumsum(np.bincount(inverse, minlength=len(times)))[:-1])
     series = panel.series_of(origins)
     starts = pd.Index(panel.index[panel.offsets[:-1]])  # each series' first time
     blocks, current, cut = [], [], None
-    for k in range(len(times)):
-        members = np.flatnonzero(inverse == k)
+    for k, members in enumerate(groups):
         unseen = cut is not None and (np.asarray(starts[series[members]]) > cut).any()
         if current and (len(current) == every or unseen):
             blocks.append(np.concatenate(current))

@@ -312,10 +312,8 @@ def mase_scale_at(state, panel, origins: np.ndarray, series: np.ndarray) -> np.n
     scale = np.asarray(state.mase_scale_for(panel), dtype=np.float64).copy()
     unseen = np.flatnonzero(~np.isfinite(scale))
     if len(unseen) and len(origins):
-        earliest = np.full(panel.n_series, np.iinfo(np.int64).max)
-        np.minimum.at(earliest, series, origins)
-        unseen = unseen[earliest[unseen] < np.iinfo(np.int64).max]
-        ends = earliest[unseen] - panel.offsets[unseen] + 1  # values up to and including the first origin
+        unseen = unseen[np.isin(unseen, series)]  # (a series with no origin keeps NaN)
+        ends = history_until(panel, origins, series)[unseen]  # values up to and including the first origin
         scale[unseen] = M.insample_scale(panel.values, panel.offsets[unseen], ends, state.season)
     return scale
 
