@@ -675,3 +675,36 @@ def test_the_linear_baseline_takes_covariates_as_the_networks_skip_path_does(tmp
     arx.save(tmp_path / "arx")
     again = Forecaster.load(tmp_path / "arx").predict(futr_df=future[["unique_id", "ds", "driver"]])["linear"]
     np.testing.assert_array_equal(again.to_numpy(), with_driver)
+
+
+def test_the_arima_added_for_future_covariates_is_fitted_once_per_series(tmp_path):
+    """Found by a user-path check: every run with future-known covariates is scored beside AutoARIMA with them as
+    regressors, and that baseline, not asked for, was refitted at up to 50 origins of every series (over 15 minutes
+    on three hourly series whose network trained in seconds). Now it is fitted once per series, at its first
+    origin, and filtered forward: statsforecast's cross_validation(refit=False) on the history that has regressors
+    (the source's first h rows have none). Asked for (--baselines arima), it is refitted at every origin as before."""
+    from statsforecast import StatsForecast
+    from statsforecast.models import AutoARIMA
+
+    from conftest import TINY
+    from tsattn.harness import fit
+
+    series = panel_frame(1, 90)
+    reference = series.iloc[H:][["unique_id", "ds", "y", "promo"]]
+
+    def theirs(refit):
+        cv = StatsForecast(models=[AutoARIMA(season_length=52)], freq="W-MON").cross_validation(
+            df=reference, h=H, n_windows=16, step_size=1, refit=refit)
+        return cv.sort_values(["cutoff", "ds"])["AutoARIMA"].to_numpy().reshape(16, H)
+
+    for asked, refit in (([], False), (["arima"], True)):
+        result = fit(RunConfig(model="linear", dataset=None, **{**TINY, "horizon": H, "futr_exog": ["promo"],
+                                                                "baselines": asked}), series=series)
+        assert result.state.season == 52
+        arima = next(b for b in result.state.baselines if b.key == "arima")
+        assert arima.fits == (1 if not asked else 50)
+        np.testing.assert_allclose(result.forecasts["test"].baselines["arima"], theirs(refit), rtol=1e-5)
+
+    forecaster = Forecaster("linear", horizon=H, futr_exog=["promo"]).fit(series)
+    loaded = Forecaster.load(forecaster.save(tmp_path / "arx.tsattn"))
+    assert [b.fits for b in loaded.state_.baselines if b.key == "arima"] == [1]

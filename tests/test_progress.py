@@ -114,6 +114,7 @@ def test_the_wait_after_training_names_the_statistical_baselines_it_fits():
     futr = Covariates.of(futr_exog=["temp"])
     assert scoring_text([Naive(2)], futr) == "training done; scoring and calibrating"
     text = scoring_text([Naive(2), StatisticalModel("theta", 2, 24), StatisticalModel("arima", 2, 24)], futr)
-    assert text == ("training done; scoring, with statsforecast's theta, arima (added for the future-known covariates) "
-                    "fitted at the origins of every series")
-    assert "added" not in scoring_text([StatisticalModel("arima", 2, 24)], futr, asked=["arima"])
+    assert text == ("training done; scoring, with statsforecast's theta fitted at the origins of every series and "
+                    "arima (added for the future-known covariates) fitted once per series")
+    assert scoring_text([StatisticalModel("arima", 2, 24)], futr, asked=["arima"]) == \
+        "training done; scoring, with statsforecast's arima fitted at the origins of every series"

@@ -456,16 +456,20 @@ class StatisticalModel(WindowModel):
     the fitted model filtered forward through the new values in between (statsforecast's ``forward``, its
     ``cross_validation(refit=k)``): the same parameters, the newest values. On sunspots' test part this moved
     Theta's one-step RMSE from 20.968 to 20.984 and AutoETS's from 21.074 to 21.090 while cutting their cost
-    about 8x (every fourth origin scored, refits every 12). A history it cannot fit (too short, degenerate) gets
-    the naive forecast until a later refit succeeds, and a warning says how often.
+    about 8x (every fourth origin scored, refits every 12). ``fits`` sets that cap: 1 fits each series once, at its
+    first origin, and filters it forward through every later one (statsforecast's ``cross_validation(refit=False)``),
+    what the AutoARIMA a run adds by itself for future-known covariates does (:data:`ADDED_FITS`). A history it
+    cannot fit (too short, degenerate) gets the naive forecast until a later refit succeeds, and a warning says how
+    often.
     """
 
     capabilities = Capabilities(scope="local", intervals="quantiles", scored_on=("test",))
 
-    def __init__(self, key: str, horizon: int = 1, season: int = 1):
+    def __init__(self, key: str, horizon: int = 1, season: int = 1, fits: int | None = None):
         if key not in STATISTICAL:
             raise ConfigError(f"unknown baseline {key!r}; available: {', '.join(STATISTICAL_LABELS)}")
         self.key, self.horizon, self.season = key, horizon, season
+        self.fits = MAX_STATISTICAL_FITS if fits is None else max(1, int(fits))  # refits per series over its origins
         self.label = STATISTICAL[key][0]
         self.layout = None  # with covariates: (past, future-known, static) columns of the source after the target
         if key in EXOGENOUS:
@@ -522,7 +526,7 @@ class StatisticalModel(WindowModel):
         for array in (np.ascontiguousarray(values, dtype=np.float64), origins, first):
             digest.update(np.ascontiguousarray(array).tobytes())
             digest.update(b"|")
-        return self.key, self.horizon, self.season, levels, digest.hexdigest()
+        return self.key, self.horizon, self.season, self.fits, levels, digest.hexdigest()
 
     def _fit_each(self, values, origins, first, levels, regressors=None):
         import warnings
@@ -537,7 +541,7 @@ class StatisticalModel(WindowModel):
         order = np.lexsort((origins, first))
         _, starts, counts = np.unique(first[order], return_index=True, return_counts=True)
         rank = np.arange(len(order)) - np.repeat(starts, counts)  # each origin's place in its series' run
-        every = np.repeat(np.maximum(1, -(-counts // MAX_STATISTICAL_FITS)), counts)
+        every = np.repeat(np.maximum(1, -(-counts // self.fits)), counts)
         refit_at = np.zeros(len(origins), dtype=bool)
         refit_at[order[rank % every == 0]] = True
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -583,10 +587,12 @@ class StatisticalModel(WindowModel):
         return out, dict(sorted({0.5: out, **bounds}.items()))
 
     def state(self) -> dict:
-        return {**super().state(), "season": self.season, "layout": None if self.layout is None else list(self.layout)}
+        return {**super().state(), "season": self.season, "layout": None if self.layout is None else list(self.layout),
+                "fits": self.fits}
 
 
 MAX_STATISTICAL_FITS = 50  # refits per series of a statistical method over a run of origins (see StatisticalModel)
+ADDED_FITS = 1  # refits per series of a statistical baseline a run adds by itself (AutoARIMA for future covariates)
 
 # key -> (label, statsforecast class): the statistical baselines `--baselines` can add
 STATISTICAL = {
@@ -761,11 +767,14 @@ def forecaster_baseline(name: str, window: int, horizon: int, season: int, linea
 
 
 def baseline_models(window: int, horizon: int, season: int, linear_fit: str = "pooled",
-                    statistical=()) -> list[WindowModel]:
+                    statistical=(), added=()) -> list[WindowModel]:
     """The baselines scored beside every model: naive, seasonal naive and the linear autoregression, then the
-    statistical methods named in ``statistical`` (keys or labels of :data:`STATISTICAL`)."""
+    statistical methods named in ``statistical`` (keys or labels of :data:`STATISTICAL`); those among them also in
+    ``added`` (not asked for: the run added them) are fitted :data:`ADDED_FITS` times per series."""
+    added = set(statistical_keys(list(added)))
     return [Naive(horizon), SeasonalNaive(horizon, season), LinearAR(window, horizon, linear_fit)] + \
-        [StatisticalModel(key, horizon, season) for key in statistical_keys(list(statistical))]
+        [StatisticalModel(key, horizon, season, ADDED_FITS if key in added else None)
+         for key in statistical_keys(list(statistical))]
 
 
 def baseline_labels() -> dict[str, str]:
@@ -857,7 +866,8 @@ def from_state(state: dict, network=None) -> WindowModel:
     if key == SeasonalNaive.key:
         return SeasonalNaive(int(state["horizon"]), int(state["season"]))
     if key in STATISTICAL:
-        model = StatisticalModel(key, int(state["horizon"]), int(state["season"]))
+        model = StatisticalModel(key, int(state["horizon"]), int(state["season"]),
+                                 state.get("fits"))  # absent (saved before): every origin up to the cap
         model.layout = Layout.of(state.get("layout"))
         return model
     if key == LinearAR.key:

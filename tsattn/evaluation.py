@@ -263,7 +263,7 @@ def origin_baselines(state, horizon: int, panel=None) -> list:
         elif isinstance(model, SeasonalNaive):
             others.append(SeasonalNaive(horizon, state.season))
         elif isinstance(model, StatisticalModel) and model.layout is None:  # regressors reach only the horizon
-            others.append(StatisticalModel(model.key, horizon, state.season))
+            others.append(StatisticalModel(model.key, horizon, state.season, model.fits))
     return others
 
 

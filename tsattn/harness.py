@@ -799,31 +799,42 @@ def _trained(model: keras.Model, data: WindowedPanel, network: NetworkPart, trai
     return model, frame, len(frame), best
 
 
-def with_regression_baseline(baselines, covariates) -> list:
-    """The statistical baselines of a run: the ones asked for, and with future-known covariates statsforecast's
-    AutoARIMA with them as regressors (when statsforecast is installed), so every run with covariates is scored
-    beside the classical regression on the same covariates."""
+def added_baselines(baselines, covariates) -> list:
+    """The statistical baselines a run adds by itself to those asked for (``baselines``): with future-known
+    covariates statsforecast's AutoARIMA with them as regressors (when statsforecast is installed), so every run
+    with covariates is scored beside the classical regression on the same covariates. Not asked for, it is fitted
+    once per series at its first origin and filtered forward through the later ones (``ADDED_FITS``): refitted at
+    up to 50 origins of every hourly series (season 24, seconds a fit) it took over 15 minutes of a run whose
+    network trained in seconds."""
     from .baselines import statistical_keys
 
     keys = statistical_keys(list(baselines or []))
     if covariates is not None and covariates.futr and "arima" not in keys and statsforecast_installed():
-        keys.append("arima")
-    return keys
+        return ["arima"]
+    return []
+
+
+def with_regression_baseline(baselines, covariates) -> list:
+    """The statistical baselines of a run: the ones asked for, then :func:`added_baselines`."""
+    from .baselines import statistical_keys
+
+    return statistical_keys(list(baselines or [])) + added_baselines(baselines, covariates)
 
 
 def scoring_text(baselines, covariates, asked=()) -> str:
     """The heartbeat's stage while a run is scored: the statistical baselines are the slow part (each refitted at up
     to MAX_STATISTICAL_FITS origins per series; AutoARIMA on hourly data, season 24, takes seconds a fit), so it
     names them, and AutoARIMA as added for the future-known covariates when it was (not in ``asked``)."""
-    from .baselines import StatisticalModel, statistical_keys
+    from .baselines import StatisticalModel
 
     labels = [b.label for b in baselines if isinstance(b, StatisticalModel)]
     if not labels:
         return "training done; scoring and calibrating"
-    added = " (added for the future-known covariates)" if covariates is not None and covariates.futr and \
-        "arima" not in statistical_keys(list(asked or [])) else ""
-    named = ", ".join(f"{label}{added}" if label == "arima" else label for label in labels)
-    return f"training done; scoring, with statsforecast's {named} fitted at the origins of every series"
+    added = [label for label in labels if label in added_baselines(asked, covariates)]
+    asked = [label for label in labels if label not in added]
+    parts = [f"{', '.join(asked)} fitted at the origins of every series"] if asked else []
+    parts += [f"{label} (added for the future-known covariates) fitted once per series" for label in added]
+    return f"training done; scoring, with statsforecast's {' and '.join(parts)}"
 
 
 def check_takes_covariates(name: str, estimator, covariates) -> None:
@@ -882,7 +893,8 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     def fitted(on: WindowedPanel, training: TrainingPart | None = None):
         """The model (trained for ``training``, or fitted when a baseline) and the baselines scored beside it (fit,
         evaluate, backtest, compare, tune), on ``on``; with the training history, epochs run and best epoch."""
-        beside = [b.fit(on) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys)]
+        beside = [b.fit(on) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys,
+                                                     added_baselines(config.baselines, data.covariates))]
         if config.is_baseline:
             estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
             return estimator.fit(on), beside, (pd.DataFrame(columns=["loss"]), None, None)
