@@ -779,6 +779,34 @@ def test_tsattn_backtest_retrains_a_panel(tmp_path):
                    "--out", str(tmp_path / "bt")])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(tmp_path / "bt" / "backtest.csv", parse_dates=["origin", "trained_until"])
-    assert table["unique_id"].nunique() == 3 and table["origin"].nunique() == 5  # origins 47, 49, ..., 55
+    assert table["meter"].nunique() == 3 and table["origin"].nunique() == 5  # origins 47, 49, ..., 55
     refits = table.groupby("origin")["trained_until"].unique()  # one refit per two origin times, on all 3 series
     assert [list(v) for v in refits] == [[hours[47]], [hours[47]], [hours[51]], [hours[51]], [hours[55]]]
+
+
+def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
+    """Found by a user-path check: a run on meters.csv (--id-column meter --date-column time) wrote forecast.csv
+    with `meter, time` but predictions.csv with `unique_id, ds` and backtest.csv with `unique_id`. Every file and
+    frame made from the model now names them as the data does (Forecaster.backtest and attention_weights too)."""
+    hours = pd.date_range("2024-03-01", periods=60, freq="h")
+    pd.concat([pd.DataFrame({"meter": f"m{k}", "time": hours, "kwh": np.arange(60.0) + k}) for k in range(2)]).to_csv(
+        tmp_path / "meters.csv", index=False)
+    data = ["--csv", str(tmp_path / "meters.csv"), "--id-column", "meter", "--date-column", "time", "--column", "kwh"]
+    assert _cli(["fit", "--model", "linear", *data, "--horizon", "2", "--out", str(tmp_path / "run"), "-q"]).exit_code == 0
+    predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
+    assert list(predictions.columns[:5]) == ["meter", "time", "step", "actual", "predicted"]
+    assert _cli(["backtest", str(tmp_path / "run"), *data, "--start", "50", "--out", str(tmp_path / "bt")]).exit_code == 0
+    assert pd.read_csv(tmp_path / "bt" / "backtest.csv").columns[0] == "meter"
+    assert _cli(["predict", str(tmp_path / "run"), "--out", str(tmp_path / "f")]).exit_code == 0
+    assert list(pd.read_csv(tmp_path / "f" / "forecast.csv").columns[:2]) == ["meter", "time"]
+
+    frame = pd.read_csv(tmp_path / "meters.csv", parse_dates=["time"])
+    forecaster = Forecaster("attention-rnn", horizon=2, window=6, epochs=1, units=2).fit(
+        frame, id_column="meter", time_column="time", value_column="kwh")
+    assert forecaster.backtest(frame, start=50).columns[0] == "meter"
+    assert forecaster.attention_weights(frame).columns[0] == "meter"
+    # an id named like an output column falls back to Nixtla's name rather than write it twice
+    clash = Forecaster("linear", horizon=2, window=6).fit(frame.rename(columns={"meter": "step"}),
+                                                                  id_column="step", time_column="time",
+                                                                  value_column="kwh")
+    assert list(clash.backtest(frame.rename(columns={"meter": "step"}), start=50).columns[:2]) == ["unique_id", "origin"]

@@ -208,8 +208,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         "naive": scores.baselines["naive"].ravel(),
         "trained_until": np.repeat(trained_until, horizon),
     })
-    if panel.n_series > 1:
-        rows.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
+    if panel.n_series > 1:  # named as the data's id column, as predict and cross_validation name it
+        rows.insert(0, state.key_columns(rows.columns)[0],
+                    np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
     uncovered = summary.get("series_not_scored")
     if uncovered:  # a panel's short series: none of their values from start leaves room for the steps

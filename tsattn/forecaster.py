@@ -520,7 +520,8 @@ class Forecaster(BaseEstimator):
                                  index=pd.Index(np.repeat(np.asarray(labels, dtype=object), horizon), name="target"))
             frame.insert(0, "step", np.tile(np.arange(1, horizon + 1), len(labels)))
             if panel.n_series > 1:
-                frame.insert(0, ID_COLUMN, np.repeat(np.asarray(panel.ids, dtype=object)[numbers], horizon))
+                frame.insert(0, state.key_columns(frame.columns)[0],
+                             np.repeat(np.asarray(panel.ids, dtype=object)[numbers], horizon))
             return frame
         weights = attention_per_patch(read) if by == "patch" else attention_per_lag(read, state.keras_model)
         columns = [f"lag_{lag}" for lag in range(window, 0, -1)] if by == "lag" else \
@@ -529,8 +530,8 @@ class Forecaster(BaseEstimator):
         if by == "patch":  # patch k covers these lags (lag 1 = the most recent value)
             frame.attrs["lags"] = {f"patch_{k + 1}": [int(window - step) for step in steps]
                                    for k, steps in enumerate(patches.indices)}
-        if panel.n_series > 1:
-            frame.insert(0, ID_COLUMN, np.asarray(panel.ids, dtype=object)[numbers])
+        if panel.n_series > 1:  # named as the data's id column, as predict names it
+            frame.insert(0, state.key_columns(frame.columns)[0], np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
     def variable_importance(self, series=None) -> pd.DataFrame:
@@ -640,9 +641,10 @@ class Forecaster(BaseEstimator):
                                        title=f"{self.model}: forecast of the next {counted(steps_shown, 'step')}")
         elif kind == "attention":
             weights = self.attention_weights(series)
-            values = weights.drop(columns=[ID_COLUMN], errors="ignore").to_numpy()
-            labels = list(weights.index) if ID_COLUMN not in weights.columns else \
-                [f"{sid} {plots.time_label(label)}" for sid, label in zip(weights[ID_COLUMN], weights.index)]
+            id_name = weights.columns[0] if not str(weights.columns[0]).startswith("lag_") else None  # a panel's
+            values = weights.drop(columns=[id_name] if id_name else []).to_numpy()
+            labels = list(weights.index) if id_name is None else \
+                [f"{sid} {plots.time_label(label)}" for sid, label in zip(weights[id_name], weights.index)]
             figure = plots.attention_figure(values, labels, f"{self.model}: attention over the window")
         elif kind == "importance":
             from .models import fusion_layer

@@ -16,7 +16,6 @@ from .intervals import bands, check_levels, interval_source, level_name
 from .io import atomic_directory, column_texts, metric_label, number_text, text_table, write_json
 from .models import (attention_per_lag, first_member, fusion_layer, patches_layer, read_attention,
                      selection_names, variable_importance)
-from .panel import ID_COLUMN, TIME_COLUMN
 from .windows import PARTS
 
 
@@ -27,12 +26,16 @@ def baseline_keys(result: RunResult) -> tuple:
 
 
 def predictions_frame(result: RunResult) -> pd.DataFrame:
-    """Long form: unique_id, ds (and step when horizon > 1), actual, predicted, part, the baselines and, with
+    """Long form: the data's id and time columns (:meth:`tsattn.state.FittedState.key_columns`; ``unique_id``, ``ds``
+    for a bundled dataset), step when horizon > 1, actual, predicted, part, the baselines and, with
     levels, the model's ``lo-80`` / ``hi-80`` ... (validation and test parts; empty on the train part), for every
     forecast target of every series."""
     frames = []
     panel = result.panel
     ids = np.asarray(panel.ids, dtype=object)
+    taken = {"step", "actual", "predicted", "part", *(model.key for model in result.baselines)} | \
+        {f"{side}-{level_name(level)}" for level in check_levels(result.config.level) for side in ("lo", "hi")}
+    id_column, time_column = result.state.key_columns(taken)
     for part in PARTS:
         forecast = result.forecasts.get(part)
         if forecast is None:
@@ -41,8 +44,8 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
         found = bands(forecast.intervals.get("model") or {}, result.config.level)  # {level: (low, high)}
         for step in range(result.data.horizon):
             frame = pd.DataFrame({
-                ID_COLUMN: ids[forecast.series],
-                TIME_COLUMN: panel.index[positions[:, step]],
+                id_column: ids[forecast.series],
+                time_column: panel.index[positions[:, step]],
                 "actual": forecast.actual[:, step],
                 "predicted": forecast.predicted[:, step],
                 "part": part,
@@ -57,8 +60,8 @@ def predictions_frame(result: RunResult) -> pd.DataFrame:
                 frame.insert(2, "step", step + 1)
             frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
-    order = [ID_COLUMN, TIME_COLUMN] + (["step"] if result.data.horizon > 1 else [])
-    table[ID_COLUMN] = pd.Categorical(table[ID_COLUMN], categories=panel.ids)
+    order = [id_column, time_column] + (["step"] if result.data.horizon > 1 else [])
+    table[id_column] = pd.Categorical(table[id_column], categories=panel.ids)
     return table.sort_values(order, kind="stable")
 
 

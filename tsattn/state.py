@@ -143,6 +143,13 @@ class FittedState:
             return panel.values
         return self.covariates.source(panel, self.horizon, future)
 
+    def key_columns(self, taken=()) -> tuple[str, str]:
+        """The id and time column names of the frames and files made from this model (predictions.csv, backtests,
+        attention weights): the data's own, as :meth:`predict` and ``cross_validation`` write them; Nixtla's
+        ``unique_id`` / ``ds`` where one of them would clash with a column of that output (``taken``)."""
+        names = tuple(map(str, self.columns[:2]))
+        return names if not set(names) & set(taken) and names[0] != names[1] else (ID_COLUMN, TIME_COLUMN)
+
     def panel_of(self, data=None, ids=None, static=None) -> Panel:
         """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
         if ids is not None and (isinstance(ids, (str, bytes)) or len(list(ids)) == 0):
