@@ -46,6 +46,8 @@ def test_compare_writes_report_and_resumes(tmp_path, small_csv):
     assert "src='figures" not in page and "http" not in page.replace("http-equiv", "")  # self-contained
     spec = json.loads((out / "comparison.json").read_text())["spec"]
     assert spec["seeds"] == [0, 1] and spec["models"][0] == "simple-rnn"
+    record = json.loads((out / "runs" / "demand__simple-rnn__seed0.json").read_text())
+    assert record["run_seconds"] >= record["fit_seconds"] > 0 and record["statistical"] == []
 
     # resume: delete one run record; only that run is trained again and the table is identical
     record = next((out / "runs").glob("demand__attention-rnn__seed1.json"))
@@ -228,3 +230,15 @@ def test_cli_compare_fills_gaps_and_ranks_a_baseline_with_no_forecast_last(tmp_p
         "Best model on test sMAPE (mean over series): **simple-rnn**" in (tmp_path / "cmp" / "report.md").read_text()
     assert next(line for line in result.output.splitlines() if line.startswith("seasonal-naive")).split() == \
         ["seasonal-naive", str(len(summary)), "n/a"]
+
+
+def test_a_run_line_says_when_the_run_took_much_longer_than_its_fit():
+    """Found by a user-path check: with --futr-exog on hourly meters a comparison's first line said "3 epochs, 2.5s"
+    after 71 s, the rest spent scoring beside statsforecast's AutoARIMA (added for the covariates, season 24)."""
+    from tsattn.compare import slow_scoring
+
+    record = {"fit_seconds": 2.5, "run_seconds": 71.2, "statistical": ["arima"]}
+    assert slow_scoring(record) == " (the run 71s, scored beside statsforecast's arima)"
+    assert slow_scoring({**record, "statistical": []}) == " (the run 71s)"
+    assert slow_scoring({**record, "run_seconds": 7.0}) == ""
+    assert slow_scoring({"fit_seconds": 2.5}) == ""  # a record saved before runs were timed

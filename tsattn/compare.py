@@ -283,7 +283,23 @@ def _test_record(result, test) -> dict:
                           in bands(test.intervals.get("model") or {}, result.config.level).items()}}
 
 
+SLOW_SCORING_SECONDS = 5.0  # a run whose scoring took this much longer than its fit says so in its line
+
+
+def slow_scoring(record: dict) -> str:
+    """What a comparison run's line adds when the run took much longer than its fit: scoring beside statsforecast's
+    methods (AutoARIMA on hourly data, season 24: over a minute beside a fit of 2.5 s, which the line left
+    unexplained)."""
+    extra = record.get("run_seconds", 0.0) - record["fit_seconds"]
+    if extra < SLOW_SCORING_SECONDS:
+        return ""
+    beside = record.get("statistical") or []
+    return f" (the run {record['run_seconds']:.0f}s" + (f", scored beside statsforecast's {', '.join(beside)})"
+                                                        if beside else ")")
+
+
 def _record(result, key, max_windows: int = 600) -> dict:
+    from .baselines import StatisticalModel
     from .models import attention_per_lag, patches_layer, read_attention
 
     dataset, model, seed = key
@@ -294,6 +310,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "config": result.config.to_dict(),
         "parameters": result.parameter_count, "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
         "fit_seconds": result.fit_seconds, "predict_seconds": result.predict_seconds,
+        "statistical": [b.label for b in result.baselines if isinstance(b, StatisticalModel)],  # named when slow
         "metrics": result.metrics,
         "history": {column: result.history[column].tolist() for column in result.history.columns},
         "series": result.panel.n_series,
@@ -333,7 +350,9 @@ def _execute(shared: dict, key) -> dict:
     spec = _spec_from_dict(shared["spec"])
     dataset, model, seed = key
     requested = _run_config(spec, spec.source(dataset), model, seed)
-    record = _record(fit(requested, panel=shared["panels"][dataset]), key)
+    began = time.perf_counter()
+    result = fit(requested, panel=shared["panels"][dataset])
+    record = {**_record(result, key), "run_seconds": time.perf_counter() - began}  # fit, scoring and all
     return {**record, "requested": requested.to_dict()}  # what identifies the run; "config" is what it ran with
 
 
@@ -506,7 +525,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         metric = headline_metric(record.get("series", 1))
         label = "test RMSE" if metric == "rmse" else "test sMAPE"
         echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
-             f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s; elapsed {elapsed:.0f}s, ETA {eta:.0f}s")
+             f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s{slow_scoring(record)}; elapsed "
+             f"{elapsed:.0f}s, ETA {eta:.0f}s")
         return finished, eta  # for the heartbeat's stage
 
     from .progress import Heartbeat

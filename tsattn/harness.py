@@ -831,8 +831,8 @@ def scoring_text(baselines, covariates, asked=()) -> str:
     if not labels:
         return "training done; scoring and calibrating"
     added = [label for label in labels if label in added_baselines(asked, covariates)]
-    asked = [label for label in labels if label not in added]
-    parts = [f"{', '.join(asked)} fitted at the origins of every series"] if asked else []
+    refitted = [label for label in labels if label not in added]
+    parts = [f"{', '.join(refitted)} fitted at the origins of every series"] if refitted else []
     parts += [f"{label} (added for the future-known covariates) fitted once per series" for label in added]
     return f"training done; scoring, with statsforecast's {' and '.join(parts)}"
 
