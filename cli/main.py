@@ -698,7 +698,9 @@ def _ray_timeout(ctx, param, value):
 def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, steps, stride, retrain,
                      epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
+    from tsattn.baselines import baseline_labels
     from tsattn.forecaster import Forecaster
+    from tsattn.harness import statistical_text
     from tsattn.io import atomic_directory, check_output_directory, write_json
     from tsattn.plots import plot_backtest
     from tsattn.runs import scores_table
@@ -723,8 +725,10 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     start_value = _parse_start(start)
     from tsattn.progress import Heartbeat
 
+    state = forecaster.state_
     with Heartbeat(output.progress, "backtest") as beat:  # a line per refit, and one at least every 10 s
-        beat.stage("refitting" if retrain else "forecasting")
+        statistical = statistical_text(state.baselines, state.covariates, state.config.baselines)
+        beat.stage(("refitting" if retrain else "forecasting") + (f", with {statistical}" if statistical else ""))
         table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
                                     retrain=retrain if retrain else False, epochs=epochs, engine=engine,
                                     jobs=jobs, address=address, cpus_per_run=cpus_per_run, echo=beat)
@@ -737,7 +741,9 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     n_series = summary.get("series", 1)
     output.say(f"{summary['origins']} origins{f' over {n_series} series' if n_series > 1 else ''}, "
                f"{table['step'].max()} step(s) from each{'; means over series' if n_series > 1 else ''}")
-    names = [name for name in ("model", "naive", "seasonal_naive", "linear") if name in summary]
+    # the model and every baseline scored beside it (statistical ones too), but the model itself once
+    names = ["model"] + [key for key, label in baseline_labels().items()
+                         if key in summary and label != forecaster.model]
     output.say(scores_table({"": summary}, names, forecaster.model, n_series))  # fit's table: the headline first
     for name in names:
         if (summary[name] or {}).get("rmse") is None:  # e.g. a season longer than the values before an origin

@@ -795,8 +795,11 @@ def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
     assert _cli(["fit", "--model", "linear", *data, "--horizon", "2", "--out", str(tmp_path / "run"), "-q"]).exit_code == 0
     predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
     assert list(predictions.columns[:5]) == ["meter", "time", "step", "actual", "predicted"]
-    assert _cli(["backtest", str(tmp_path / "run"), *data, "--start", "50", "--out", str(tmp_path / "bt")]).exit_code == 0
-    assert pd.read_csv(tmp_path / "bt" / "backtest.csv").columns[0] == "meter"
+    backtest = _cli(["backtest", str(tmp_path / "run"), *data, "--start", "50", "--out", str(tmp_path / "bt")])
+    assert backtest.exit_code == 0 and pd.read_csv(tmp_path / "bt" / "backtest.csv").columns[0] == "meter"
+    # its table: the model's row once (it printed `linear` twice: the model and the linear baseline, equal)
+    assert [line.split()[0] for line in backtest.output.splitlines() if line[:1].isalpha()] == [
+        "linear", "naive", "seasonal-naive", "Wrote"]
     assert _cli(["predict", str(tmp_path / "run"), "--out", str(tmp_path / "f")]).exit_code == 0
     assert list(pd.read_csv(tmp_path / "f" / "forecast.csv").columns[:2]) == ["meter", "time"]
 
@@ -810,3 +813,26 @@ def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
                                                                   id_column="step", time_column="time",
                                                                   value_column="kwh")
     assert list(clash.backtest(frame.rename(columns={"meter": "step"}), start=50).columns[:2]) == ["unique_id", "origin"]
+
+
+def test_a_panels_backtest_plot_draws_each_series_on_its_own(monkeypatch, tmp_path):
+    """Found by a user-path check: backtest.png of three hourly series drew them as one line, which jumped back from
+    each series' end to the next one's start. Now one axes per series (the first six), each line forward in time."""
+    from tsattn import plots
+
+    drawn = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: drawn.append(fig) or path)
+    hours = pd.date_range("2024-03-01", periods=10, freq="h")
+    table = pd.concat([pd.DataFrame({"meter": f"m{k}", "origin": hours - pd.Timedelta("1h"), "timestamp": hours,
+                                     "step": 1, "actual": k + np.arange(10.0), "predicted": k + np.arange(10.0),
+                                     "naive": k + np.arange(10.0)}) for k in range(8)])
+    plots.plot_backtest(table, tmp_path / "b.png", "linear backtest from 50")
+    axes = drawn[0].axes
+    assert len(axes) == 6 and [ax.get_title(loc="left") for ax in axes] == [f"m{k}" for k in range(6)]
+    assert drawn[0]._suptitle.get_text() == "linear backtest from 50 (the first 6 of 8 series)"
+    for ax in axes:
+        for line in ax.get_lines():
+            x = np.asarray(line.get_xdata(), dtype="datetime64[ns]")
+            assert (np.diff(x) > np.timedelta64(0)).all()
+    plots.plot_backtest(table[table["meter"] == "m0"].drop(columns="meter"), tmp_path / "one.png", "one")
+    assert len(drawn[1].axes) == 1 and drawn[1].axes[0].get_title() == "one"

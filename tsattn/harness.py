@@ -825,16 +825,24 @@ def scoring_text(baselines, covariates, asked=()) -> str:
     """The heartbeat's stage while a run is scored: the statistical baselines are the slow part (each refitted at up
     to MAX_STATISTICAL_FITS origins per series; AutoARIMA on hourly data, season 24, takes seconds a fit), so it
     names them, and AutoARIMA as added for the future-known covariates when it was (not in ``asked``)."""
+    statistical = statistical_text(baselines, covariates, asked)
+    return f"training done; scoring, with {statistical}" if statistical else "training done; scoring and calibrating"
+
+
+def statistical_text(baselines, covariates, asked=()) -> str:
+    """"statsforecast's theta fitted at the origins of every series and arima (added for the future-known
+    covariates) fitted once per series", or "" without statistical baselines: what the heartbeat names while a
+    run (:func:`scoring_text`) or a backtest waits on them."""
     from .baselines import StatisticalModel
 
     labels = [b.label for b in baselines if isinstance(b, StatisticalModel)]
     if not labels:
-        return "training done; scoring and calibrating"
+        return ""
     added = [label for label in labels if label in added_baselines(asked, covariates)]
     refitted = [label for label in labels if label not in added]
     parts = [f"{', '.join(refitted)} fitted at the origins of every series"] if refitted else []
     parts += [f"{label} (added for the future-known covariates) fitted once per series" for label in added]
-    return f"training done; scoring, with statsforecast's {' and '.join(parts)}"
+    return f"statsforecast's {' and '.join(parts)}"
 
 
 def check_takes_covariates(name: str, estimator, covariates) -> None:

@@ -561,20 +561,38 @@ def plot_bars(labels, means, errors, path: Path, title: str, ylabel: str, refere
     return save_figure(fig, path)
 
 
+BACKTEST_SERIES_SHOWN = 6  # a panel's backtest plot draws its first few series, one axes each
+
+
 @kept
 def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
-    """Actual values and the backtest's first-step forecasts (and naive) over time."""
+    """Actual values and the backtest's first-step forecasts (and naive) over time; for a panel (the table's first
+    column names the series) one axes per series, the first :data:`BACKTEST_SERIES_SHOWN` of them: drawn as one
+    line, the series ran into each other, the line jumping back from one series' end to the next one's start."""
     first = table[table["step"] == 1]
-    fig, ax = _subplots(figsize=(11, 4))
-    x, xlabel = _x_axis(pd.Index(first["timestamp"]))
-    ax.plot(x, first["actual"].to_numpy(), color="black", linewidth=1, label="actual")
-    ax.plot(x, first["predicted"].to_numpy(), color="tab:red", linewidth=1, label="forecast (1 step ahead)")
-    ax.plot(x, first["naive"].to_numpy(), color="grey", linewidth=0.8, linestyle=":", label="naive (last value)")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("series units")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    id_column = table.columns[0] if table.columns[0] != "origin" else None
+    groups = [(None, first)] if id_column is None else \
+        [(sid, rows) for sid, rows in first.groupby(id_column, sort=False, observed=True)]
+    shown = groups[:BACKTEST_SERIES_SHOWN]
+    fig, axes = _subplots(len(shown), 1, figsize=(11, 4 if len(shown) == 1 else 2.6 * len(shown) + 0.8),
+                          squeeze=False)
+    for ax, (sid, rows) in zip(axes[:, 0], shown):
+        x, xlabel = _x_axis(pd.Index(rows["timestamp"]))
+        ax.plot(x, rows["actual"].to_numpy(), color="black", linewidth=1, label="actual")
+        ax.plot(x, rows["predicted"].to_numpy(), color="tab:red", linewidth=1, label="forecast (1 step ahead)")
+        ax.plot(x, rows["naive"].to_numpy(), color="grey", linewidth=0.8, linestyle=":", label="naive (last value)")
+        if sid is not None:
+            ax.set_title(str(sid), fontsize=9, loc="left")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("series units")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    more = f" (the first {len(shown)} of {len(groups)} series)" if len(groups) > len(shown) else ""
+    if id_column is None:
+        axes[0, 0].set_title(title)
+    else:
+        fig.suptitle(title + more)
+        fig.set_layout_engine("constrained")
     return save_figure(fig, path)
 
 
