@@ -564,3 +564,26 @@ def test_refit_blocks_take_every_k_origin_times_and_never_forecast_a_series_a_re
     one = as_panel(frame[frame["unique_id"] == "a"])  # one series: every k origins, in order
     assert [list(b) for b in refit_blocks(one, np.arange(9, 28), 8)] == [list(range(0, 8)), list(range(8, 16)),
                                                                         list(range(16, 19))]
+
+
+def test_the_series_grid_draws_enough_history_to_show_the_forecast(monkeypatch, tmp_path):
+    """Found by a user-path check: series_grid.png of three hourly series of 504 values drew every value, so the
+    6-step test forecast was a sliver at the right edge. It now draws the last runs.GRID_HISTORY values before it
+    (or 8 horizons, 4 seasons when more), and says so; a short series (M3's) is drawn whole."""
+    from tsattn import plots, runs
+
+    drawn = []
+    monkeypatch.setattr(plots, "plot_series_grid", lambda panels, path, title: drawn.append(panels) or path)
+    hours = pd.date_range("2024-01-01", periods=504, freq="h")
+    frame = pd.concat([pd.DataFrame({"unique_id": f"m{k}", "ds": hours,
+                                     "y": 50 + 10 * np.sin(np.arange(504) * 2 * np.pi / 24) + k}) for k in range(3)])
+    result = fit(RunConfig(model="naive", dataset=None, horizon=6), series=frame)
+    runs.write_plots(result, tmp_path)
+    keep = runs.grid_history(result)
+    assert keep == max(runs.GRID_HISTORY, 4 * 24)
+    for caption, history, forecast, _, _ in drawn[0]:
+        assert len(history) == keep + 6 and history.index[-6:].equals(forecast.index)
+        assert caption.endswith(f"; the last {keep + 6} of 504 values)")
+    short = fit(RunConfig(model="naive", dataset=None, horizon=6), series=frame.groupby("unique_id").head(60))
+    runs.write_plots(short, tmp_path / "short")
+    assert [len(history) for _, history, *_ in drawn[1]] == [60] * 3 and "last" not in drawn[1][0][0]

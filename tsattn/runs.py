@@ -232,6 +232,15 @@ def sample_series(result: RunResult, part: str = "test") -> dict[str, int]:
     return {label: result.panel.number(smape["series"].iloc[i]) for label, i in positions.items()}
 
 
+GRID_HISTORY = 120  # values drawn before a forecast in a panel's series grid, at least (more for long horizons)
+
+
+def grid_history(result: RunResult) -> int:
+    """How many values before its forecast series_grid.png draws of each series: :data:`GRID_HISTORY`, or 8 horizons
+    or 4 seasons when more (an M3 monthly series, at most 144 values, is drawn whole; an hourly one of 504, 120)."""
+    return max(GRID_HISTORY, 8 * result.data.horizon, 4 * result.season)
+
+
 def write_plots(result: RunResult, directory: Path, units: str | None = None) -> list[Path]:
     """forecast.png (one series) or series_grid.png + smape_distribution.png (a panel), loss.png, and
     attention plots for attention models."""
@@ -269,7 +278,11 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
             quantiles = forecast.intervals.get("model")
             fans = None if not quantiles else {level: (low[last], high[last]) for level, (low, high)
                                                in bands(quantiles, result.config.level).items()}
-            panels.append((f"{label}: {panel.ids[number]} (sMAPE {smape:.3g})", panel.series(number),
+            history = panel.series(number)
+            # the values before the forecast, as many as show it (a long hourly series drew its 6 steps as a sliver)
+            start = max(0, int(positions[0] - panel.offsets[number]) - grid_history(result))
+            shown = "" if start == 0 else f"; the last {len(history) - start} of {len(history)} values"
+            panels.append((f"{label}: {panel.ids[number]} (sMAPE {smape:.3g}{shown})", history.iloc[start:],
                            pd.Series(forecast.predicted[last], index=panel.index[positions]),
                            {key: pd.Series(values[last], index=panel.index[positions])
                             for key, values in forecast.baselines.items() if key != "linear"}, fans))
