@@ -351,9 +351,11 @@ def test_rolling_validation_fits_before_the_earliest_window_and_scores_every_win
         fitted.append(data.panel.lengths.copy())
         return real_fit(config, data, **kwargs)
 
-    def score_origins(state, panel, origins, horizon, predicted=None):
+    def score_origins(state, panel, origins, horizon, predicted=None, baselines=None):
         scored.append(origins - panel.offsets[panel.series_of(origins)])  # local positions
-        return real_score(state, panel, origins, horizon, predicted)
+        # the model alone: no baseline forecast (AutoARIMA on hourly data cost a search over a minute for nothing)
+        assert baselines == {}
+        return real_score(state, panel, origins, horizon, predicted, baselines)
 
     monkeypatch.setattr(harness, "fit_state", fit_state)
     monkeypatch.setattr(evaluation, "score_origins", score_origins)
