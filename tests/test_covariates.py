@@ -137,8 +137,9 @@ def test_a_missing_future_row_is_named_by_its_date(fitted, frame):
 def test_future_frame_required_and_horizon_bound(fitted, frame):
     with pytest.raises(ConfigError, match="pass futr_df"):
         fitted.predict()
-    with pytest.raises(ConfigError, match="at most its horizon"):
-        fitted.predict(H + 1, futr_df=future_of(frame))
+    for future in (future_of(frame), None):  # (without futr_df it asked for the values of H steps, then refused)
+        with pytest.raises(ConfigError, match="at most its horizon"):
+            fitted.predict(H + 1, futr_df=future)
     plain = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2).fit(frame.drop(columns=["promo", "price"]))
     with pytest.raises(ConfigError, match="takes no future-known covariates"):
         plain.predict(futr_df=future_of(frame))

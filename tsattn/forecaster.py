@@ -261,6 +261,7 @@ class Forecaster(BaseEstimator):
         steps, series = given["steps"], given["series"]
         state = self._state()
         steps = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
+        state.check_steps(steps)  # before asking for future values it could not use
         levels = check_levels(level)
         panel = state.panel_of(series, ids, static=static_df)
         labels = [future_index(describe_index(panel.series_index(i)), steps) for i in range(panel.n_series)]

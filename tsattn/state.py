@@ -143,6 +143,14 @@ class FittedState:
             return panel.values
         return self.covariates.source(panel, self.horizon, future)
 
+    def check_steps(self, steps: int) -> None:
+        """One line when a model with covariates is asked for more steps than its horizon (their values after it are
+        unknown, so it cannot continue recursively); ``predict`` asks before it asks for the future values."""
+        if self.covariates is not None and steps > self.horizon:
+            raise ConfigError(f"a model with covariates forecasts at most its horizon ({self.horizon} steps): their "
+                              f"values after it are unknown; ask for steps <= {self.horizon} or fit with "
+                              f"horizon={steps}")
+
     def key_columns(self, taken=()) -> tuple[str, str]:
         """The id and time column names of the frames and files made from this model (predictions.csv, backtests,
         attention weights): the data's own, as :meth:`predict` and ``cross_validation`` write them; Nixtla's
@@ -317,10 +325,7 @@ class FittedState:
         if contexts.shape[1] < needed:
             raise DataError(f"need at least {needed} values before the first forecast; got {contexts.shape[1]}")
         if contexts.ndim == 3:
-            if steps > self.horizon:
-                raise ConfigError(f"a model with covariates forecasts at most its horizon ({self.horizon} steps): their "
-                                  f"values after it are unknown; ask for steps <= {self.horizon} or fit with "
-                                  f"horizon={steps}")
+            self.check_steps(steps)
             k, length, width = contexts.shape
             block = self.estimator.forecast(contexts.reshape(k * length, width), np.arange(k) * length + length - 1,
                                             np.arange(k) * length, series, scaler)
