@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
-TIMING = ("fit_seconds", "predict_seconds")
+from tsattn.compare import TIMING  # noqa: E402 - the record fields that differ between two runs of the same run
 
 
 def records(out: Path) -> dict:

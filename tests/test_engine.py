@@ -15,11 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from tsattn.cli.main import main
-from tsattn.compare import compare
+from tsattn.compare import TIMING, compare
 from tsattn.engine import MAX_JOBS, LocalEngine, Outcome, get_engine
 from tsattn.errors import ConfigError
 
-TIMING = ("fit_seconds", "predict_seconds")
 # A test that starts a Ray cluster (the `cluster` fixture) is marked `ray` by conftest.py: `python3 dev.py test` runs
 # those one after another after the rest; the local-process and refusal tests here run with the rest, in parallel.
 

@@ -283,6 +283,7 @@ def _test_record(result, test) -> dict:
                           in bands(test.intervals.get("model") or {}, result.config.level).items()}}
 
 
+TIMING = ("fit_seconds", "predict_seconds", "run_seconds")  # a record's fields that differ between two runs of it
 SLOW_SCORING_SECONDS = 5.0  # a run whose scoring took this much longer than its fit says so in its line
 
 
