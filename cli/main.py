@@ -727,7 +727,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
 
     state = forecaster.state_
     with Heartbeat(output.progress, "backtest") as beat:  # a line per refit, and one at least every 10 s
-        statistical = statistical_text(state.baselines, state.covariates, state.config.baselines)
+        statistical = statistical_text(state.baselines)
         beat.stage(("refitting" if retrain else "forecasting") + (f", with {statistical}" if statistical else ""))
         table = forecaster.backtest(series, start=start_value, steps=steps, stride=stride,
                                     retrain=retrain if retrain else False, epochs=epochs, engine=engine,

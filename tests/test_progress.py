@@ -107,14 +107,19 @@ def test_the_wait_after_training_names_the_statistical_baselines_it_fits():
     """Found by a user-path check: `tsattn fit --futr-exog` on three hourly series trained in seconds, then said
     "training done; scoring and calibrating" for over 15 minutes while AutoARIMA (added for the covariates, season
     24) was refitted origin by origin. The heartbeat now names what it fits and why it is there."""
-    from tsattn.baselines import Naive, StatisticalModel
+    from tsattn.baselines import Naive, baseline_models
     from tsattn.covariates import Covariates
-    from tsattn.harness import scoring_text
+    from tsattn.harness import added_baselines, scoring_text, with_regression_baseline
 
     futr = Covariates.of(futr_exog=["temp"])
-    assert scoring_text([Naive(2)], futr) == "training done; scoring and calibrating"
-    text = scoring_text([Naive(2), StatisticalModel("theta", 2, 24), StatisticalModel("arima", 2, 24)], futr)
+
+    def run_baselines(asked):  # as a run builds them: asked for, then added for the covariates
+        return baseline_models(8, 2, 24, statistical=with_regression_baseline(asked, futr),
+                               added=added_baselines(asked, futr))
+
+    assert scoring_text([Naive(2)]) == "training done; scoring and calibrating"
+    text = scoring_text(run_baselines(["theta"]))
     assert text == ("training done; scoring, with statsforecast's theta fitted at the origins of every series and "
                     "arima (added for the future-known covariates) fitted once per series")
-    assert scoring_text([StatisticalModel("arima", 2, 24)], futr, asked=["arima"]) == \
+    assert scoring_text(run_baselines(["arima"])) == \
         "training done; scoring, with statsforecast's arima fitted at the origins of every series"

@@ -821,27 +821,27 @@ def with_regression_baseline(baselines, covariates) -> list:
     return statistical_keys(list(baselines or [])) + added_baselines(baselines, covariates)
 
 
-def scoring_text(baselines, covariates, asked=()) -> str:
-    """The heartbeat's stage while a run is scored: the statistical baselines are the slow part (each refitted at up
-    to MAX_STATISTICAL_FITS origins per series; AutoARIMA on hourly data, season 24, takes seconds a fit), so it
-    names them, and AutoARIMA as added for the future-known covariates when it was (not in ``asked``)."""
-    statistical = statistical_text(baselines, covariates, asked)
+def scoring_text(baselines) -> str:
+    """The heartbeat's stage while a run is scored: the statistical baselines are the slow part (AutoARIMA on hourly
+    data, season 24, takes seconds a fit), so it names them (:func:`statistical_text`)."""
+    statistical = statistical_text(baselines)
     return f"training done; scoring, with {statistical}" if statistical else "training done; scoring and calibrating"
 
 
-def statistical_text(baselines, covariates, asked=()) -> str:
+def statistical_text(baselines) -> str:
     """"statsforecast's theta fitted at the origins of every series and arima (added for the future-known
     covariates) fitted once per series", or "" without statistical baselines: what the heartbeat names while a
-    run (:func:`scoring_text`) or a backtest waits on them."""
-    from .baselines import StatisticalModel
+    run (:func:`scoring_text`) or a backtest waits on them. Read off each baseline's own refit cap: one fit per
+    series is the AutoARIMA a run adds by itself (:func:`added_baselines`)."""
+    from .baselines import ADDED_FITS, StatisticalModel
 
-    labels = [b.label for b in baselines if isinstance(b, StatisticalModel)]
-    if not labels:
+    statistical = [b for b in baselines if isinstance(b, StatisticalModel)]
+    if not statistical:
         return ""
-    added = [label for label in labels if label in added_baselines(asked, covariates)]
-    refitted = [label for label in labels if label not in added]
+    refitted = [b.label for b in statistical if b.fits != ADDED_FITS]
     parts = [f"{', '.join(refitted)} fitted at the origins of every series"] if refitted else []
-    parts += [f"{label} (added for the future-known covariates) fitted once per series" for label in added]
+    parts += [f"{b.label} (added for the future-known covariates) fitted once per series"
+              for b in statistical if b.fits == ADDED_FITS]
     return f"statsforecast's {' and '.join(parts)}"
 
 
@@ -888,6 +888,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     start = time.perf_counter()
     final = config.final_fit and data.count("validation") > 0
     keys = with_regression_baseline(config.baselines, data.covariates)
+    added = added_baselines(config.baselines, data.covariates)  # among keys: fitted once per series (ADDED_FITS)
     if not config.is_baseline:
         network, loss, training = config.parts()
         loss = dataclasses.replace(loss, season=season)  # the data's season (a MASE loss's scale)
@@ -902,7 +903,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         """The model (trained for ``training``, or fitted when a baseline) and the baselines scored beside it (fit,
         evaluate, backtest, compare, tune), on ``on``; with the training history, epochs run and best epoch."""
         beside = [b.fit(on) for b in baseline_models(data.window, data.horizon, season, config.linear_fit, keys,
-                                                     added_baselines(config.baselines, data.covariates))]
+                                                     added)]
         if config.is_baseline:
             estimator = forecaster_baseline(config.model, data.window, data.horizon, season, config.linear_fit)
             return estimator.fit(on), beside, (pd.DataFrame(columns=["loss"]), None, None)
@@ -1023,7 +1024,7 @@ def run(config: RunConfig, panel: Panel, progress: keras.callbacks.Callback | No
     state.note = note
     beat = getattr(progress, "heartbeat", None)
     if beat is not None:  # what the wait after training is: statsforecast's methods fitted origin by origin
-        beat.stage(scoring_text(state.baselines, data.covariates, config.baselines))
+        beat.stage(scoring_text(state.baselines))
     evaluation = score_windows(state.estimator, state.baselines, data, state.season, levels=config.level,
                                calibration=state.calibration, mase_scale=state.mase_scale, selection=state.selection)
     return RunResult(state, data, evaluation.forecasts, evaluation.metrics, evaluation.predict_seconds,
