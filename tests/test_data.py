@@ -176,6 +176,53 @@ def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_say
     assert result.exit_code == 0, result.output
     assert (out / "metrics.json").exists()
 
+def test_dates_written_day_first_or_month_first_read_as_written(tmp_path):
+    """A spreadsheet's '01.02.2015' (day first) was read month first: monthly data became 1-12 January of each year,
+    refused as "irregular timestamps ... resample it"; UK daily '13/01/2022' was refused with pandas' "doesn't match
+    format %m/%d/%Y"; and decimal commas beside dotted dates stayed text ("not numeric")."""
+    from click.testing import CliRunner
+
+    from tsattn.cli.main import main
+    from tsattn.data import parse_timestamps
+    from tsattn.panel import read_csv_panel
+
+    months = pd.date_range("2015-01-01", periods=40, freq="MS")
+    days = pd.date_range("2022-01-01", periods=40, freq="D")
+    for index, written in ((months, "%d.%m.%Y"), (months, "%d/%m/%Y"), (months, "%m/%d/%Y"), (days, "%d/%m/%Y"),
+                           (days, "%m/%d/%Y"), (days, "%d.%m.%Y %H:%M"), (months[:12], "%d.%m.%Y"),
+                           (months.delete([5, 9]), "%m/%d/%Y"), (months.delete([5, 9]), "%d/%m/%Y")):
+        assert parse_timestamps(pd.Series(index.strftime(written))).equals(pd.DatetimeIndex(index)), written
+    with pytest.raises(DataError, match=r"dates such as '02/01/2015' read both month first \(2015-02-01\) and day "
+                                        r"first \(2015-01-02\), and every date reads either way; write them as "
+                                        r"YYYY-MM-DD"):
+        parse_timestamps(pd.Series(months[:12].strftime("%m/%d/%Y")))  # 12 months or 12 days: either is regular
+    values = [10 + (i % 7) + i / 4 for i in range(40)]
+    german = tmp_path / "german.csv"
+    german.write_text("Monat;Absatz\n" + "".join(
+        f"{d:%d.%m.%Y};" + f"{1000 + v:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".") + "\n"
+        for d, v in zip(months, values)))
+    series = read_csv_series(german, column="Absatz", date_column="Monat")
+    assert series.index.freqstr == "MS" and series.index[1] == pd.Timestamp("2015-02-01")
+    np.testing.assert_allclose(series.to_numpy(), np.asarray(values) + 1000)
+    uk = tmp_path / "uk.csv"
+    uk.write_text("shop,day,units\n" + "".join(f"{shop},{d:%d/%m/%Y},{v + k}\n" for k, shop in enumerate("ab")
+                                                for d, v in zip(days, values)))
+    panel = read_csv_panel(uk, "units", "day", "shop")
+    assert list(panel.ids) == ["a", "b"]
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["fit", "--model", "naive", "--csv", str(german), "--column", "Absatz",
+                                      "--date-column", "Monat", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(out / "predictions.csv")["Monat"].iloc[0].endswith("-01")  # months, written as YYYY-MM-DD
+    ambiguous = tmp_path / "ambiguous.csv"
+    ambiguous.write_text("ds,y\n" + "".join(f"{d:%m/%d/%Y},{k}\n" for k, d in enumerate(months[:12])))
+    result = CliRunner().invoke(main, ["fit", "--model", "naive", "--csv", str(ambiguous), "--column", "y",
+                                      "--date-column", "ds", "--out", str(tmp_path / "refused"), "-q"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "read both month first (2015-02-01) and day first (2015-01-02)" in result.output
+    assert not (tmp_path / "refused").exists()
+
+
 def test_the_dataset_listing_says_what_each_dataset_loads():
     """`tsattn datasets` counted the promo-panel as one series of 156 (its default_length); it loads 12."""
     from tsattn.data import describe_datasets

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -281,11 +282,8 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     separator = _header_separator(path)  # "ds;y": a file separated by ';' (spreadsheets where ',' is the decimal
     frame = _read_csv(path, dtype=dtype, sep=separator)  # mark write these), tabs or '|', read as such
     marks, numbers = _number_marks(frame, separator, text_columns)  # "1,234.5", or "1.234,5" / "12,5" in a ';' file
-    if marks:
-        reread = _read_csv(path, dtype=dtype, sep=separator, **marks)
-        others = [name for name in frame.columns if name not in numbers]
-        if list(reread.columns) == list(frame.columns) and reread[others].equals(frame[others]):
-            frame = reread  # only the columns of numbers changed (never a text column such as "1,2" read as 12)
+    for name in numbers:  # those columns only: a text column ("1,2") or dates ("01.02.2015") beside them stay as written
+        frame[name] = _marked_numbers(frame[name], **marks)
     if frame.empty:
         raise DataError(f"CSV file {path} has a header but no rows; pass a file with values")
     frame.columns = [str(c) for c in frame.columns]
@@ -343,6 +341,15 @@ def _number_marks(frame: pd.DataFrame, separator: str, text_columns=()) -> tuple
     return (marks, numbers) if numbers else ({}, [])
 
 
+def _marked_numbers(column: pd.Series, thousands: str, decimal: str = ".") -> pd.Series:
+    """A text column of numbers written with ``thousands`` grouping marks and a ``decimal`` mark, as numbers (what
+    read_csv gives with those options: int64, or float64 when a value has decimals or is missing)."""
+    text = column.astype("string").str.strip().str.replace(thousands, "", regex=False)
+    if decimal != ".":
+        text = text.str.replace(decimal, ".", regex=False)
+    return pd.Series(pd.to_numeric(text.to_numpy(dtype=object, na_value=np.nan)), index=column.index, name=column.name)
+
+
 def _looks_like_dates(column: pd.Series) -> bool:
     """Whether the first values of a text column all read as dates."""
     head = column.dropna().head(5)
@@ -355,21 +362,68 @@ def _looks_like_dates(column: pd.Series) -> bool:
     return True
 
 
+# dates written with the day and month as numbers first ("01.02.2015", "01/02/2015 10:00"): day first in most of the
+# world, month first in the US; the year is the third number
+_DAY_MONTH = re.compile(r"\s*\d{1,2}([./-])\d{1,2}\1\d{2,4}(\s.*|T.*)?")
+
+
 def parse_timestamps(column: pd.Series) -> pd.DatetimeIndex:
     """Text timestamps as a DatetimeIndex, as the Python API reads them: UTC offsets that change along the column
-    (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Raises ValueError /
-    TypeError for text that is not a date."""
+    (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Dates that start with the
+    day and the month as numbers (``01.02.2015``, ``01/02/2015``) are read both ways: the one way that parses every
+    value, or that gives regular steps, wins, and dots (never month first) read day first; a column that reads as
+    regular steps both ways is refused (DataError: write the dates as YYYY-MM-DD). Raises ValueError / TypeError for
+    text that is not a date."""
+    text = column.dropna()
+    if len(text) and text.dtype == object and text.map(lambda v: isinstance(v, str) and bool(
+            _DAY_MONTH.fullmatch(v))).all():
+        return _day_or_month_first(column)
+    return _timestamps(column)
+
+
+def _timestamps(column: pd.Series, dayfirst: bool = False) -> pd.DatetimeIndex:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pandas' notice about mixed offsets: handled here
         try:
-            parsed = pd.to_datetime(column, errors="raise")
+            parsed = pd.to_datetime(column, errors="raise", dayfirst=dayfirst)
         except (ValueError, TypeError) as exc:
             if "utc=True" not in str(exc):
                 raise
-            parsed = pd.to_datetime(column, errors="raise", utc=True)
+            parsed = pd.to_datetime(column, errors="raise", utc=True, dayfirst=dayfirst)
         if parsed.dtype == object:  # mixed offsets kept as objects by older pandas
-            parsed = pd.to_datetime(column, errors="raise", utc=True)
+            parsed = pd.to_datetime(column, errors="raise", utc=True, dayfirst=dayfirst)
     return pd.DatetimeIndex(parsed)
+
+
+def _day_or_month_first(column: pd.Series) -> pd.DatetimeIndex:
+    """:func:`parse_timestamps` of dates that start with two numbers (the day and the month, in some order)."""
+    readings, failure = {}, None
+    for dayfirst in (False, True):
+        try:
+            readings[dayfirst] = _timestamps(column, dayfirst=dayfirst)
+        except (ValueError, TypeError) as exc:
+            failure = exc
+    if not readings:
+        raise failure
+    if len(readings) == 1 or readings[False].equals(readings[True]):
+        return next(iter(readings.values()))
+    steps = {dayfirst: np.diff(index.dropna().unique().sort_values().asi8) for dayfirst, index in readings.items()}
+    regular = {dayfirst: infer_freq(index.dropna().unique().sort_values()) is not None
+               for dayfirst, index in readings.items()}
+    if regular[True] != regular[False]:
+        return readings[regular[True]]
+    # a misread column jumps: 1-12 January of every year (its longest step 354 days, the typical one a day); a
+    # series with a few missing steps read right has its longest step a few typical ones
+    jumps = {dayfirst: each.max() / max(np.median(each), 1) if len(each) >= 2 else 1.0 for dayfirst, each in steps.items()}
+    if 2 * jumps[True] < jumps[False] or 2 * jumps[False] < jumps[True]:
+        return readings[jumps[True] < jumps[False]]
+    first = int(np.flatnonzero(readings[False].notna() & (readings[False] != readings[True]))[0])
+    example = column.iloc[first]
+    if _DAY_MONTH.fullmatch(example).group(1) == ".":
+        return readings[True]
+    month_first, day_first = readings[False][first], readings[True][first]
+    raise DataError(f"dates such as {example!r} read both month first ({month_first.date()}) and day first "
+                    f"({day_first.date()}), and every date reads either way; write them as YYYY-MM-DD")
 
 
 def read_csv_series(
@@ -434,6 +488,8 @@ def read_csv_series(
     elif date_column is not None:
         try:
             index = parse_timestamps(frame[date_column])
+        except DataError:
+            raise  # its own line (dates that read day first and month first alike)
         except (ValueError, TypeError) as exc:
             raise DataError(
                 f"date column {date_column!r} in {path} cannot be parsed as dates ({str(exc).splitlines()[0]}); "

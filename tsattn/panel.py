@@ -341,6 +341,8 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
         return pd.Index(column.to_numpy(dtype=np.int64))
     try:
         return parse_timestamps(column)
+    except DataError:
+        raise  # its own line (dates that read day first and month first alike)
     except (ValueError, TypeError) as exc:
         raise DataError(f"time column {label!r} cannot be parsed as dates or integers "
                         f"({str(exc).splitlines()[0]}); check the column") from None
