@@ -81,6 +81,14 @@ def test_inputs_accepted():
         as_series(pd.Series(["1", "x", "3"]))
     with pytest.raises(DataError, match="empty"):
         as_series(pd.Series([], dtype=float))
+    # dates as text in the index (pd.read_csv(path, index_col=0) without parse_dates) are read as dates; it said "has an
+    # index of type Index; use a DatetimeIndex ... (e.g. series.reset_index(drop=True))", which throws the dates away
+    months = pd.date_range("2020-01-01", periods=30, freq="MS")
+    for written in ("%Y-%m-%d", "%d.%m.%Y"):
+        read = as_series(pd.Series(np.arange(30.0), index=months.strftime(written).tolist()))
+        assert read.index.equals(months) and read.index.freqstr == "MS", written
+    with pytest.raises(DataError, match="has an index of type Index; use a DatetimeIndex"):
+        as_series(pd.Series([1.0, 2.0, 3.0], index=["a", "b", "c"]))
 
 
 def test_csv_reading(tmp_path):

@@ -92,6 +92,14 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
     label = name or (str(data.name) if data.name is not None else "series")
     if len(data) == 0:
         raise DataError(f"{label} is empty; pass a series with values")
+    if data.index.dtype == object and all(isinstance(v, str) for v in data.index):
+        # dates as text (pd.read_csv(..., index_col=0) without parse_dates), read as a long frame's text times are
+        try:
+            data = pd.Series(data.to_numpy(), index=parse_timestamps(pd.Series(data.index)), name=data.name)
+        except DataError:
+            raise
+        except (ValueError, TypeError, OverflowError):
+            pass  # not dates: refused below
     if not (
         isinstance(data.index, (pd.DatetimeIndex, pd.PeriodIndex, pd.RangeIndex))
         or pd.api.types.is_integer_dtype(data.index)
