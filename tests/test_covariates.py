@@ -1,6 +1,7 @@
 """Exogenous covariates: past-observed, future-known and static, through the one pipeline (issue 26)."""
 
 import json
+import pickle
 
 import keras
 import numpy as np
@@ -105,6 +106,7 @@ def test_save_load_identity_with_covariates(fitted, frame, tmp_path):
     b = loaded.predict(futr_df=future_of(frame), level=[80])
     pd.testing.assert_frame_equal(a, b)
     assert loaded.state_.covariates.to_dict() == fitted.state_.covariates.to_dict()
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(fitted)).predict(futr_df=future_of(frame), level=[80]), a)
 
 
 def test_future_frame_helpers(fitted, frame):

@@ -3,6 +3,8 @@
 import json
 import re
 
+import pickle
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -112,6 +114,7 @@ def test_a_combination_forecasts_the_median_of_its_members_and_survives_save_and
     again = Forecaster.load(tmp_path / "combined")
     pd.testing.assert_frame_equal(again.predict(level=[80]), f.predict(level=[80]))
     assert again.estimator_.names == combination.names
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(f)).predict(level=[80]), f.predict(level=[80]))
 
 
 def test_a_candidate_without_a_validation_forecast_is_saved_as_null_not_nan(monkeypatch, tmp_path):

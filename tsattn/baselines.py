@@ -711,6 +711,11 @@ class NetworkModel(WindowModel):
                                         input_signature=[tf.TensorSpec((None, self.window, self.features), tf.float32)])
         return self._forward
 
+    def __getstate__(self) -> dict:
+        """Pickled (pickle, joblib, copy.deepcopy of a fitted Forecaster) without its traced forward pass, which is
+        traced again when next needed; the Keras model pickles itself (Keras 3 saves it to bytes)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_forward"}
+
     def _outputs(self, values, origins, first, series, scaler, chunk_size: int = 4096) -> np.ndarray:
         """Network outputs in series units at ``origins``, ``chunk_size`` windows per call of the traced graph
         (a window reaching before its series' ``first`` position is padded with the series' first value)."""
