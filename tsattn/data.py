@@ -365,6 +365,8 @@ def _looks_like_dates(column: pd.Series) -> bool:
         return False
     try:
         parse_timestamps(head)
+    except DataError:
+        return True  # dates, read day first and month first alike
     except (ValueError, TypeError, OverflowError):
         return False
     return True
