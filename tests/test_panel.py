@@ -145,7 +145,7 @@ def test_series_long_enough_for_a_window_but_not_for_the_split_are_named_and_not
     assert result.exit_code == 0, result.output
     assert "Test sMAPE (mean over 1 of 3 series; not scored, too short for a test window: b, c)" in result.output
     scored = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
-    assert set(scored.loc[scored["part"] == "test", "series"]) == {"a"}
+    assert set(scored.loc[scored["part"] == "test", "unique_id"]) == {"a"}  # as predictions.csv
     assert json.loads((tmp_path / "run" / "metrics.json").read_text())["series"] == 1
     document = fit_linear("--force", "--json")
     assert document.exit_code == 0, document.output
@@ -263,7 +263,7 @@ def test_global_fit_reports_per_series_and_aggregate_metrics(panel_fit, tmp_path
     test = predictions[predictions["part"] == "test"]
     assert sorted(test["unique_id"].unique()) == ["s0", "s1", "s2", "s3"] and len(test) == 4 * 2 * 3
     by_series = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
-    assert {"series", "part", "model", "smape", "mase", "rmse"} <= set(by_series.columns)
+    assert {"unique_id", "part", "model", "smape", "mase", "rmse"} <= set(by_series.columns)
 
 
 def test_forecaster_panel_predict_timestamps_and_save_load(tmp_path):

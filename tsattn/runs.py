@@ -210,7 +210,9 @@ def importance_line(path: Path) -> str | None:
 
 
 def by_series(result: RunResult) -> pd.DataFrame:
-    """One row per (series, part, model) with a column per metric: metrics_by_series.csv."""
+    """One row per (series, part, model) with a column per metric: metrics_by_series.csv. The series column is named
+    as the data's id column, as in predictions.csv (:meth:`tsattn.state.FittedState.key_columns`; ``unique_id`` for a
+    bundled dataset), so the two files join on it."""
     frame = result.metrics_frame
     keys = ["series", "part", "model"]
     wide = frame.pivot_table(index=keys, columns="metric", values="value", sort=False, dropna=False)
@@ -218,7 +220,8 @@ def by_series(result: RunResult) -> pd.DataFrame:
     # combination: only those scored stay (a series without test windows has no test rows)
     wide = wide.loc[pd.MultiIndex.from_frame(frame[keys].drop_duplicates())].reset_index()
     wide.columns.name = None
-    return wide
+    id_column = result.state.key_columns(set(wide.columns) - {"series"})[0]
+    return wide.rename(columns={"series": id_column})
 
 
 def sample_series(result: RunResult, part: str = "test") -> dict[str, int]:
