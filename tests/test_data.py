@@ -123,6 +123,20 @@ def test_csv_reading(tmp_path):
     bad_dates.write_text("date,value\nyesterday,1\ntoday,2\n")
     with pytest.raises(DataError, match="cannot be parsed as dates"):
         read_csv_series(bad_dates, column="value", date_column="date")
+    # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")
+    with pytest.raises(DataError, match=r"^date column 'ds' in \S+ cannot be parsed as dates \('01/04/2015' in row 4 "
+                                        r"does not read in the format of the dates before it, %Y-%m-%d\); write every "
+                                        r"date in one format \(e.g. YYYY-MM-DD\), or leave out --date-column$"):
+        read_csv_series(mixed, column="y", date_column="ds")
+    from tsattn.panel import read_csv_panel
+
+    long = tmp_path / "long.csv"
+    long.write_text("id,ds,y\n" + "".join(f"a,{row}\n" for row in mixed.read_text().splitlines()[1:]))
+    with pytest.raises(DataError, match=r"^time column 'ds' cannot be parsed as dates or integers \('01/04/2015' in "
+                                        r"row 4 does not"):
+        read_csv_panel(long, "y", "ds", "id")
 
 
 

@@ -358,6 +358,20 @@ def _marked_numbers(column: pd.Series, thousands: str, decimal: str = ".") -> pd
     return pd.Series(pd.to_numeric(text.to_numpy(dtype=object, na_value=np.nan)), index=column.index, name=column.name)
 
 
+_PANDAS_DATE_FAILURE = re.compile(r'time data "(.*)" doesn\'t match format "(.*)", at position (\d+)')
+
+
+def date_failure(exc: Exception) -> str:
+    """What pandas' failure to read a column of dates says, in a line that fits inside ours: the value, its row (1 for
+    the first value) and the format the values before it set; pandas' own text otherwise, without its cut-off advice."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    found = _PANDAS_DATE_FAILURE.search(text)
+    if found:
+        return (f"{found.group(1)!r} in row {int(found.group(3)) + 1} does not read in the format of the dates before "
+                f"it, {found.group(2)}")
+    return text.removesuffix(" You might want to try:").rstrip(".")
+
+
 def _looks_like_dates(column: pd.Series) -> bool:
     """Whether the first values of a text column all read as dates."""
     head = column.dropna().head(5)
@@ -502,8 +516,8 @@ def read_csv_series(
             raise  # its own line (dates that read day first and month first alike)
         except (ValueError, TypeError) as exc:
             raise DataError(
-                f"date column {date_column!r} in {path} cannot be parsed as dates ({str(exc).splitlines()[0]}); "
-                "check the column or leave out --date-column"
+                f"date column {date_column!r} in {path} cannot be parsed as dates ({date_failure(exc)}); write every "
+                "date in one format (e.g. YYYY-MM-DD), or leave out --date-column"
             ) from None
         if index.hasnans:
             raise DataError(f"date column {date_column!r} in {path} has empty dates; fill or remove those rows")

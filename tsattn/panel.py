@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import (FILL_METHODS, as_series, check_exog_columns, infer_freq, parse_timestamps, read_csv_frame,
-                   read_csv_series, time_text)
+from .data import (FILL_METHODS, as_series, check_exog_columns, date_failure, infer_freq, parse_timestamps,
+                   read_csv_frame, read_csv_series, time_text)
 from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -344,8 +344,8 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
     except DataError:
         raise  # its own line (dates that read day first and month first alike)
     except (ValueError, TypeError) as exc:
-        raise DataError(f"time column {label!r} cannot be parsed as dates or integers "
-                        f"({str(exc).splitlines()[0]}); check the column") from None
+        raise DataError(f"time column {label!r} cannot be parsed as dates or integers ({date_failure(exc)}); write "
+                        "every date in one format (e.g. YYYY-MM-DD)") from None
 
 
 MAX_COVARIATE = 1e30  # |value| above this is refused: scaled and cast to float32 it overflows
