@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 import tsattn
 from tsattn.cli.main import main
+from tsattn.io import number_text
 
 TINY_ARGS = ["--window", "8", "--epochs", "2", "--batch-size", "32", "--set", "units=4"]
 
@@ -67,6 +68,16 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
     test = document["metrics"]["test"]
     assert test["model"]["rmse"] == pytest.approx(test["linear"]["rmse"])
     assert document["epochs_run"] is None and "seed" not in document["verdict"]
+    count = test["model"]["count"]  # the number of test values the verdict rests on
+    assert f"the naive last-value forecast ({number_text(test['naive']['rmse'])}, " in document["verdict"]
+    assert f"%) over {count} test values; linear AR(8)" in document["verdict"], document["verdict"]
+    from tsattn.verdicts import single_verdict
+
+    several = {"model": {"rmse": 1.0, "count": 12}, "naive": {"rmse": 2.0}, "linear": {"rmse": 1.5}}
+    assert "(2, -50.0%) over 12 forecasts (4 origins x 3 steps); linear AR(8) 1.5." in single_verdict(
+        several, 8, horizon=3)
+    several["model"]["count"] = 1
+    assert "(2, -50.0%) over 1 test value; " in single_verdict(several, 8)
     assert {"predictions.csv", "metrics.json"} <= set(document["files"]) and "history.csv" not in document["files"]
     shown = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--column", "demand", "--date-column",
                             "date", "--window", "8", "--out", str(out), "--force"]).stdout

@@ -35,7 +35,7 @@ def run_verdict(result) -> str | None:
         return panel_verdict(result, seeded)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
         return single_verdict(test, result.data.window, seeded, naive_model=result.config.model == "naive",
-                              covariates=result.data.covariates is not None)
+                              covariates=result.data.covariates is not None, horizon=result.data.horizon)
     return None
 
 
@@ -43,10 +43,10 @@ ONE_SEED = " One seed: compare several before concluding (tsattn compare)."
 
 
 def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bool = False,
-                   covariates: bool = False) -> str:
+                   covariates: bool = False, horizon: int = 1) -> str:
     """One line for one series: test RMSE against the naive forecast (and the linear AR, an ARX model with
-    ``covariates``); ``naive_model``: the model is the naive forecast itself, the yardstick, not something measured
-    against it."""
+    ``covariates``) and how many forecasts it rests on (``horizon`` steps from each origin); ``naive_model``: the
+    model is the naive forecast itself, the yardstick, not something measured against it."""
     model_rmse, naive_rmse = test["model"]["rmse"], test["naive"]["rmse"]
     linear = test["linear"]["rmse"]
     linear_text = f"{number_text(linear)}" if linear is not None else "n/a"
@@ -59,7 +59,11 @@ def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bo
     else:
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
-        head = f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, {change:+.1f}%)"
+        count = test["model"].get("count")  # what the verdict rests on: one test value says little (a 6-value series)
+        over = "" if not count else f" over {count} test value{'' if count == 1 else 's'}" if horizon == 1 else \
+            f" over {count} forecasts ({count // horizon} origin{'' if count // horizon == 1 else 's'} x {horizon} steps)"
+        head = (f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, "
+                f"{change:+.1f}%){over}")
     linear_name = f"linear ARX({window}, with the covariates)" if covariates else f"linear AR({window})"
     return f"{head}; {linear_name} {linear_text}." + (ONE_SEED if seeded else "")
 
