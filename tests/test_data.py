@@ -123,6 +123,16 @@ def test_csv_reading(tmp_path):
     bad_dates.write_text("date,value\nyesterday,1\ntoday,2\n")
     with pytest.raises(DataError, match="cannot be parsed as dates"):
         read_csv_series(bad_dates, column="value", date_column="date")
+    # without --column: the value column to choose, and the dates beside it (it said only "choose the value column
+    # with --column", and the run that followed forecast by step, the dates unused)
+    two = tmp_path / "two.csv"
+    two.write_text("ds,y,note\n2015-01-01,1,a\n2015-02-01,2,b\n2015-03-01,3,c\n")
+    with pytest.raises(DataError, match=r"two.csv has several columns \(ds, y, note\); choose the value column with "
+                                        r"--column and the dates with --date-column \(e.g. --date-column ds --column y\)$"):
+        read_csv_series(two)
+    with pytest.raises(DataError, match=r"several columns \(ds, y, note\); choose the value column with --column "
+                                        r"\(e.g. --column y\)$"):
+        read_csv_series(two, date_column="ds")
     # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")

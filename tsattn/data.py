@@ -481,9 +481,13 @@ def read_csv_series(
     if column is None:
         candidates = [c for c in columns if c != date_column]
         if len(candidates) != 1:
-            raise DataError(
-                f"{path} has several columns ({', '.join(columns)}); choose the value column with --column"
-            )
+            dates = [] if date_column else [c for c in candidates if frame[c].dtype == object and
+                                            _looks_like_dates(frame[c])]
+            values = [c for c in candidates if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
+            fix = "choose the value column with --column" + (" and the dates with --date-column" if dates else "")
+            if values:
+                fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]})"
+            raise DataError(f"{path} has several columns ({', '.join(columns)}); {fix}")
         column = candidates[0]
     if column not in columns:
         raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
