@@ -228,6 +228,9 @@ def test_dates_written_day_first_or_month_first_read_as_written(tmp_path):
                                         r"first \(2015-01-02\), and every date reads either way; write them as "
                                         r"YYYY-MM-DD"):
         parse_timestamps(pd.Series(months[:12].strftime("%m/%d/%Y")))  # 12 months or 12 days: either is regular
+    with pytest.raises(DataError, match=r"dates such as '01/02/2015' read both"):  # two dates: no frequency either way
+        parse_timestamps(pd.Series(["01/01/2015", "01/02/2015"]))
+    assert parse_timestamps(pd.Series(["01.01.2015", "01.02.2015"]))[1] == pd.Timestamp("2015-02-01")
     values = [10 + (i % 7) + i / 4 for i in range(40)]
     german = tmp_path / "german.csv"
     german.write_text("Monat;Absatz\n" + "".join(

@@ -432,8 +432,8 @@ def _day_or_month_first(column: pd.Series) -> pd.DatetimeIndex:
     if len(readings) == 1 or readings[False].equals(readings[True]):
         return next(iter(readings.values()))
     steps = {dayfirst: np.diff(index.dropna().unique().sort_values().asi8) for dayfirst, index in readings.items()}
-    regular = {dayfirst: infer_freq(index.dropna().unique().sort_values()) is not None
-               for dayfirst, index in readings.items()}
+    regular = {dayfirst: len(index.dropna().unique()) >= 3 and infer_freq(index.dropna().unique().sort_values())
+               is not None for dayfirst, index in readings.items()}  # pandas infers no frequency from two dates
     if regular[True] != regular[False]:
         return readings[regular[True]]
     # a misread column jumps: 1-12 January of every year (its longest step 354 days, the typical one a day); a
