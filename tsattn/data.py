@@ -431,13 +431,14 @@ def _day_or_month_first(column: pd.Series) -> pd.DatetimeIndex:
         raise failure
     if len(readings) == 1 or readings[False].equals(readings[True]):
         return next(iter(readings.values()))
-    steps = {dayfirst: np.diff(index.dropna().unique().sort_values().asi8) for dayfirst, index in readings.items()}
-    regular = {dayfirst: len(index.dropna().unique()) >= 3 and infer_freq(index.dropna().unique().sort_values())
-               is not None for dayfirst, index in readings.items()}  # pandas infers no frequency from two dates
+    times = {dayfirst: index.dropna().unique().sort_values() for dayfirst, index in readings.items()}
+    # (pandas infers no frequency from two dates)
+    regular = {dayfirst: len(each) >= 3 and infer_freq(each) is not None for dayfirst, each in times.items()}
     if regular[True] != regular[False]:
         return readings[regular[True]]
     # a misread column jumps: 1-12 January of every year (its longest step 354 days, the typical one a day); a
     # series with a few missing steps read right has its longest step a few typical ones
+    steps = {dayfirst: np.diff(each.asi8) for dayfirst, each in times.items()}
     jumps = {dayfirst: each.max() / max(np.median(each), 1) if len(each) >= 2 else 1.0 for dayfirst, each in steps.items()}
     if 2 * jumps[True] < jumps[False] or 2 * jumps[False] < jumps[True]:
         return readings[jumps[True] < jumps[False]]
