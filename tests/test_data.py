@@ -231,6 +231,18 @@ def test_dates_written_day_first_or_month_first_read_as_written(tmp_path):
     with pytest.raises(DataError, match=r"dates such as '01/02/2015' read both"):  # two dates: no frequency either way
         parse_timestamps(pd.Series(["01/01/2015", "01/02/2015"]))
     assert parse_timestamps(pd.Series(["01.01.2015", "01.02.2015"]))[1] == pd.Timestamp("2015-02-01")
+    # a future frame's six days after 2024-01-04 read both ways as regular steps; the steps the forecast needs decide
+    # (`tsattn predict --futr-csv` of a model fitted on day-first dates refused them)
+    from tsattn.panel import as_panel, future_values
+
+    days = pd.date_range(end="2024-01-04", periods=30, freq="D")
+    panel = as_panel(pd.DataFrame({"unique_id": "a", "ds": days, "y": np.arange(30.0), "promo": 0.0}), exog=["promo"])
+    ahead = pd.date_range("2024-01-05", periods=6, freq="D")
+    future = pd.DataFrame({"unique_id": "a", "ds": ahead.strftime("%d/%m/%Y"), "promo": np.arange(6.0)})
+    np.testing.assert_array_equal(future_values(future, panel, ["promo"], 6)[0, :, 0], np.arange(6.0))
+    assert parse_timestamps(future["ds"], expected=ahead).equals(pd.DatetimeIndex(ahead))
+    with pytest.raises(DataError, match="read both month first"):
+        parse_timestamps(future["ds"])
     values = [10 + (i % 7) + i / 4 for i in range(40)]
     german = tmp_path / "german.csv"
     german.write_text("Monat;Absatz\n" + "".join(

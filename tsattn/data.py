@@ -391,17 +391,17 @@ def _looks_like_dates(column: pd.Series) -> bool:
 _DAY_MONTH = re.compile(r"\s*\d{1,2}([./-])\d{1,2}\1\d{2,4}(\s.*|T.*)?")
 
 
-def parse_timestamps(column: pd.Series) -> pd.DatetimeIndex:
+def parse_timestamps(column: pd.Series, expected: pd.Index | None = None) -> pd.DatetimeIndex:
     """Text timestamps as a DatetimeIndex, as the Python API reads them: UTC offsets that change along the column
     (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Dates that start with the
     day and the month as numbers (``01.02.2015``, ``01/02/2015``) are read both ways: the one way that parses every
-    value, or that gives regular steps, wins, and dots (never month first) read day first; a column that reads as
-    regular steps both ways is refused (DataError: write the dates as YYYY-MM-DD). Raises ValueError / TypeError for
-    text that is not a date."""
+    value, or that holds more of the ``expected`` times (a future frame's steps), or that gives regular steps, wins,
+    and dots (never month first) read day first; a column that reads as regular steps both ways is refused
+    (DataError: write the dates as YYYY-MM-DD). Raises ValueError / TypeError for text that is not a date."""
     text = column.dropna()
     if len(text) and text.dtype == object and text.map(lambda v: isinstance(v, str) and bool(
             _DAY_MONTH.fullmatch(v))).all():
-        return _day_or_month_first(column)
+        return _day_or_month_first(column, expected)
     return _timestamps(column)
 
 
@@ -419,7 +419,7 @@ def _timestamps(column: pd.Series, dayfirst: bool = False) -> pd.DatetimeIndex:
     return pd.DatetimeIndex(parsed)
 
 
-def _day_or_month_first(column: pd.Series) -> pd.DatetimeIndex:
+def _day_or_month_first(column: pd.Series, expected: pd.Index | None = None) -> pd.DatetimeIndex:
     """:func:`parse_timestamps` of dates that start with two numbers (the day and the month, in some order)."""
     readings, failure = {}, None
     for dayfirst in (False, True):
@@ -431,6 +431,10 @@ def _day_or_month_first(column: pd.Series) -> pd.DatetimeIndex:
         raise failure
     if len(readings) == 1 or readings[False].equals(readings[True]):
         return next(iter(readings.values()))
+    if expected is not None:  # the steps a future frame should hold: the reading that finds more of them
+        found = {dayfirst: int(index.isin(expected).sum()) for dayfirst, index in readings.items()}
+        if found[True] != found[False]:
+            return readings[found[True] > found[False]]
     times = {dayfirst: index.dropna().unique().sort_values() for dayfirst, index in readings.items()}
     # (pandas infers no frequency from two dates)
     regular = {dayfirst: len(each) >= 3 and infer_freq(each) is not None for dayfirst, each in times.items()}

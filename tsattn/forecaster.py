@@ -354,7 +354,7 @@ class Forecaster(BaseEstimator):
         state = self._state()
         id_column, time_column, _ = state.columns
         expected = self.make_future_dataframe(series=series)
-        given = future_keys(futr_df, id_column, time_column)
+        given = future_keys(futr_df, id_column, time_column, pd.Index(expected[time_column]))
         keys = pd.MultiIndex.from_arrays([expected[id_column].astype(str), expected[time_column]])
         return expected[~keys.isin(given)].reset_index(drop=True)
 

@@ -332,7 +332,9 @@ def check_static(static, ids) -> pd.DataFrame | None:
     return frame
 
 
-def _parse_times(column: pd.Series, label: str) -> pd.Index:
+def _parse_times(column: pd.Series, label: str, expected: pd.Index | None = None) -> pd.Index:
+    """``expected``: the times the column should hold (a future frame's steps), which tell dates written day first
+    from month first where both readings are regular (:func:`tsattn.data.parse_timestamps`)."""
     if isinstance(column.dtype, pd.PeriodDtype):
         return pd.PeriodIndex(column)
     if pd.api.types.is_datetime64_any_dtype(column.dtype):
@@ -340,7 +342,7 @@ def _parse_times(column: pd.Series, label: str) -> pd.Index:
     if pd.api.types.is_integer_dtype(column.dtype):
         return pd.Index(column.to_numpy(dtype=np.int64))
     try:
-        return parse_timestamps(column)
+        return parse_timestamps(column, expected)
     except DataError:
         raise  # its own line (dates that read day first and month first alike)
     except (ValueError, TypeError) as exc:
@@ -677,13 +679,15 @@ def check_unique_columns(frame: pd.DataFrame, source: str) -> None:
         raise DataError(f"{source} has two columns named {twice!r}; rename or drop one")
 
 
-def future_keys(futr_df, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN) -> pd.MultiIndex:
-    """The (id, time) rows of a future frame, ids as text and times parsed as the data's are."""
+def future_keys(futr_df, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
+                expected: pd.Index | None = None) -> pd.MultiIndex:
+    """The (id, time) rows of a future frame, ids as text and times parsed as the data's are (``expected``: the times
+    it should hold, see :func:`_parse_times`)."""
     if not isinstance(futr_df, pd.DataFrame) or id_column not in futr_df.columns or time_column not in futr_df.columns:
         raise DataError(f"futr_df must be a DataFrame with the {id_column} and {time_column} columns")
     check_unique_columns(futr_df, "futr_df")
     return pd.MultiIndex.from_arrays([futr_df[id_column].astype(str).to_numpy(),
-                                      _parse_times(futr_df[time_column], time_column)])
+                                      _parse_times(futr_df[time_column], time_column, expected)])
 
 
 def future_values(futr_df: pd.DataFrame, panel: "Panel", names, horizon: int, id_column: str = ID_COLUMN,
@@ -704,7 +708,8 @@ def future_values(futr_df: pd.DataFrame, panel: "Panel", names, horizon: int, id
                             f"{', '.join(names)}")
     frame = futr_df.reset_index(drop=True)
     ids = frame[id_column].astype(str).to_numpy()
-    times = _parse_times(frame[time_column], time_column)
+    needed = [future_index(describe_index(panel.series_index(i)), horizon) for i in range(panel.n_series)]
+    times = _parse_times(frame[time_column], time_column, needed[0].append(needed[1:]) if needed else None)
     codes, uniques = pd.factorize(ids)
     values = _exog_values(frame, names, "futr_df", uniques, codes, times)
     lookup = pd.Series(np.arange(len(frame)), index=pd.MultiIndex.from_arrays([ids, times]))
@@ -713,8 +718,7 @@ def future_values(futr_df: pd.DataFrame, panel: "Panel", names, horizon: int, id
         raise DataError("futr_df has duplicate (id, time) rows; give one row per series and step")
     out = np.empty((panel.n_series, horizon, len(names)))
     missing = []
-    for i in range(panel.n_series):
-        labels = future_index(describe_index(panel.series_index(i)), horizon)
+    for i, labels in enumerate(needed):
         rows = lookup.reindex(pd.MultiIndex.from_arrays([[panel.ids[i]] * len(labels), labels]))
         absent = rows.isna().to_numpy()
         if absent.any():
