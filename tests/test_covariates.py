@@ -120,9 +120,14 @@ def test_future_frame_helpers(fitted, frame):
 @pytest.mark.parametrize("edit, message", [
     (lambda f: f.iloc[1:], "futr_df lacks 1 (series, time) row"),
     (lambda f: f.drop(columns="promo"), "covariate column 'promo' is not in futr_df"),
-    (lambda f: f.assign(promo=np.where(np.arange(len(f)) == 4, np.nan, f["promo"])), "missing (NaN) value"),
+    (lambda f: f.assign(promo=np.where(np.arange(len(f)) == 4, np.nan, f["promo"])),
+     "missing (NaN) value ('nan') in series 's1' at 2021-02-15 (1 such row(s)); covariates must be finite numbers: "
+     "fill those values first, e.g. interpolated per series (--fill fills the target only)"),
     (lambda f: f.assign(promo=np.inf), "infinite value"),
-    (lambda f: f.assign(promo="yes"), "is not numeric"),
+    # a time-varying category: encoded by the user, not a static feature (the line said "a category is a static feature")
+    (lambda f: f.assign(promo="yes"), "is not numeric ('yes') in series 's0' at 2021-02-08 (9 such row(s)); covariates "
+     "must be finite numbers: encode its categories as numbers first, one 0/1 column each (pd.get_dummies(frame, "
+     "columns=['promo'])), then name those columns"),
     (lambda f: pd.concat([f, f.iloc[:1]]), "duplicate (id, time) rows"),
 ])
 def test_bad_future_frames_get_one_line(fitted, frame, edit, message):

@@ -367,10 +367,14 @@ def _exog_values(frame: pd.DataFrame, names: tuple, source: str, ids, codes, tim
             first = int(np.flatnonzero(bad)[0])
             what = "is not numeric" if raw.notna().iloc[first] and not np.isinf(values[first]) else \
                 ("has an infinite value" if np.isinf(values[first]) else "has a missing (NaN) value")
+            fix = {"is not numeric": f"encode its categories as numbers first, one 0/1 column each (pd.get_dummies("
+                                     f"frame, columns=[{name!r}])), then name those columns (a category fixed per "
+                                     "series is a static feature, stat_exog)",
+                   "has an infinite value": "replace those values first",
+                   }.get(what, "fill those values first, e.g. interpolated per series (--fill fills the target only)")
             raise DataError(f"covariate column {name!r} of {source} {what} ({str(raw.iloc[first])!r}) in series "
                             f"{ids[codes[first]]!r} at {time_text(times[first])} ({int(bad.sum())} such row(s)); "
-                            "covariates must be finite numbers: fill or encode them first (a category is a static "
-                            "feature, stat_exog)")
+                            f"covariates must be finite numbers: {fix}")
         huge = np.abs(values) > MAX_COVARIATE
         if huge.any():  # beyond what a float32 network computes with once scaled (it became NaN/inf silently)
             first = int(np.flatnonzero(huge)[0])
