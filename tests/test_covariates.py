@@ -2,6 +2,7 @@
 
 import json
 import pickle
+import re
 
 import keras
 import numpy as np
@@ -131,7 +132,7 @@ def test_future_frame_helpers(fitted, frame):
     (lambda f: pd.concat([f, f.iloc[:1]]), "duplicate (id, time) rows"),
 ])
 def test_bad_future_frames_get_one_line(fitted, frame, edit, message):
-    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(DataError, match=re.escape(message)):
         fitted.predict(futr_df=edit(future_of(frame)))
 
 
