@@ -1,9 +1,8 @@
 """model="auto": every candidate through the one fit path, chosen on the validation part, never on test."""
 
 import json
-import re
-
 import pickle
+import re
 
 import numpy as np
 import pandas as pd
@@ -303,3 +302,19 @@ def test_auto_with_covariates_leaves_out_the_statistical_candidates_that_cannot_
     future = frame.groupby("unique_id").tail(4)[["unique_id", "ds", "promo"]].copy()
     future["ds"] = future["ds"] + pd.DateOffset(months=4)
     assert f.predict(futr_df=future)["auto"].notna().all()
+
+
+def test_a_hold_out_longer_than_the_one_series_is_refused_not_replaced(tmp_path):
+    """`tsattn fit --set split=holdout --set holdout=1000` on a series of 120 values fell back to theta and tested it on
+    the last value alone (the fallback replaced the hold-out by the horizon); it is refused in one line naming a
+    hold-out that works, and nothing is written."""
+    path = tmp_path / "series.csv"
+    pd.DataFrame({"ds": pd.date_range("2000-01-01", periods=120, freq="MS"),
+                  "y": 5 + np.sin(np.arange(120) / 3)}).to_csv(path, index=False)
+    result = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "y",
+                                       "--date-column", "ds", "--set", "split=holdout", "--set", "holdout=1000",
+                                       "--out", str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "holdout=1000 asks for a test part as long as the series or longer (it has 120 values); give a holdout " \
+           "below 120, e.g. 24" in result.output
+    assert not (tmp_path / "run").exists()

@@ -327,6 +327,10 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
     from .state import UNCALIBRATED
 
     name, n = config.model, int(panel.lengths[0])
+    given_holdout = "holdout" in config.given and config.split == "holdout"
+    if given_holdout and with_test and config.holdout >= n:  # a test part as long as the series: nothing to fit on
+        raise TooShortError(f"holdout={config.holdout} asks for a test part as long as the series or longer (it has "
+                            f"{counted(n, 'value')}); give a holdout below {n}, e.g. {max(1, n // 5)}") from error
     if not config.is_baseline:  # Theta where the forecast reads enough values for it
         theta = statistical_candidates() and n - (config.horizon if with_test else 0) >= THETA_MIN_VALUES
         name = SHORT_FALLBACK[0] if theta else SHORT_FALLBACK[1]
@@ -345,7 +349,9 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
                 dropped[key] = None
 
     for keep_validation in (True, False):
-        split = {} if keep_validation else {"split": "holdout", "holdout": config.horizon, "validation_fraction": 0.0}
+        # a hold-out the user gave stays (a test part of 1000 values on 120 was made the last value's alone)
+        holdout = config.holdout if given_holdout else config.horizon
+        split = {} if keep_validation else {"split": "holdout", "holdout": holdout, "validation_fraction": 0.0}
         candidate = config.updated(model=name, pad=True, **given, **split)
         candidate = dataclasses.replace(candidate, preset=None, final_fit=False, **dropped)
         try:
@@ -363,7 +369,7 @@ def short_series_fallback(config, panel, error: TooShortError, window_config, wi
         if config.is_baseline and not baseline_learns(name):
             uses = uses.replace("train, ", "").replace("train and ", "")  # it trains on nothing
             uses = "be fitted" if uses == "train" else uses
-        values = f"{counted(n - config.horizon, 'value')} before the test part" if with_test else \
+        values = f"{counted(n - holdout, 'value')} before the test part" if with_test else \
             ("its one value" if n == 1 else f"all {n} values")
         least = smallest_length(panel, config, window_config, with_test)
         needs = f"; it needs at least {least} values" if least else ""
