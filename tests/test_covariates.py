@@ -3,6 +3,7 @@
 import json
 import pickle
 import re
+import warnings
 
 import keras
 import numpy as np
@@ -250,6 +251,16 @@ def test_calendar_features_are_cycles():
     values = calendar_features(pd.date_range("2021-01-01", periods=24, freq="MS"), ["month"])
     assert values.shape == (24, 2)
     assert np.allclose(values[:12], values[12:]) and np.allclose(values[0], [0.0, 1.0])
+    # a feature that is one value at every step of the data (hour of monthly dates) is said to tell nothing
+    from tsattn.panel import as_panel
+
+    monthly = as_panel(pd.Series(np.arange(24.0), index=pd.date_range("2021-01-01", periods=24, freq="MS")))
+    with pytest.warns(UserWarning, match=r"calendar feature\(s\) hour, minute take one value at every timestamp of "
+                                         r"this data \(its frequency is MS\), so they tell the model nothing"):
+        Covariates.of(calendar=["month", "hour", "minute"]).fit(monthly)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Covariates.of(calendar=["month"]).fit(monthly)
 
 
 def test_gather_batch_sorts_covariates_into_their_slots():

@@ -170,6 +170,14 @@ class Covariates:
         """Standardise each dynamic column on the rows in ``mask`` (the training part) and encode the static
         features over the panel's series (categories one-hot, numbers standardised)."""
         self.check_panel(panel)
+        if self.calendar:  # hour on monthly data: one value at every step, nothing for a model to read
+            features = calendar_features(panel.index, self.calendar)
+            constant = [name for k, name in enumerate(self.calendar) if np.ptp(features[:, 2 * k:2 * k + 2], axis=0).max()
+                        < 1e-12]
+            if constant:
+                warnings.warn(f"calendar feature(s) {', '.join(constant)} take one value at every timestamp of this data "
+                              f"(its frequency is {panel.freq or 'irregular'}), so they tell the model nothing; drop "
+                              "them from calendar", UserWarning, stacklevel=user_stacklevel())
         dynamic = self.dynamic_values(panel)
         rows = dynamic if mask is None else dynamic[mask]
         if len(rows):
