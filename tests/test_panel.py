@@ -501,11 +501,23 @@ def test_a_panel_verdict_says_in_words_whether_the_model_beats_the_naive_forecas
             for name, value in (("model", own), ("naive", naive), ("seasonal_naive", naive + 1 / 3))]
     frame = pd.DataFrame(rows)
     means = frame.groupby("model")["value"].mean()
-    result = SimpleNamespace(metrics_frame=frame, metrics={"test": {key: {"smape": means[key]} for key in means.index}},
-                             data=SimpleNamespace(not_scored=[]), panel=SimpleNamespace(n_series=3),
+    result = SimpleNamespace(metrics_frame=frame, metrics={"test": {key: {"smape": means[key], "mase": 1.0}
+                                                                   for key in means.index}},
+                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(6)[:, None]),
+                             panel=SimpleNamespace(n_series=3, values=np.arange(1.0, 7.0)),
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model=model))
     line = panel_verdict(result)
     assert line.startswith("Test sMAPE (mean over 3 series) ") and said in line, line
+    assert "MASE" not in line  # no test value is 0
+    # test values of 0 (intermittent demand), where sMAPE is 200 for any forecast but 0: MASE is said beside it
+    result.panel.values = np.array([0.0, 0.0, 3.0, 4.0, 0.0, 6.0])
+    result.metrics["test"]["model"]["mase"], result.metrics["test"]["naive"]["mase"] = 0.383, 0.584
+    line = panel_verdict(result)
+    if model == "naive":
+        assert "MASE" not in line, line
+    else:
+        assert said in line and "; but 3 of 6 test values are 0, where sMAPE is 200 for any forecast but exactly 0: on " \
+            "MASE, which has no such trap, the model is better than the naive forecast (0.383 against 0.584)." in line
 
 
 def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
@@ -521,7 +533,8 @@ def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
     result = SimpleNamespace(metrics_frame=pd.DataFrame(rows),
                              metrics={"test": {"model": {"smape": 11.0}, "naive": {"smape": 11.0},
                                                "seasonal_naive": {"smape": None}}},
-                             data=SimpleNamespace(not_scored=[]), panel=SimpleNamespace(n_series=2),
+                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(2)[:, None]),
+                             panel=SimpleNamespace(n_series=2, values=np.ones(2)),
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model="tft"))
     line = panel_verdict(result)
     assert "; seasonal-naive n/a (no forecast: too few values before the test part)." in line, line

@@ -93,7 +93,25 @@ def panel_verdict(result, seeded: bool = True) -> str:
             parts.append(f"{labels[key]} n/a (no forecast: too few values before the test part)")
         else:
             parts.append(f"{labels[key]} {score:.2f} ({wins})")
+    parts += zero_actuals_caution(result)
     return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
+
+
+def zero_actuals_caution(result) -> list[str]:
+    """[a clause] when test values are 0, where sMAPE is 200 for any forecast but exactly 0 (a series of zeros
+    forecast 0.003 scores worse than one forecast 50% off): the model and the naive forecast on MASE, which has no
+    such trap; [] otherwise."""
+    actual = np.asarray(result.panel.values, dtype=np.float64)[np.unique(result.data.target_positions("test"))]
+    zeros = int((actual == 0).sum())
+    test = result.metrics["test"]
+    if not zeros or result.config.model == "naive" or test["model"].get("mase") is None or \
+            test["naive"].get("mase") is None:
+        return []
+    model, naive = test["model"]["mase"], test["naive"]["mase"]
+    verdict = "better" if model < naive else "NOT better"
+    return [f"but {zeros} of {actual.size} test values are 0, where sMAPE is 200 for any forecast but exactly 0: on "
+            f"MASE, which has no such trap, the model is {verdict} than the naive forecast ({model:.3f} against "
+            f"{naive:.3f})"]
 
 
 def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str | None:
