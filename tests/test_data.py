@@ -224,6 +224,8 @@ def test_dates_written_day_first_or_month_first_read_as_written(tmp_path):
                            (days, "%m/%d/%Y"), (days, "%d.%m.%Y %H:%M"), (months[:12], "%d.%m.%Y"),
                            (months.delete([5, 9]), "%m/%d/%Y"), (months.delete([5, 9]), "%d/%m/%Y")):
         assert parse_timestamps(pd.Series(index.strftime(written))).equals(pd.DatetimeIndex(index)), written
+        typed = pd.Series(index.strftime(written), dtype="string")  # pandas' string dtype (frame.convert_dtypes())
+        assert parse_timestamps(typed).equals(pd.DatetimeIndex(index)), written
     with pytest.raises(DataError, match=r"dates such as '02/01/2015' read both month first \(2015-02-01\) and day "
                                         r"first \(2015-01-02\), and every date reads either way; write them as "
                                         r"YYYY-MM-DD"):

@@ -92,7 +92,7 @@ def as_series(data, name: str | None = None, fill: str | None = None) -> pd.Seri
     label = name or (str(data.name) if data.name is not None else "series")
     if len(data) == 0:
         raise DataError(f"{label} is empty; pass a series with values")
-    if data.index.dtype == object and all(isinstance(v, str) for v in data.index):
+    if pd.api.types.is_string_dtype(data.index.dtype) and all(isinstance(v, str) for v in data.index):
         # dates as text (pd.read_csv(..., index_col=0) without parse_dates), read as a long frame's text times are
         try:
             data = pd.Series(data.to_numpy(), index=parse_timestamps(pd.Series(data.index)), name=data.name)
@@ -399,8 +399,8 @@ def parse_timestamps(column: pd.Series, expected: pd.Index | None = None) -> pd.
     and dots (never month first) read day first; a column that reads as regular steps both ways is refused
     (DataError: write the dates as YYYY-MM-DD). Raises ValueError / TypeError for text that is not a date."""
     text = column.dropna()
-    if len(text) and text.dtype == object and text.map(lambda v: isinstance(v, str) and bool(
-            _DAY_MONTH.fullmatch(v))).all():
+    if len(text) and pd.api.types.is_string_dtype(text.dtype) and text.map(lambda v: isinstance(v, str) and bool(
+            _DAY_MONTH.fullmatch(v))).all():  # text as objects, or pandas' string dtypes (convert_dtypes, pyarrow)
         return _day_or_month_first(column, expected)
     return _timestamps(column)
 
