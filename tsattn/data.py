@@ -373,9 +373,9 @@ def date_failure(exc: Exception) -> str:
 
 
 def _looks_like_dates(column: pd.Series) -> bool:
-    """Whether the first values of a text column all read as dates."""
+    """Whether a column is text whose first values all read as dates (never a column of numbers)."""
     head = column.dropna().head(5)
-    if head.empty:
+    if head.empty or not pd.api.types.is_string_dtype(column.dtype):
         return False
     try:
         parse_timestamps(head)
@@ -486,8 +486,7 @@ def read_csv_series(
     if column is None:
         candidates = [c for c in columns if c != date_column]
         if len(candidates) != 1:
-            dates = [] if date_column else [c for c in candidates if frame[c].dtype == object and
-                                            _looks_like_dates(frame[c])]
+            dates = [] if date_column else [c for c in candidates if _looks_like_dates(frame[c])]
             values = [c for c in candidates if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
             fix = "choose the value column with --column" + (" and the dates with --date-column" if dates else "")
             if values:
@@ -498,7 +497,7 @@ def read_csv_series(
         raise DataError(f"column {column!r} not found in {path}; available columns: {', '.join(columns)}")
     if date_column is None:
         for other in columns:
-            if other != column and frame[other].dtype == object and _looks_like_dates(frame[other]):
+            if other != column and _looks_like_dates(frame[other]):
                 warnings.warn(f"{path.name}: column {other!r} looks like timestamps but is not used, so the series is "
                               f"indexed 0..{len(frame) - 1} (no frequency, no season, forecasts labelled by step); "
                               f"pass --date-column {other} (Python: date_column={other!r}) to use it", UserWarning,
