@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .baselines import STATISTICAL_LABELS, baseline_labels
-from .checks import few_names
+from .checks import counted, few_names
 from .intervals import check_levels, interval_source, level_name
 from .io import number_text
 from .metrics import headline_metric, paired_comparison
@@ -59,13 +59,20 @@ def single_verdict(test: dict, window: int, seeded: bool = True, naive_model: bo
     else:
         change = (model_rmse / naive_rmse - 1) * 100
         verdict = "beats" if model_rmse < naive_rmse else "does NOT beat"
-        count = test["model"].get("count")  # what the verdict rests on: one test value says little (a 6-value series)
-        over = "" if not count else f" over {count} test value{'' if count == 1 else 's'}" if horizon == 1 else \
-            f" over {count} forecasts ({count // horizon} origin{'' if count // horizon == 1 else 's'} x {horizon} steps)"
         head = (f"Test RMSE {number_text(model_rmse)} {verdict} the naive last-value forecast ({number_text(naive_rmse)}, "
-                f"{change:+.1f}%){over}")
+                f"{change:+.1f}%){_resting_on(test['model'].get('count'), horizon)}")
     linear_name = f"linear ARX({window}, with the covariates)" if covariates else f"linear AR({window})"
     return f"{head}; {linear_name} {linear_text}." + (ONE_SEED if seeded else "")
+
+
+def _resting_on(count: int | None, horizon: int) -> str:
+    """What one series' verdict rests on: " over 1 test value" (a 6-value series says little), " over 114 forecasts
+    (19 origins x 6 steps)" with a horizon; "" when the count is unknown."""
+    if not count:
+        return ""
+    if horizon == 1:
+        return f" over {counted(count, 'test value')}"
+    return f" over {count} forecasts ({counted(count // horizon, 'origin')} x {horizon} steps)"
 
 
 def panel_verdict(result, seeded: bool = True) -> str:
