@@ -744,7 +744,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     # the model and every baseline scored beside it (statistical ones too), but the model itself once
     names = ["model"] + [key for key, label in baseline_labels().items()
                          if key in summary and label != forecaster.model]
-    output.say(scores_table({"": summary}, names, forecaster.model, n_series))  # fit's table: the headline first
+    output.say(scores_table({"": summary}, names, forecaster.model, summary["headline"]))  # fit's: the headline first
     for name in names:
         if (summary[name] or {}).get("rmse") is None:  # e.g. a season longer than the values before an origin
             output.say(f"n/a: {name.replace('_', '-')} has no forecast at these origins (too few values before them)")
@@ -892,7 +892,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, fill,
               help="completed trials the study should hold (a resumed search runs the missing ones).")
 @click.option("--timeout", type=float, help="stop starting new trials after this many seconds.")
 @click.option("--metric", type=click.Choice(["auto", "smape", "mase", "rmse", "mae"]), default="auto",
-              show_default=True, help="validation metric minimised (auto: RMSE for one series, sMAPE for a panel).")
+              show_default=True, help="validation metric minimised (auto: RMSE for one series, sMAPE for a panel, "
+              "MASE for a panel with values of 0 or below).")
 @click.option("--windows", type=click.IntRange(min=1), help="rolling-origin validation: score each trial on this many "
               "forecasts of one horizon at the end of each series (before the test part), one fit per trial; "
               "default: the fit's own validation part.")

@@ -396,6 +396,75 @@ def test_compare_on_a_panel_pairs_models_over_series(tmp_path):
     assert "Per-series test sMAPE of every model and baseline" in report
 
 
+def with_zeros(frame: pd.DataFrame, last: int | None = None) -> pd.DataFrame:
+    """``frame`` with series s0 intermittent (every other value 0), or with only its ``last`` values 0."""
+    frame = frame.copy()
+    rows = np.flatnonzero(frame["unique_id"] == "s0")
+    frame.loc[rows[::2] if last is None else rows[-last:], "y"] = 0.0
+    return frame
+
+
+def test_the_headline_metric_is_mase_where_values_before_the_test_part_reach_0():
+    """sMAPE is 200 for any forecast of a 0 but exactly 0, and swings where values cross 0: a panel with a value of 0
+    or below before its test part (what the models learn from) is chosen, ranked and judged on MASE; zeros in the test
+    part alone leave it on sMAPE (the choice never reads the test part; the fit verdict adds MASE then); one series
+    stays on RMSE."""
+    split = SplitSpec(method="holdout", holdout=4)
+
+    def headline(frame):
+        return window_panel(as_panel(frame), window=6, horizon=2, split=split).headline
+
+    frame = panel_of()
+    assert headline(frame) == "smape" and headline(with_zeros(frame)) == "mase"
+    assert headline(with_zeros(frame, last=4)) == "smape"  # the test part only
+    negative = frame.assign(y=frame["y"] - frame["y"].mean())
+    assert headline(negative) == "mase"
+    assert window_panel(as_panel(with_zeros(frame).query("unique_id == 's0'").set_index("ds")["y"]), window=6,
+                        horizon=2, split=split).headline == "rmse"
+
+
+def test_a_panel_with_zeros_is_ranked_and_judged_on_mase_through_fit_compare_and_backtest(tmp_path):
+    """Found by a user-path check: on a panel with an all-zero and an intermittent series nbeats "did NOT beat the naive
+    forecast (73.08 against 28.00)" on sMAPE while its MASE was 0.383 against 0.584. tsattn fit, compare and backtest
+    now rank and judge such a panel on MASE, and say why; plots draw the MASE distribution."""
+    from tsattn.compare import compare
+
+    path = tmp_path / "panel.csv"
+    with_zeros(panel_of()).to_csv(path, index=False)
+    runner = CliRunner()
+    data = ["--csv", str(path), "--column", "y", "--date-column", "ds", "--id-column", "unique_id"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = runner.invoke(main, ["fit", "--model", "simple-rnn", *data, "--horizon", "2", "--window", "8",
+                                      "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"Test MASE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below\) "
+                     r"\d\.\d{3} (beats|does NOT beat) the naive forecast \(\d\.\d{3}, ", result.output), result.output
+    assert "sMAPE is 200" not in result.output  # the caution for zeros in the test part alone
+    header = next(line for line in result.output.splitlines() if "validation MASE" in line)
+    assert header.split()[:4] == ["validation", "MASE", "validation", "sMAPE"]
+    assert (tmp_path / "run" / "plots" / "mase_distribution.png").is_file()
+    assert not (tmp_path / "run" / "plots" / "smape_distribution.png").exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        backtest = runner.invoke(main, ["backtest", str(tmp_path / "run"), *data, "--start", "0.7",
+                                        "--out", str(tmp_path / "bt")])
+    assert backtest.exit_code == 0, backtest.output
+    assert backtest.output.splitlines()[-6].split() == ["MASE", "sMAPE", "RMSE"], backtest.output
+    lines = []
+    compare(models=["simple-rnn"], csv=[{"path": str(path), "column": "y", "date_column": "ds",
+                                         "id_column": "unique_id", "name": "shops"}],
+            seeds=[0], window=8, horizon=2, epochs=1, settings={"units": 4}, out=tmp_path / "report",
+            echo=lines.append)
+    assert any("test MASE" in line for line in lines), lines
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "ranked on test MASE, mean over series (not sMAPE: some values before the test part are 0 or below" in report
+    assert "Per-series test MASE of every model and baseline" in report
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv")
+    assert set(summary["headline"]) == {"test_mase"}
+    assert summary.sort_values("rank")["test_mase_mean"].is_monotonic_increasing
+
+
 def test_stated_freq_puts_series_on_its_grid_or_names_the_fix():
     """Issue 24: freq= states a frequency the user knows (NeuralForecast's freq): series too short to infer it
     get it, missing steps are filled or refused, timestamps off the grid and mismatched kinds are refused."""
@@ -503,7 +572,8 @@ def test_a_panel_verdict_says_in_words_whether_the_model_beats_the_naive_forecas
     means = frame.groupby("model")["value"].mean()
     result = SimpleNamespace(metrics_frame=frame, metrics={"test": {key: {"smape": means[key], "mase": 1.0}
                                                                    for key in means.index}},
-                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(6)[:, None]),
+                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(6)[:, None],
+                                                  headline="smape"),
                              panel=SimpleNamespace(n_series=3, values=np.arange(1.0, 7.0)),
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model=model))
     line = panel_verdict(result)
@@ -520,6 +590,27 @@ def test_a_panel_verdict_says_in_words_whether_the_model_beats_the_naive_forecas
             "MASE, which has no such trap, the model is better than the naive forecast (0.383 against 0.584)." in line
 
 
+def test_a_panel_with_values_of_0_or_below_is_judged_on_mase_saying_why_and_where_mase_is_undefined():
+    """sMAPE is 200 for any forecast of a 0 but exactly 0: a panel whose values before the test part reach 0 or below
+    is judged on MASE, and a series constant there (all zeros) has no MASE (its in-sample naive error is 0): the
+    mean is over the others, said so."""
+    from types import SimpleNamespace
+
+    from tsattn.verdicts import panel_verdict
+
+    rows = [{"part": "test", "metric": "mase", "series": series, "model": name, "value": value}
+            for series, own, naive in (("a", 0.4, 0.8), ("b", 0.6, 0.5), ("zeros", np.nan, np.nan))
+            for name, value in (("model", own), ("naive", naive))]
+    result = SimpleNamespace(metrics_frame=pd.DataFrame(rows),
+                             metrics={"test": {"model": {"mase": 0.5, "smape": 90.0}, "naive": {"mase": 0.65}}},
+                             data=SimpleNamespace(not_scored=[], headline="mase"), panel=SimpleNamespace(n_series=3),
+                             beside=["naive"], config=SimpleNamespace(model="nbeats"))
+    assert panel_verdict(result) == (
+        "Test MASE (mean over 2 of 3 series; MASE is undefined on zeros, constant before the test part; not sMAPE: "
+        "some values before the test part are 0 or below) 0.500 beats the naive forecast (0.650, -23.1%; model "
+        "better on 1 of 2 series)." + " One seed: compare several before concluding (tsattn compare).")
+
+
 def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
     """Found by a user-path check: weekly series of 30-50 values (no 52-week season before the test part) have no
     seasonal-naive forecast; the fit verdict stopped with a traceback formatting its missing score."""
@@ -533,7 +624,8 @@ def test_a_panel_verdict_says_n_a_for_a_baseline_with_no_forecast():
     result = SimpleNamespace(metrics_frame=pd.DataFrame(rows),
                              metrics={"test": {"model": {"smape": 11.0}, "naive": {"smape": 11.0},
                                                "seasonal_naive": {"smape": None}}},
-                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(2)[:, None]),
+                             data=SimpleNamespace(not_scored=[], target_positions=lambda part: np.arange(2)[:, None],
+                                                  headline="smape"),
                              panel=SimpleNamespace(n_series=2, values=np.ones(2)),
                              beside=["naive", "seasonal_naive"], config=SimpleNamespace(model="tft"))
     line = panel_verdict(result)

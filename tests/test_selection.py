@@ -63,6 +63,27 @@ def test_auto_never_reads_the_test_part():
                                   second.state.choice.drop(columns="seconds"))
 
 
+def test_auto_chooses_on_mase_where_values_before_the_test_part_reach_0(monkeypatch):
+    """sMAPE is 200 for any forecast of a 0 but exactly 0: on a panel with zeros before the test part auto chooses
+    on MASE and says why; zeros in the test part alone leave the choice on sMAPE (it never reads the test part)."""
+    import tsattn.selection as S
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    frame = panel(n=4)
+    rows = np.flatnonzero(frame["unique_id"] == "s0")
+    intermittent = frame.copy()
+    intermittent.loc[rows[::3], "y"] = 0.0
+    config = RunConfig(model="auto", dataset=None, horizon=4, epochs=1, split="holdout", holdout=4)
+    choice = fit(config, series=intermittent).state.choice
+    assert choice.attrs["metric"] == "mase" and choice["mase"].is_monotonic_increasing and "smape" not in choice
+    assert "validation MASE (not sMAPE: some values are 0 or below) " in S.describe_choice(choice)
+    tested = frame.copy()
+    tested.loc[rows[-2:], "y"] = 0.0  # in the test part only
+    assert fit(config, series=tested).state.choice.attrs["metric"] == "smape"
+
+
 def test_auto_refuses_data_without_a_validation_part_in_one_line():
     with pytest.raises(DataError, match="model auto chooses on the validation part.*at least"):
         Forecaster("auto", horizon=4).fit(panel(n=2), validation=0)

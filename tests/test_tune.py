@@ -307,6 +307,17 @@ def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path
     assert (padded.trials["state"] == "COMPLETE").sum() == 1
 
 
+def test_the_auto_metric_of_a_panel_with_values_of_0_or_below_is_mase():
+    """What compare ranks by: sMAPE for a panel, MASE where values before the test part are 0 or below (sMAPE is 200
+    for any forecast of a 0 but exactly 0)."""
+    frame = pd.concat([pd.DataFrame({"unique_id": name, "ds": s.index, "y": s.to_numpy()})
+                       for name, s in (("a", make_series(n=60)), ("b", make_series(n=60, seed=1)))], ignore_index=True)
+    run = {"trials": 1, "space": {**SPACE, "units": [2]}, "settings": {**FIXED, "horizon": 4}, "refit": False}
+    assert T.tune("simple-rnn", data=frame, **run).metric == "smape"
+    frame.loc[3, "y"] = 0.0
+    assert T.tune("simple-rnn", data=frame, **run).metric == "mase"
+
+
 def test_the_defaults_trial_takes_the_head_a_fit_would_use():
     from tsattn.config import RunConfig
     from tsattn.specs import get_spec

@@ -22,6 +22,7 @@ from .checks import MAX_STEPS, few_names, positive_int
 from .data import time_text
 from .errors import ConfigError, DataError, TrainingError, user_stacklevel
 from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
+from .metrics import headline_metric
 
 
 def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
@@ -217,7 +218,10 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         warnings.warn(f"{len(uncovered)} of {panel.n_series} series have fewer than {horizon} value(s) from "
                       f"start {start!r}, so they get no origin and are not backtested ({few_names(uncovered)}); "
                       "start earlier or backtest fewer steps", UserWarning, stacklevel=user_stacklevel())
-    summary.update({"origins": int(len(origins)), "retrain": every})
+    before = np.concatenate([panel.values[panel.offsets[i]:panel.offsets[i] + first_targets[i]]
+                             for i in range(panel.n_series)])  # what the first origins' forecasts learn from
+    summary.update({"origins": int(len(origins)), "retrain": every,
+                    "headline": headline_metric(panel.n_series, bool((before[np.isfinite(before)] > 0).all()))})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}

@@ -26,9 +26,8 @@ import pandas as pd
 from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
 from .covariates import KINDS as COVARIATE_KINDS
-from .metrics import headline_metric
-from .io import atomic_file, number_text, write_json
-from .report import is_complete_record, results_table, summarise, write_report
+from .io import atomic_file, metric_label, number_text, write_json
+from .report import is_complete_record, record_headline, results_table, summarise, write_report
 from .verdicts import WITHOUT_COVARIATES, comparison_verdict
 
 SPEC_FILE = "comparison.json"
@@ -315,6 +314,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "metrics": result.metrics,
         "history": {column: result.history[column].tolist() for column in result.history.columns},
         "series": result.panel.n_series,
+        "headline": result.data.headline,  # the metric the dataset is ranked on (MASE for a panel with zeros)
         # too short for a window in the test part: forecast, not scored
         "series_left_out": result.data.not_scored,
         "by_series": None if single else _by_series(result),
@@ -523,8 +523,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             return finished, eta
         record = outcome.value
         test = record["metrics"]["test"]
-        metric = headline_metric(record.get("series", 1))
-        label = "test RMSE" if metric == "rmse" else "test sMAPE"
+        metric = record_headline(record)
+        label = f"test {metric_label(metric)}"
         echo(f"{where}: {label} {number_text(test['model'][metric])} (naive {number_text(test['naive'][metric])}), "
              f"{record['epochs_run']} epochs, {record['fit_seconds']:.1f}s{slow_scoring(record)}; elapsed "
              f"{elapsed:.0f}s, ETA {eta:.0f}s")

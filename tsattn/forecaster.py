@@ -574,7 +574,7 @@ class Forecaster(BaseEstimator):
             repeats: shuffles per covariate (``std`` is over them).
             seed: the shuffles' seed.
             metric: "mae", "rmse", "smape" or "mase"; default the headline metric (RMSE for one series, sMAPE
-                for a panel).
+                for a panel, MASE for a panel with values of 0 or below).
 
         Returns:
             A frame with columns ``variable``, ``kind`` ("hist_exog", "futr_exog" or "stat_exog"), ``importance``
@@ -595,7 +595,8 @@ class Forecaster(BaseEstimator):
             df, fitted_static = self.__dict__["fitted_data_"]
             static_df = fitted_static if static_df is None else static_df
         panel = state.panel_of(df, static=static_df)
-        metric = headline_metric(panel.n_series) if metric is None else metric
+        values = panel.values[np.isfinite(panel.values)]
+        metric = headline_metric(panel.n_series, bool((values > 0).all())) if metric is None else metric
         origins = origins_in(panel, state.lookback, state.horizon)
         return permutation_importance(state, panel, origins, metric, repeats, seed)
 

@@ -14,11 +14,17 @@ import pandas as pd
 METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
 
-def headline_metric(n_series: int) -> str:
-    """The metric models are ranked and summed up on: RMSE for one series (in its own units), sMAPE for a panel
-    (scale-free: RMSE would add up series of different sizes). The one rule compare, reports, tune and the run's
-    verdict follow."""
-    return "rmse" if n_series <= 1 else "smape"
+def headline_metric(n_series: int, positive: bool = True) -> str:
+    """The metric models are chosen, ranked and summed up on: RMSE for one series (in its own units); for a panel
+    (where RMSE would add up series of different sizes) sMAPE, scale-free, when every value the models learn from
+    is above 0 (``positive``), else MASE, scale-free too: sMAPE is 200 for any forecast of a 0 but exactly 0 (a
+    series of zeros forecast 0.003 scores worse than one forecast 50% off) and swings where values cross 0. The one
+    rule auto, compare, reports, tune and the run's verdict follow (:attr:`tsattn.windows.WindowedPanel.headline`
+    reads ``positive`` off the values before the test part)."""
+    if n_series <= 1:
+        return "rmse"
+    return "smape" if positive else "mase"
+
 
 
 def _pair(actual, predicted):

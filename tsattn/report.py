@@ -14,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from .checks import few_names
-from .io import atomic_file, number_text
+from .io import atomic_file, metric_label, number_text
 from .metrics import headline_metric, interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
 
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
+AXIS_LABELS = {"smape": "sMAPE (%)", "mase": "MASE"}  # a panel's headline metric on a figure's axis
 
 
 def results_table(records: list[dict]) -> pd.DataFrame:
@@ -27,7 +28,7 @@ def results_table(records: list[dict]) -> pd.DataFrame:
     baselines_done = set()
     for record in records:
         row = {"dataset": record["dataset"], "model": record["model"], "seed": record["seed"],
-               "series": record.get("series", 1), "parameters": record["parameters"], "epochs_run": record["epochs_run"],
+               "series": record.get("series", 1), "headline": record_headline(record), "parameters": record["parameters"], "epochs_run": record["epochs_run"],
                "fit_seconds": round(record["fit_seconds"], 3), "predict_seconds": round(record["predict_seconds"], 4),
                "best_epoch": best_epoch(record)}
         for part in ("validation", "test"):
@@ -45,7 +46,7 @@ def results_table(records: list[dict]) -> pd.DataFrame:
                 if key not in (record["metrics"].get("test") or {}):
                     continue  # a statistical baseline this comparison did not ask for
                 base = {"dataset": record["dataset"], "model": label, "seed": None,
-                        "series": record.get("series", 1), "parameters": 0,
+                        "series": record.get("series", 1), "headline": record_headline(record), "parameters": 0,
                         "epochs_run": 0, "fit_seconds": 0.0, "predict_seconds": 0.0, "best_epoch": None}
                 for part in ("validation", "test"):
                     block = record["metrics"].get(part)
@@ -73,26 +74,30 @@ def interval_metrics(record: dict) -> list[str]:
     """The interval metrics a run scored (coverage, width and MSIS per level, scaled CRPS), or none."""
     return interval_metric_names(record["config"].get("level"))
 
-def headline(series: int) -> str:
-    """The metric a dataset is ranked on: test RMSE for one series (its own units), test sMAPE (mean over
-    series, scale-free) for a panel, where RMSE would add up series of different scales."""
-    return f"test_{headline_metric(series)}"
+def record_headline(record: dict) -> str:
+    """The metric a run's dataset is ranked on (:func:`tsattn.metrics.headline_metric`): RMSE for one series (its
+    own units); for a panel, where RMSE would add up series of different scales, sMAPE (mean over series,
+    scale-free), or MASE where the values before the test part include 0 or below. A record written before runs
+    kept it (a resumed comparison) was ranked on sMAPE."""
+    return record.get("headline") or headline_metric(record.get("series", 1))
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation over seeds per (dataset, model); rank on the headline metric (mean test
-    RMSE for one series, mean test sMAPE over series for a panel) and on test RMSE; ratio to naive."""
+    RMSE for one series, mean test sMAPE (or MASE, :func:`record_headline`) over series for a panel) and on test
+    RMSE; ratio to naive."""
     rows = []
     for (dataset, model), group in results.groupby(["dataset", "model"], sort=False):
         series = int(group["series"].max()) if "series" in group else 1
+        ranked = group["headline"].iloc[0] if "headline" in group else headline_metric(series)
         row = {"dataset": dataset, "model": model, "seeds": int(group["seed"].notna().sum()),
-               "series": series, "headline": headline(series), "parameters": int(group["parameters"].iloc[0])}
+               "series": series, "headline": f"test_{ranked}", "parameters": int(group["parameters"].iloc[0])}
         intervals = [c for c in group.columns if c.startswith("test_") and is_interval_metric(c[len("test_"):])]
         for column in ["test_rmse", "test_mae", "test_mase", "test_smape", "validation_rmse", "fit_seconds",
                        "epochs_run", "best_epoch"] + intervals:
             values = pd.to_numeric(group[column], errors="coerce") if column in group else pd.Series([np.nan])
             row[f"{column}_mean"] = float(values.mean())
             row[f"{column}_std"] = float(values.std(ddof=1)) if len(values.dropna()) > 1 else 0.0
-        spread = pd.to_numeric(group[headline(series)], errors="coerce").dropna()
+        spread = pd.to_numeric(group[row["headline"]], errors="coerce").dropna()
         row["headline_min"], row["headline_max"] = (float(spread.min()), float(spread.max())) if len(spread) \
             else (np.nan, np.nan)
         rows.append(row)
@@ -129,14 +134,17 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
             figures_dir / f"{safe}_rmse.png", f"{label}: test RMSE over {int(neural['seeds'].max())} seed(s)",
             f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
     else:  # every baseline the comparison scored, the statistical ones too (they often beat the networks)
-        reference = {label: float(table.loc[table["model"] == label, "test_smape_mean"].iloc[0])
+        name = metric[len("test_"):]  # smape, or mase for a panel with values of 0 or below
+        shown = metric_label(name)
+        reference = {label: float(table.loc[table["model"] == label, f"{metric}_mean"].iloc[0])
                      for label in BASELINE_ROWS.values() if (table["model"] == label).any()
-                     and table.loc[table["model"] == label, "test_smape_mean"].notna().any()}
-        figures = [("Test sMAPE by model (mean over series; mean ± std over seeds; lines: baselines; the axis spans the figures)",
-                    plots.plot_bars(list(neural["model"]), neural["test_smape_mean"], neural["test_smape_std"],
-                                    figures_dir / f"{safe}_smape.png",
-                                    f"{label}: test sMAPE over {int(neural['seeds'].max())} seed(s)",
-                                    "test sMAPE (%), mean over series", reference))]
+                     and table.loc[table["model"] == label, f"{metric}_mean"].notna().any()}
+        figures = [(f"Test {shown} by model (mean over series; mean ± std over seeds; lines: baselines; the axis spans "
+                    "the figures)",
+                    plots.plot_bars(list(neural["model"]), neural[f"{metric}_mean"], neural[f"{metric}_std"],
+                                    figures_dir / f"{safe}_{name}.png",
+                                    f"{label}: test {shown} over {int(neural['seeds'].max())} seed(s)",
+                                    f"test {AXIS_LABELS[name]}, mean over series", reference))]
     if mine[0].get("test"):
         index = _parse_index(mine[0]["test"]["index"])
         shown = slice(-min(len(index), plots.OVERLAY), None)  # the last targets: a few dozen points stay readable
@@ -152,14 +160,15 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                                            f"(seed {first_seed})", units)))
     else:
         first = [r for r in mine if r["seed"] == first_seed]
-        distributions = {r["model"]: [v for v in r["by_series"]["smape"]["model"] if v is not None] for r in first}
+        name = metric[len("test_"):]
+        distributions = {r["model"]: [v for v in r["by_series"][name]["model"] if v is not None] for r in first}
         for key, label in BASELINE_ROWS.items():
-            if key in first[0]["by_series"]["smape"]:
-                distributions[label] = [v for v in first[0]["by_series"]["smape"][key] if v is not None]
-        figures.append((f"Per-series test sMAPE of every model and baseline (seed {first_seed})",
-                        plots.plot_distribution(distributions, figures_dir / f"{safe}_smape_distribution.png",
-                                                f"{label}: per-series test sMAPE (seed {first_seed}, "
-                                                f"{mine[0]['series']} series)", "sMAPE (%)")))
+            if key in first[0]["by_series"][name]:
+                distributions[label] = [v for v in first[0]["by_series"][name][key] if v is not None]
+        figures.append((f"Per-series test {metric_label(name)} of every model and baseline (seed {first_seed})",
+                        plots.plot_distribution(distributions, figures_dir / f"{safe}_{name}_distribution.png",
+                                                f"{label}: per-series test {metric_label(name)} (seed {first_seed}, "
+                                                f"{mine[0]['series']} series)", AXIS_LABELS[name])))
     calibration = calibration_points(table)
     if calibration:
         figures.append(("Calibration: the share of test values inside each model's intervals against the nominal level "
@@ -235,8 +244,12 @@ def summary_columns(headline_metric: str, panel: bool, brief: bool = False) -> l
 
 
 def ranked_on_text(table: pd.DataFrame) -> str:
-    """What a dataset's summary rows are ranked on, e.g. "test sMAPE, mean over series"."""
-    return {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series"}[table["headline"].iloc[0]]
+    """What a dataset's summary rows are ranked on, e.g. "test sMAPE, mean over series"; for MASE, why not sMAPE."""
+    return {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series",
+            "test_mase": f"test MASE, mean over series ({MASE_REASON})"}[table["headline"].iloc[0]]
+
+
+MASE_REASON = "not sMAPE: some values before the test part are 0 or below, where sMAPE misleads"
 
 
 def summary_table(table: pd.DataFrame, brief: bool = False) -> tuple[list[str], list[list[str]]]:

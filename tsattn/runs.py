@@ -69,16 +69,17 @@ def metrics_table(result: RunResult, parts=("validation", "test")) -> str:
     """A short text table of the model's metrics with the baselines beside it (means over series), each column
     with one number of decimals."""
     shown = {part: result.metrics[part] for part in parts if part in result.metrics}
-    return scores_table(shown, ("model",) + result.beside, result.config.model, result.panel.n_series)
+    return scores_table(shown, ("model",) + result.beside, result.config.model, result.data.headline)
 
 
-def scores_table(scores: dict[str, dict], names, model: str, n_series: int) -> str:
+def scores_table(scores: dict[str, dict], names, model: str, headline: str) -> str:
     """The text table `tsattn fit` and `tsattn backtest` print: a row per forecaster (``names``: "model", labelled
     ``model``, then baseline keys), per part of ``scores`` ({part: {name: {metric: mean}}}; a part "" has no
-    prefix) the headline metric first (:func:`tsattn.metrics.headline_metric`: RMSE, MAE, MASE for one series;
-    sMAPE, MASE, RMSE for a panel); "n/a" where a forecaster has no score (e.g. a statistical baseline on the
-    validation part)."""
-    keys = ("rmse", "mae", "mase") if M.headline_metric(n_series) == "rmse" else ("smape", "mase", "rmse")
+    prefix) the ``headline`` metric first (:func:`tsattn.metrics.headline_metric`: RMSE, MAE, MASE for one series;
+    sMAPE, MASE, RMSE for a panel; MASE, sMAPE, RMSE for a panel with values of 0 or below); "n/a" where a
+    forecaster has no score (e.g. a statistical baseline on the validation part)."""
+    keys = {"rmse": ("rmse", "mae", "mase"), "smape": ("smape", "mase", "rmse"), "mase": ("mase", "smape", "rmse")}[
+        headline]
     header = [""] + [f"{part} {metric_label(m)}".strip() for part in scores for m in keys]
     labels = baseline_labels()
     rows = [[model if name == "model" else labels.get(name, name)] for name in names]
@@ -178,7 +179,6 @@ def covariate_importance(result: RunResult, repeats: int = 5):
     """covariate_importance.csv of a run with covariates: :func:`tsattn.evaluation.permutation_importance` on its test
     part (else validation), on the headline metric; None without covariates, scored parts or an error to compare."""
     from .evaluation import has_covariates, origins_of, permutation_importance
-    from .metrics import headline_metric
 
     if not has_covariates(result.state):
         return None
@@ -188,7 +188,7 @@ def covariate_importance(result: RunResult, repeats: int = 5):
         return None
     try:
         frame = permutation_importance(result.state, data.panel, origins_of(data, part)[0],
-                                       headline_metric(data.panel.n_series), repeats, result.config.seed)
+                                       data.headline, repeats, result.config.seed)
     except DataError:  # a perfect forecast: nothing to compare shuffles with
         return None
     frame.attrs["part"] = part
@@ -225,14 +225,15 @@ def by_series(result: RunResult) -> pd.DataFrame:
 
 
 def sample_series(result: RunResult, part: str = "test") -> dict[str, int]:
-    """The best, median and worst series of a part by the model's sMAPE (series numbers)."""
+    """The best, median and worst series of a part by the model's headline metric (sMAPE, or MASE for a panel with
+    values of 0 or below; series numbers)."""
     frame = result.metrics_frame
-    smape = frame[(frame["part"] == part) & (frame["model"] == "model") & (frame["metric"] == "smape")]
-    smape = smape.dropna(subset=["value"]).sort_values("value", kind="stable")
-    if smape.empty:
+    scores = frame[(frame["part"] == part) & (frame["model"] == "model") & (frame["metric"] == result.data.headline)]
+    scores = scores.dropna(subset=["value"]).sort_values("value", kind="stable")
+    if scores.empty:
         return {}
-    positions = {"best": 0, "median": len(smape) // 2, "worst": len(smape) - 1}
-    return {label: result.panel.number(smape["series"].iloc[i]) for label, i in positions.items()}
+    positions = {"best": 0, "median": len(scores) // 2, "worst": len(scores) - 1}
+    return {label: result.panel.number(scores["series"].iloc[i]) for label, i in positions.items()}
 
 
 GRID_HISTORY = 120  # values drawn before a forecast in a panel's series grid, at least (more for long horizons)
@@ -245,8 +246,8 @@ def grid_history(result: RunResult) -> int:
 
 
 def write_plots(result: RunResult, directory: Path, units: str | None = None) -> list[Path]:
-    """forecast.png (one series) or series_grid.png + smape_distribution.png (a panel), loss.png, and
-    attention plots for attention models."""
+    """forecast.png (one series) or series_grid.png + smape_distribution.png (a panel; mase_distribution.png for a
+    panel ranked on MASE), loss.png, and attention plots for attention models."""
     directory.mkdir(parents=True, exist_ok=True)
     panel = result.panel
     name = panel.name or result.config.dataset or "series"
@@ -269,6 +270,8 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
                                            validation_start, result.config.level))
     else:
         part = "test" if "test" in result.forecasts else "validation"
+        metric = result.data.headline
+        shown = metric_label(metric)
         chosen = sample_series(result, part)
         forecast = result.forecasts[part]
         panels = []
@@ -276,7 +279,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
             rows = forecast.series == number
             last = np.flatnonzero(rows)[-1]  # the last window of the series in this part
             positions = result.data.target_positions(part)[last]
-            smape = result.metrics_frame.query("part == @part and model == 'model' and metric == 'smape' and "
+            score = result.metrics_frame.query("part == @part and model == 'model' and metric == @metric and "
                                                "series == @panel.ids[@number]")["value"].iloc[0]
             quantiles = forecast.intervals.get("model")
             fans = None if not quantiles else {level: (low[last], high[last]) for level, (low, high)
@@ -284,21 +287,21 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
             history = panel.series(number)
             # the values before the forecast, as many as show it (a long hourly series drew its 6 steps as a sliver)
             start = max(0, int(positions[0] - panel.offsets[number]) - grid_history(result))
-            shown = "" if start == 0 else f"; the last {len(history) - start} of {len(history)} values"
-            panels.append((f"{label}: {panel.ids[number]} (sMAPE {smape:.3g}{shown})", history.iloc[start:],
+            cut = "" if start == 0 else f"; the last {len(history) - start} of {len(history)} values"
+            panels.append((f"{label}: {panel.ids[number]} ({shown} {score:.3g}{cut})", history.iloc[start:],
                            pd.Series(forecast.predicted[last], index=panel.index[positions]),
                            {key: pd.Series(values[last], index=panel.index[positions])
                             for key, values in forecast.baselines.items() if key != "linear"}, fans))
         written.append(plots.plot_series_grid(panels, directory / "series_grid.png",
                                               f"{title}: {part} forecasts of the best, median and worst series"))
         frame = result.metrics_frame
-        smape = frame[(frame["part"] == part) & (frame["metric"] == "smape")]
+        scores = frame[(frame["part"] == part) & (frame["metric"] == metric)]
         distributions = {(result.config.model if key == "model" else key.replace("_", "-")):
-                         smape.loc[smape["model"] == key, "value"].dropna().to_numpy()
+                         scores.loc[scores["model"] == key, "value"].dropna().to_numpy()
                          for key in ("model",) + baseline_keys(result)}
-        written.append(plots.plot_distribution(distributions, directory / "smape_distribution.png",
-                                               f"{title}: per-series {part} sMAPE ({panel.n_series} series)",
-                                               "sMAPE (%)"))
+        written.append(plots.plot_distribution(distributions, directory / f"{metric}_distribution.png",
+                                               f"{title}: per-series {part} {shown} ({panel.n_series} series)",
+                                               "sMAPE (%)" if metric == "smape" else shown))
     if len(result.history):
         written.append(plots.plot_loss(result.history, directory / "loss.png",
                                        f"{title}: training and validation loss", result.config.loss))

@@ -9,7 +9,8 @@ settings and data: the networks of :data:`AUTO_NETWORKS` (each with the preset t
 final fit when the preset has one), the baselines every run fits (naive, seasonal naive, the linear
 autoregression) and, when statsforecast is installed, DynamicOptimizedTheta and AutoETS. Each is scored on the
 validation part by the model that never trained on it (a final fit's selection model), on the headline metric
-(:func:`tsattn.metrics.headline_metric`: sMAPE for a panel, RMSE for one series); the lowest wins and its fitted state
+(:func:`tsattn.metrics.headline_metric`: sMAPE for a panel, MASE for one with values of 0 or below, RMSE for one
+series); the lowest wins and its fitted state
 is the forecaster's. The test part is never read.
 """
 
@@ -142,14 +143,12 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     from .baselines import Combination, NetworkModel, combine
     from .evaluation import origins_of, scales_at, score_windows
     from .intervals import Calibration, series_scale
-    from .metrics import headline_metric
-
     if data.count("validation") == 0:
         needed = data.window + 2 * data.horizon if data.split.method != "shuffled" else None
         raise DataError("model auto chooses on the validation part and this data has none; "
                         + (f"give series of at least {needed} values (window {data.window} + 2 x horizon "
                            f"{data.horizon}) and validation above 0" if needed else "set validation above 0"))
-    metric = headline_metric(data.panel.n_series)
+    metric = data.headline
     rows, states, members = [], {}, {}  # members: candidate -> (final estimator, selection estimator, forecasts)
     part = None
     statistical = [name for name in statistical_candidates() if takes_covariates(name, data.covariates)]
@@ -251,6 +250,8 @@ def describe_choice(choice: pd.DataFrame) -> str:
     from .io import metric_label
 
     text = f"auto chose {first['candidate']}: validation {metric_label(metric)} {first[metric]:.4g}"
+    if metric == "mase":  # a panel's headline is sMAPE unless it has values of 0 or below
+        text = text.replace(" MASE ", " MASE (not sMAPE: some values are 0 or below) ", 1)
     windows, steps = choice.attrs.get("windows"), choice.attrs.get("steps")
     if windows is not None and steps is not None:  # (choices saved before these were kept lack them)
         text += f" over {counted(windows, 'window')} of {counted(steps, 'step')}"

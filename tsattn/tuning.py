@@ -42,7 +42,6 @@ import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError, user_stacklevel
 from .io import atomic_file, metric_label, number_text, process_alive, write_json
-from .metrics import headline_metric
 
 METRICS = ("smape", "mase", "rmse", "mae")
 MAX_FAILURES_IN_A_ROW = 10
@@ -566,7 +565,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             ones).
         timeout: stop starting trials after this many seconds.
         metric: the validation metric minimised: smape, mase, rmse or mae; "auto": RMSE for one series, sMAPE for a
-            panel (what compare ranks by).
+            panel, MASE for a panel with values of 0 or below before the test part (what compare ranks by).
         storage: an SQLAlchemy URL for the study (default: ``sqlite:///<out>/study.db``; in memory without ``out``).
         out: the result folder (trials.csv, best.json, plots, report.md, study.db); rerun to resume.
         space: overrides of the model's search space (see :func:`search_space`).
@@ -636,13 +635,13 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 check_config(base.updated(**{name: value}))
             except TsattnError as exc:
                 raise ConfigError(f"search dimension {name}: {value!r} is not a valid setting ({exc})") from None
-    seen, _ = before_test(panel, base)
+    seen, split = before_test(panel, base)
     extra = check_windows(seen, base.horizon, windows, step or base.horizon)  # before anything is written
     from .config import resolved_window
 
     default_window = resolved_window(seen.heads(seen.lengths - extra) if extra else seen, base)  # as a trial's fit
-    if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel
-        metric = headline_metric(panel.n_series)
+    if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel, MASE for a
+        metric = split.headline  # panel with values of 0 or below before the test part
     runner.check()  # an unreachable cluster is refused before anything is written
     opened, in_memory = None, False  # the study database too: checked and opened (once) before --out is made
     if storage is not None:

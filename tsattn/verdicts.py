@@ -2,7 +2,7 @@
 overstate them.
 
 - :func:`run_verdict`: one run (`tsattn fit`): the model against naive and the linear AR (one series), or mean
-  sMAPE and series won against each baseline (a panel).
+  sMAPE (MASE where the panel has values of 0 or below) and series won against each baseline (a panel).
 - :func:`interval_verdict`: how often a run's intervals covered the test values, against each level.
 - :func:`comparison_verdict`: a comparison's conclusions for one dataset, with the seed-to-seed spread and,
   for a panel, paired per-series tests against the runner-up and the baselines.
@@ -16,8 +16,8 @@ import pandas as pd
 from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import counted, few_names
 from .intervals import check_levels, interval_source, level_name
-from .io import number_text
-from .metrics import headline_metric, paired_comparison
+from .io import metric_label, number_text
+from .metrics import paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 
@@ -31,7 +31,7 @@ def run_verdict(result) -> str | None:
     """The closing line of `tsattn fit` for a run (:class:`tsattn.harness.RunResult`), or None without a test part."""
     test = result.metrics.get("test")
     seeded = not result.config.is_baseline  # a baseline gives the same forecasts under every seed
-    if headline_metric(result.panel.n_series) == "smape" and test:
+    if result.data.headline != "rmse" and test:
         return panel_verdict(result, seeded)
     if test and test["model"]["rmse"] is not None and test["naive"]["rmse"] is not None:
         return single_verdict(test, result.data.window, seeded, naive_model=result.config.model == "naive",
@@ -76,38 +76,52 @@ def _resting_on(count: int | None, horizon: int) -> str:
 
 
 def panel_verdict(result, seeded: bool = True) -> str:
-    """One line for a panel run: mean test sMAPE beside the baselines, and the share of series won."""
+    """One line for a panel run: mean test sMAPE (MASE where the values before the test part include 0 or below)
+    beside the baselines, and the share of series won."""
+    metric = result.data.headline
     frame = result.metrics_frame
-    smape = frame[(frame["part"] == "test") & (frame["metric"] == "smape")].pivot(
+    scores = frame[(frame["part"] == "test") & (frame["metric"] == metric)].pivot(
         index="series", columns="model", values="value")
     test = result.metrics["test"]
     left = result.data.not_scored  # no window in the test part: forecast, not scored
     of = f"of {result.panel.n_series} " if left else ""
     unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
-    # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16)
-    model = test["model"]["smape"]
-    parts = [f"Test sMAPE (mean over {len(smape)} {of}series{unscored}) {model:.2f}"]
+    # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16); MASE three
+    digits = 2 if metric == "smape" else 3
+    why = "" if metric == "smape" else "; not sMAPE: some values before the test part are 0 or below"
+    undefined = [] if metric == "smape" else list(scores.index[scores["model"].isna()])
+    if undefined:  # MASE divides by the in-sample naive error: 0 on a series constant before its test part
+        shown = len(scores) - len(undefined)
+        of = f"of {result.panel.n_series} " if left else f"of {len(scores)} "
+        unscored += f"; MASE is undefined on {few_names(undefined)}, constant before the test part"
+    else:
+        shown = len(scores)
+    model = test["model"][metric]
+    parts = [f"Test {metric_label(metric)} (mean over {shown} {of}series{unscored}{why}) {model:.{digits}f}"]
     labels = baseline_labels()
     for key in result.beside:
-        wins = f"model better on {int((smape['model'] < smape[key]).sum())} of {int(smape[key].notna().sum())} series"
-        score = test[key]["smape"]
+        wins = f"model better on {int((scores['model'] < scores[key]).sum())} of {int(scores[key].notna().sum())} series"
+        score = test[key][metric]
         # the naive forecast is the yardstick, said in words as for one series: a model can be better on most series
         # and still worse on the mean (the transformer on tourism-yearly: 282 of 518 series, 23.66 against 22.34)
         if key == "naive" and result.config.model != "naive" and score:
             verdict = "beats" if model < score else "does NOT beat"
-            parts[0] += f" {verdict} the naive forecast ({score:.2f}, {(model / score - 1) * 100:+.1f}%; {wins})"
+            parts[0] += (f" {verdict} the naive forecast ({score:.{digits}f}, {(model / score - 1) * 100:+.1f}%; "
+                         f"{wins})")
         elif score is None:  # e.g. seasonal-naive where no series has a season of values before its test part
             parts.append(f"{labels[key]} n/a (no forecast: too few values before the test part)")
         else:
-            parts.append(f"{labels[key]} {score:.2f} ({wins})")
-    parts += zero_actuals_caution(result)
+            parts.append(f"{labels[key]} {score:.{digits}f} ({wins})")
+    if metric == "smape":
+        parts += zero_actuals_caution(result)
     return "; ".join(parts) + "." + (ONE_SEED if seeded else "")
 
 
 def zero_actuals_caution(result) -> list[str]:
-    """[a clause] when test values are 0, where sMAPE is 200 for any forecast but exactly 0 (a series of zeros
-    forecast 0.003 scores worse than one forecast 50% off): the model and the naive forecast on MASE, which has no
-    such trap; [] otherwise."""
+    """[a clause] when test values are 0 although the values before them were all above 0 (else MASE is the
+    headline already), where sMAPE is 200 for any forecast but exactly 0 (a series of zeros forecast 0.003 scores
+    worse than one forecast 50% off): the model and the naive forecast on MASE, which has no such trap; []
+    otherwise."""
     actual = np.asarray(result.panel.values, dtype=np.float64)[np.unique(result.data.target_positions("test"))]
     zeros = int((actual == 0).sum())
     test = result.metrics["test"]
@@ -156,7 +170,7 @@ def _series_values(records: list[dict], dataset: str, model: str, key: str, metr
                           dtype=np.float64)
     return pd.Series(values.mean(axis=0).to_numpy(), index=runs[0]["by_series"]["ids"])
 
-def _paired_over_series(records: list[dict], dataset: str, model: str, other: str, metric: str = "smape"):
+def _paired_over_series(records: list[dict], dataset: str, model: str, other: str, metric: str):
     """``model`` against ``other`` (another model, or a baseline key) series by series, each averaged over
     seeds: (wins, series compared, p-value of the Wilcoxon signed-rank test or None); None when no series has both
     (e.g. seasonal naive, which forecasts no series shorter than a season before its test part)."""
@@ -189,7 +203,7 @@ def _architecture(model: str) -> str:
     return model[:-len(WITHOUT_COVARIATES)] if str(model).endswith(WITHOUT_COVARIATES) else str(model)
 
 
-COVARIATE_METRICS = (("test_rmse", "RMSE"), ("test_mae", "MAE"), ("test_smape", "sMAPE"))
+COVARIATE_METRICS = (("test_rmse", "RMSE"), ("test_mae", "MAE"))  # and sMAPE, or MASE where it is the headline
 SIGNIFICANCE = 0.05
 
 
@@ -213,7 +227,8 @@ def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: boo
         if model not in set(table["model"]):
             continue
         compared = []
-        for column, label in COVARIATE_METRICS:
+        scale_free = "test_mase" if metric == "test_mase" else "test_smape"
+        for column, label in (*COVARIATE_METRICS, (scale_free, metric_label(scale_free[len("test_"):]))):
             if f"{column}_mean" not in table:
                 continue
             a, b = (float(table.loc[table["model"] == name, f"{column}_mean"].iloc[0]) for name in (model, twin))
@@ -235,7 +250,7 @@ def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: boo
                 f"{wins} of {seeds} seed(s)")
         p_value = None
         if panel:
-            paired = _paired_over_series(records, dataset, model, twin)
+            paired = _paired_over_series(records, dataset, model, twin, metric[len("test_"):])
             if paired:
                 line += f" and on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
                 p_value = paired[2]
@@ -259,8 +274,10 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     panel, each model compared with the runner-up and the baselines series by series (paired)."""
     table = summary[summary["dataset"] == dataset]
     metric = table["headline"].iloc[0]
-    name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)"}[metric]
-    panel = metric == "test_smape"
+    name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)",
+            "test_mase": "test MASE (mean over series; not sMAPE: some values before the test part are 0 or below)"}[
+        metric]
+    panel = metric != "test_rmse"
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
     runs = results[(results["dataset"] == dataset) & results["seed"].notna()]
     naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
@@ -292,11 +309,13 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
         lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({number_text(runner_up[f'{metric}_mean'])} ± "
                      f"{number_text(runner_up[f'{metric}_std'], 2)}), on {wins} of {len(mine)} seeds; {overlap}.")
-        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"]) if panel else None
+        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"], metric[len("test_"):]) \
+            if panel else None
         if paired:
             won, total, p_value = paired
             test = f"Wilcoxon signed-rank p {p_text(p_value)}" if p_value is not None else "too few series for a test"
-            lines.append(f"Series by series (sMAPE averaged over seeds) it is better on {won} of {total} series "
+            lines.append(f"Series by series ({metric_label(metric[len('test_'):])} averaged over seeds) it is better on "
+                         f"{won} of {total} series "
                          f"({test}).")
     if len(neural) > 1 and seeds < 3:
         lines.append("With fewer than 3 seeds this ranking is not reliable.")
@@ -310,7 +329,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
                 f"({number_text(linear)}) on {beats_linear} of {len(model_runs)}")
         if panel:
             for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal naive")):
-                paired = _paired_over_series(records or [], dataset, row["model"], key)
+                paired = _paired_over_series(records or [], dataset, row["model"], key, metric[len("test_"):])
                 if paired:
                     line += f"; better than {label} on {paired[0]} of {paired[1]} series"
         if len(model_runs) > 1:
@@ -342,7 +361,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         line = f"{row['model']} ({number_text(value)}): {verdict}"
         if panel:
             key = STATISTICAL_LABELS[row["model"]]
-            paired = _paired_over_series(records or [], dataset, best["model"], key)
+            paired = _paired_over_series(records or [], dataset, best["model"], key, metric[len("test_"):])
             if paired:
                 line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
         lines.append(line + ".")

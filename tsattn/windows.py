@@ -485,14 +485,27 @@ class WindowedPanel:
             return None
         return int(self.part_bounds[0, 0]), int(self.part_bounds[0, 1])
 
-    def nonnegative_floor(self) -> float | None:
-        """0.0 when every value before the test part (what a fit sees) is >= 0, else None: the floor of
-        forecasts and intervals on data that cannot go below zero (counts, sales, sunspots)."""
+    def insample_values(self) -> np.ndarray:
+        """Every finite value before the test part, all series together: what a fit sees."""
         lengths = self.panel.lengths
         local = np.arange(len(self.panel.values)) - np.repeat(self.panel.offsets[:-1], lengths)
         values = self.panel.values[local < np.repeat(self.insample_end(), lengths)]
-        values = values[np.isfinite(values)]
+        return values[np.isfinite(values)]
+
+    def nonnegative_floor(self) -> float | None:
+        """0.0 when every value before the test part (what a fit sees) is >= 0, else None: the floor of
+        forecasts and intervals on data that cannot go below zero (counts, sales, sunspots)."""
+        values = self.insample_values()
         return 0.0 if len(values) and (values >= 0).all() else None
+
+    @property
+    def headline(self) -> str:
+        """The metric this data's models are chosen, ranked and judged on (:func:`tsattn.metrics.headline_metric`),
+        read off the values before the test part: RMSE for one series, sMAPE for a panel, MASE for a panel with a
+        value of 0 or below there."""
+        from .metrics import headline_metric
+
+        return headline_metric(self.panel.n_series, bool((self.insample_values() > 0).all()))
 
     def insample_end(self) -> np.ndarray:
         """Per series, the local position where the test part starts (all values before it are in-sample)."""
