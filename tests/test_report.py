@@ -198,3 +198,20 @@ def test_the_report_names_the_series_forecast_but_not_scored(tmp_path):
     (tmp_path / "whole").mkdir()
     md, _ = write_report(tmp_path / "whole", Spec, whole, results, summarise(results))
     assert "9 series; ranked on" in md.read_text()
+
+
+def test_baseline_labels_of_the_bar_chart_never_overlap():
+    """Two baselines 0.04 apart (linear 1.089, seasonal naive 1.045 on a MASE chart from 0.8 to 3.3) were written over
+    each other at the chart's right edge: the upper is moved up to keep 10 points between them; far apart, none moves."""
+    import matplotlib.pyplot as plt
+
+    from tsattn.plots import label_shifts
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.set_ylim(0.8, 3.3)
+    values = [3.112, 1.089, 1.045]
+    shifts = label_shifts(ax, values)
+    at = [ax.transData.transform((0, v))[1] * 72 / fig.dpi + shift for v, shift in zip(values, shifts)]
+    assert shifts[0] == shifts[2] == 0.0 and shifts[1] > 0 and at[1] - at[2] >= 10.0 - 1e-9
+    assert label_shifts(ax, [1.0, 3.0]) == [0.0, 0.0] and label_shifts(ax, []) == []
+    plt.close(fig)

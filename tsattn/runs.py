@@ -299,8 +299,10 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         distributions = {(result.config.model if key == "model" else key.replace("_", "-")):
                          scores.loc[scores["model"] == key, "value"].dropna().to_numpy()
                          for key in ("model",) + baseline_keys(result)}
+        scored = len(distributions[result.config.model])  # MASE is undefined on a series constant before the part
+        count = f"{panel.n_series} series" if scored == panel.n_series else f"{scored} of {panel.n_series} series"
         written.append(plots.plot_distribution(distributions, directory / f"{metric}_distribution.png",
-                                               f"{title}: per-series {part} {shown} ({panel.n_series} series)",
+                                               f"{title}: per-series {part} {shown} ({count})",
                                                "sMAPE (%)" if metric == "smape" else shown))
     if len(result.history):
         written.append(plots.plot_loss(result.history, directory / "loss.png",
