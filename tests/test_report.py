@@ -215,3 +215,16 @@ def test_baseline_labels_of_the_bar_chart_never_overlap():
     assert shifts[0] == shifts[2] == 0.0 and shifts[1] > 0 and at[1] - at[2] >= 10.0 - 1e-9
     assert label_shifts(ax, [1.0, 3.0]) == [0.0, 0.0] and label_shifts(ax, []) == []
     plt.close(fig)
+
+
+def test_a_panel_is_ranked_on_one_metric_even_when_resumed_from_records_without_it():
+    """A record keeps the metric its dataset is ranked on (MASE for a panel with values of 0 or below); one written
+    before records kept it (sMAPE was a panel's only headline then) must not rank its model on another metric."""
+    old, new = record("simple-rnn", 0, 12.0), record("nbeats", 0, 10.0)
+    for each in (old, new):
+        each["series"] = 3
+    new["headline"] = "mase"
+    summary = summarise(results_table([old, new]))
+    assert set(summary["headline"]) == {"test_mase"}
+    assert list(summary["headline_mean"]) == sorted(summary["headline_mean"])  # ranked on MASE: rmse / 20 here
+    assert summarise(results_table([old]))["headline"].eq("test_smape").all()

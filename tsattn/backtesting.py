@@ -221,7 +221,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     before = np.concatenate([panel.values[panel.offsets[i]:panel.offsets[i] + first_targets[i]]
                              for i in range(panel.n_series)])  # what the first origins' forecasts learn from
     summary.update({"origins": int(len(origins)), "retrain": every,
-                    "headline": headline_metric(panel.n_series, bool((before[np.isfinite(before)] > 0).all()))})
+                    "headline": headline_metric(panel.n_series, before)})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}

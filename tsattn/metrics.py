@@ -14,16 +14,19 @@ import pandas as pd
 METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
 
-def headline_metric(n_series: int, positive: bool = True) -> str:
+def headline_metric(n_series: int, values=None) -> str:
     """The metric models are chosen, ranked and summed up on: RMSE for one series (in its own units); for a panel
     (where RMSE would add up series of different sizes) sMAPE, scale-free, when every value the models learn from
-    is above 0 (``positive``), else MASE, scale-free too: sMAPE is 200 for any forecast of a 0 but exactly 0 (a
-    series of zeros forecast 0.003 scores worse than one forecast 50% off) and swings where values cross 0. The one
-    rule auto, compare, reports, tune and the run's verdict follow (:attr:`tsattn.windows.WindowedPanel.headline`
-    reads ``positive`` off the values before the test part)."""
+    (``values``, e.g. :meth:`tsattn.windows.WindowedPanel.insample_values`; None: not known) is above 0, else MASE,
+    scale-free too: sMAPE is 200 for any forecast of a 0 but exactly 0 (a series of zeros forecast 0.003 scores
+    worse than one forecast 50% off) and swings where values cross 0. The one rule auto, compare, reports, tune and
+    the run's verdict follow."""
     if n_series <= 1:
         return "rmse"
-    return "smape" if positive else "mase"
+    if values is None:
+        return "smape"
+    values = np.asarray(values, dtype=np.float64)
+    return "smape" if (values[np.isfinite(values)] > 0).all() else "mase"
 
 
 

@@ -505,7 +505,7 @@ class WindowedPanel:
         value of 0 or below there."""
         from .metrics import headline_metric
 
-        return headline_metric(self.panel.n_series, bool((self.insample_values() > 0).all()))
+        return headline_metric(self.panel.n_series, self.insample_values())
 
     def insample_end(self) -> np.ndarray:
         """Per series, the local position where the test part starts (all values before it are in-sample)."""
