@@ -946,7 +946,7 @@ def tune_command(model_name, dataset, csv, column, date_column, id_column, fill,
     for label in ("defaults", "tuned"):
         if label in result.test:
             test = result.test[label]["test"]
-            output.say(f"  {label:8s} test {scores_text(test)}")
+            output.say(f"  {label:8s} test {scores_text(test, result.metric)}")
     if storage is None:
         study = "study.db"
     else:

@@ -316,6 +316,11 @@ def test_the_auto_metric_of_a_panel_with_values_of_0_or_below_is_mase():
     assert T.tune("simple-rnn", data=frame, **run).metric == "smape"
     frame.loc[3, "y"] = 0.0
     assert T.tune("simple-rnn", data=frame, **run).metric == "mase"
+    # the refits' scores (tune's lines, report and terminal) name the search's metric first
+    scores = {"smape": 20.0, "mase": 1.323, "rmse": 3.219}
+    assert T.scores_text(scores, "mase") == "MASE 1.323, sMAPE 20, RMSE 3.219"
+    assert T.scores_text(scores) == "sMAPE 20, MASE 1.323, RMSE 3.219"
+    assert T.scores_text(scores, "rmse") == "RMSE 3.219, sMAPE 20, MASE 1.323"
 
 
 def test_the_defaults_trial_takes_the_head_a_fit_would_use():

@@ -814,7 +814,7 @@ def _finish(study, model, panel, base, settings, dimensions, metric, seed, refit
     best_settings = {**fixed, **best.user_attrs.get("settings", best.params)}
     result = TuneResult(best_settings, float(best.value), metric, frame, out=out)
     if refit:
-        result.test = _refits(model, panel, base, best_settings, seed, echo)
+        result.test = _refits(model, panel, base, best_settings, seed, echo, metric)
         result.forecaster = result.test.pop("forecaster", None)
     if out is not None:
         write_result(out, result, model, dimensions, study)
@@ -885,7 +885,7 @@ def trials_table(study, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _refits(model, panel, base, best_settings, seed, echo) -> dict:
+def _refits(model, panel, base, best_settings, seed, echo, metric: str = "smape") -> dict:
     """The defaults and the tuned settings refitted as `tsattn fit` fits them, scored once on the test part."""
     from .config import check_config
     from .forecaster import Forecaster
@@ -901,14 +901,15 @@ def _refits(model, panel, base, best_settings, seed, echo) -> dict:
                       "baselines": {name: values for name, values in result.metrics["test"].items() if name != "model"}}
         if label == "tuned":
             out["forecaster"] = Forecaster.from_state(result.state)
-        echo(f"{label}: test {scores_text(out[label]['test'])}")
+        echo(f"{label}: test {scores_text(out[label]['test'], metric)}")
     return out
 
 
-def scores_text(metrics: dict) -> str:
-    """"sMAPE 3.743, MASE 1.281, RMSE 4.478": a refit's scores as tune's lines and report write them."""
-    return ", ".join(f"{metric_label(key)} {number_text(metrics[key])}" for key in ("smape", "mase", "rmse")
-                     if metrics.get(key) is not None)
+def scores_text(metrics: dict, first: str = "smape") -> str:
+    """"sMAPE 3.743, MASE 1.281, RMSE 4.478": a refit's scores as tune's lines and report write them, the search's
+    metric ``first`` (MASE first on a panel judged on it)."""
+    keys = (first, *(key for key in ("smape", "mase", "rmse") if key != first))
+    return ", ".join(f"{metric_label(key)} {number_text(metrics[key])}" for key in keys if metrics.get(key) is not None)
 
 
 def write_result(out: Path, result: TuneResult, model: str, dimensions: dict, study) -> None:
@@ -967,9 +968,10 @@ def report_blocks(result: TuneResult, protocol: dict | None, importance: bool, p
     if result.test:
         blocks += [("h2", "Refitted and scored once on the test part"),
                    ("table", ["settings", "validation", "test", "epochs"],
-                    [[label, scores_text(result.test[label]["validation"]), scores_text(result.test[label]["test"]),
+                    [[label, scores_text(result.test[label]["validation"], metric),
+                      scores_text(result.test[label]["test"], metric),
                       str(result.test[label]["epochs_run"])] for label in ("defaults", "tuned")]),
-                   ("p", f"Naive on test: {scores_text(result.test['tuned']['naive'])}.")]
+                   ("p", f"Naive on test: {scores_text(result.test['tuned']['naive'], metric)}.")]
         tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
         if tuned is not None and plain is not None:  # the verdict, either way, first
             if tuned > plain:
