@@ -218,7 +218,7 @@ def _seed_test(wins: int, total: int):
 
 def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: bool) -> list[str]:
     """"Does the covariate help?": each network with its covariates against its twin without them on every test
-    metric (RMSE, MAE, sMAPE: where they disagree, the line says so and names each), seed by seed and, for a
+    metric (RMSE, MAE, sMAPE or MASE: where they disagree, the line says so and names each), seed by seed and, for a
     panel, series by series (averaged over seeds, Wilcoxon signed-rank); whether the difference is significant
     (p < 0.05) is said either way, and with one series and few seeds that no test can tell."""
     lines = []
@@ -278,6 +278,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             "test_mase": "test MASE (mean over series; not sMAPE: some values before the test part are 0 or below)"}[
         metric]
     panel = metric != "test_rmse"
+    per_series = metric[len("test_"):]  # the by-series records' name of it: rmse, smape or mase
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
     runs = results[(results["dataset"] == dataset) & results["seed"].notna()]
     naive = float(table.loc[table["model"] == "naive", f"{metric}_mean"].iloc[0])
@@ -309,14 +310,13 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
         lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({number_text(runner_up[f'{metric}_mean'])} ± "
                      f"{number_text(runner_up[f'{metric}_std'], 2)}), on {wins} of {len(mine)} seeds; {overlap}.")
-        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"], metric[len("test_"):]) \
+        paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"], per_series) \
             if panel else None
         if paired:
             won, total, p_value = paired
             test = f"Wilcoxon signed-rank p {p_text(p_value)}" if p_value is not None else "too few series for a test"
-            lines.append(f"Series by series ({metric_label(metric[len('test_'):])} averaged over seeds) it is better on "
-                         f"{won} of {total} series "
-                         f"({test}).")
+            lines.append(f"Series by series ({metric_label(per_series)} averaged over seeds) it is better on {won} of "
+                         f"{total} series ({test}).")
     if len(neural) > 1 and seeds < 3:
         lines.append("With fewer than 3 seeds this ranking is not reliable.")
     for _, row in neural.iterrows():
@@ -329,7 +329,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
                 f"({number_text(linear)}) on {beats_linear} of {len(model_runs)}")
         if panel:
             for key, label in (("naive", "naive"), ("seasonal_naive", "seasonal naive")):
-                paired = _paired_over_series(records or [], dataset, row["model"], key, metric[len("test_"):])
+                paired = _paired_over_series(records or [], dataset, row["model"], key, per_series)
                 if paired:
                     line += f"; better than {label} on {paired[0]} of {paired[1]} series"
         if len(model_runs) > 1:
@@ -361,7 +361,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         line = f"{row['model']} ({number_text(value)}): {verdict}"
         if panel:
             key = STATISTICAL_LABELS[row["model"]]
-            paired = _paired_over_series(records or [], dataset, best["model"], key, metric[len("test_"):])
+            paired = _paired_over_series(records or [], dataset, best["model"], key, per_series)
             if paired:
                 line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
         lines.append(line + ".")
