@@ -14,6 +14,9 @@ import pandas as pd
 METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
 
+MASE_REASON = "not sMAPE: some values before the test part are 0 or below"  # why a panel is judged on MASE
+
+
 def headline_metric(n_series: int, values=None) -> str:
     """The metric models are chosen, ranked and summed up on: RMSE for one series (in its own units); for a panel
     (where RMSE would add up series of different sizes) sMAPE, scale-free, when every value the models learn from

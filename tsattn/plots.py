@@ -309,6 +309,7 @@ def _log_if_positive(ax, *series) -> None:
         ax.yaxis.set_minor_formatter(_plain_log_formatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
 
+# a loss's (or a panel's headline metric's: sMAPE, MASE) name on a figure's axis
 LOSS_LABELS = {"mse": "MSE (scaled values)", "mae": "MAE (scaled values)", "huber": "Huber loss (scaled values)",
                "quantile": "pinball loss (scaled values)", "smape": "sMAPE (%)", "mape": "MAPE (%)", "mase": "MASE"}
 

@@ -15,11 +15,10 @@ import pandas as pd
 
 from .checks import few_names
 from .io import atomic_file, metric_label, number_text
-from .metrics import headline_metric, interval_metric_names, is_interval_metric
+from .metrics import MASE_REASON, headline_metric, interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
 
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
-AXIS_LABELS = {"smape": "sMAPE (%)", "mase": "MASE"}  # a panel's headline metric on a figure's axis
 
 
 def results_table(records: list[dict]) -> pd.DataFrame:
@@ -149,7 +148,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                     plots.plot_bars(list(neural["model"]), neural[f"{metric}_mean"], neural[f"{metric}_std"],
                                     figures_dir / f"{safe}_{name}.png",
                                     f"{label}: test {shown} over {int(neural['seeds'].max())} seed(s)",
-                                    f"test {AXIS_LABELS[name]}, mean over series", reference))]
+                                    f"test {plots.LOSS_LABELS[name]}, mean over series", reference))]
     if mine[0].get("test"):
         index = _parse_index(mine[0]["test"]["index"])
         shown = slice(-min(len(index), plots.OVERLAY), None)  # the last targets: a few dozen points stay readable
@@ -173,7 +172,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         figures.append((f"Per-series test {metric_label(name)} of every model and baseline (seed {first_seed})",
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_{name}_distribution.png",
                                                 f"{label}: per-series test {metric_label(name)} (seed {first_seed}, "
-                                                f"{mine[0]['series']} series)", AXIS_LABELS[name])))
+                                                f"{mine[0]['series']} series)", plots.LOSS_LABELS[name])))
     calibration = calibration_points(table)
     if calibration:
         figures.append(("Calibration: the share of test values inside each model's intervals against the nominal level "
@@ -251,10 +250,7 @@ def summary_columns(headline_metric: str, panel: bool, brief: bool = False) -> l
 def ranked_on_text(table: pd.DataFrame) -> str:
     """What a dataset's summary rows are ranked on, e.g. "test sMAPE, mean over series"; for MASE, why not sMAPE."""
     return {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series",
-            "test_mase": f"test MASE, mean over series ({MASE_REASON})"}[table["headline"].iloc[0]]
-
-
-MASE_REASON = "not sMAPE: some values before the test part are 0 or below, where sMAPE misleads"
+            "test_mase": f"test MASE, mean over series ({MASE_REASON}, where sMAPE misleads)"}[table["headline"].iloc[0]]
 
 
 def summary_table(table: pd.DataFrame, brief: bool = False) -> tuple[list[str], list[list[str]]]:

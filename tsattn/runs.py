@@ -303,7 +303,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         count = f"{panel.n_series} series" if scored == panel.n_series else f"{scored} of {panel.n_series} series"
         written.append(plots.plot_distribution(distributions, directory / f"{metric}_distribution.png",
                                                f"{title}: per-series {part} {shown} ({count})",
-                                               "sMAPE (%)" if metric == "smape" else shown))
+                                               plots.LOSS_LABELS[metric]))
     if len(result.history):
         written.append(plots.plot_loss(result.history, directory / "loss.png",
                                        f"{title}: training and validation loss", result.config.loss))

@@ -249,9 +249,9 @@ def describe_choice(choice: pd.DataFrame) -> str:
     from .checks import counted
     from .io import metric_label
 
-    text = f"auto chose {first['candidate']}: validation {metric_label(metric)} {first[metric]:.4g}"
-    if metric == "mase":  # a panel's headline is sMAPE unless it has values of 0 or below
-        text = text.replace(" MASE ", " MASE (not sMAPE: some values are 0 or below) ", 1)
+    # a panel's headline is sMAPE unless it has values of 0 or below: then said
+    why = " (not sMAPE: some values are 0 or below)" if metric == "mase" else ""
+    text = f"auto chose {first['candidate']}: validation {metric_label(metric)}{why} {first[metric]:.4g}"
     windows, steps = choice.attrs.get("windows"), choice.attrs.get("steps")
     if windows is not None and steps is not None:  # (choices saved before these were kept lack them)
         text += f" over {counted(windows, 'window')} of {counted(steps, 'step')}"

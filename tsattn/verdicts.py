@@ -17,7 +17,7 @@ from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import counted, few_names
 from .intervals import check_levels, interval_source, level_name
 from .io import metric_label, number_text
-from .metrics import paired_comparison
+from .metrics import MASE_REASON, paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 
@@ -88,7 +88,7 @@ def panel_verdict(result, seeded: bool = True) -> str:
     unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
     # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16); MASE three
     digits = 2 if metric == "smape" else 3
-    why = "" if metric == "smape" else "; not sMAPE: some values before the test part are 0 or below"
+    why = "" if metric == "smape" else f"; {MASE_REASON}"
     undefined = [] if metric == "smape" else list(scores.index[scores["model"].isna()])
     if undefined:  # MASE divides by the in-sample naive error: 0 on a series constant before its test part
         shown = len(scores) - len(undefined)
@@ -275,8 +275,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     table = summary[summary["dataset"] == dataset]
     metric = table["headline"].iloc[0]
     name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)",
-            "test_mase": "test MASE (mean over series; not sMAPE: some values before the test part are 0 or below)"}[
-        metric]
+            "test_mase": f"test MASE (mean over series; {MASE_REASON})"}[metric]
     panel = metric != "test_rmse"
     per_series = metric[len("test_"):]  # the by-series records' name of it: rmse, smape or mase
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
