@@ -419,6 +419,13 @@ def test_the_headline_metric_is_mase_where_values_before_the_test_part_reach_0()
     assert headline(with_zeros(frame, last=4)) == "smape"  # the test part only
     negative = frame.assign(y=frame["y"] - frame["y"].mean())
     assert headline(negative) == "mase"
+    # every series constant before its test part (one at 0): MASE is undefined on each, so MAE, in the data's units
+    constant = frame.assign(y=frame["unique_id"].map({"s0": 0.0, "s1": 3.0, "s2": 3.0, "s3": 5.0}))
+    assert headline(constant) == "mae" and headline(constant.assign(y=constant["y"] + 1)) == "smape"
+    constant.loc[constant.groupby("unique_id").tail(4).index, "y"] = 9.0  # the test part does not count
+    assert headline(constant) == "mae"
+    constant.loc[constant.index[0], "y"] = 1.0  # one series varies: MASE is defined on it
+    assert headline(constant) == "mase"
     assert window_panel(as_panel(with_zeros(frame).query("unique_id == 's0'").set_index("ds")["y"]), window=6,
                         horizon=2, split=split).headline == "rmse"
 
@@ -692,3 +699,52 @@ def test_the_series_grid_draws_enough_history_to_show_the_forecast(monkeypatch, 
     short = fit(RunConfig(model="naive", dataset=None, horizon=6), series=frame.groupby("unique_id").head(60))
     runs.write_plots(short, tmp_path / "short")
     assert [len(history) for _, history, *_ in drawn[1]] == [60] * 3 and "last" not in drawn[1][0][0]
+
+
+def test_compare_ranks_a_panel_with_zeros_in_its_test_part_alone_on_smape_and_gives_the_mase_order(tmp_path):
+    """Zeros in the test part alone leave a comparison on sMAPE (the ranking never reads the test part to choose its
+    metric), where any forecast of a 0 but exactly 0 scores 200: the verdict says how many there are and the order
+    on MASE, as the fit verdict does (session 106's open problem)."""
+    from tsattn.compare import compare
+
+    path = tmp_path / "panel.csv"
+    with_zeros(panel_of(), last=2).to_csv(path, index=False)
+    compare(models=["simple-rnn"], csv=[{"path": str(path), "column": "y", "date_column": "ds",
+                                         "id_column": "unique_id", "name": "shops"}],
+            seeds=[0], window=8, horizon=2, epochs=1, settings={"units": 4, "split": "holdout", "holdout": 2},
+            out=tmp_path / "report", echo=lambda line: None)
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "ranked on test sMAPE, mean over series" in report
+    line = next(line for line in report.splitlines() if "test values are 0" in line)
+    assert re.search(r"But 2 of 8 test values are 0, where sMAPE is 200 for any forecast but exactly 0: on test MASE "
+                     r"\(mean over series\), which has no such trap, the order is (\S+ \d[\d.]*(, )?)+\.", line), line
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv")
+    order = re.findall(r"([\w-]+(?: [\w-]+)*) (\d[\d.]*)(?:, |\.$)", line.split("the order is ")[1])
+    assert [name for name, _ in order] == list(summary.sort_values("test_mase_mean", kind="stable")["model"])
+
+
+def test_a_panel_constant_before_its_test_part_is_judged_on_mae_through_fit_and_compare(tmp_path):
+    """Found by a user-path check: on a panel of series that are all 0 until their test part, MASE is undefined on
+    every series (it divides by the in-sample naive error) and the fit verdict, auto and compare stopped with a
+    traceback formatting or ranking its missing mean. They rank and judge such a panel on MAE, and say why."""
+    from tsattn.compare import compare
+
+    frame = panel_of().assign(y=0.0)
+    frame.loc[frame.groupby("unique_id").tail(2).index, "y"] = [1.0, 0.0] * 4
+    path = tmp_path / "panel.csv"
+    frame.to_csv(path, index=False)
+    data = ["--csv", str(path), "--column", "y", "--date-column", "ds", "--id-column", "unique_id"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", *data, "--horizon", "2", "--window", "8",
+                                           "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"Test MAE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below, and "
+                     r"every series is constant there, where MASE is undefined\) \d\.\d{3} ", result.output), result.output
+    assert (tmp_path / "run" / "plots" / "mae_distribution.png").is_file()
+    compare(models=["simple-rnn"], csv=[{"path": str(path), "column": "y", "date_column": "ds",
+                                         "id_column": "unique_id", "name": "shops"}],
+            seeds=[0], window=8, horizon=2, epochs=1, settings={"units": 4}, out=tmp_path / "report",
+            echo=lambda line: None)
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "ranked on test MAE, mean over series (not sMAPE" in report and "Per-series test MAE of every" in report

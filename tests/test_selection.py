@@ -79,6 +79,11 @@ def test_auto_chooses_on_mase_where_values_before_the_test_part_reach_0(monkeypa
     choice = fit(config, series=intermittent).state.choice
     assert choice.attrs["metric"] == "mase" and choice["mase"].is_monotonic_increasing and "smape" not in choice
     assert "validation MASE (not sMAPE: some values are 0 or below) " in S.describe_choice(choice)
+    # a series constant before its test part has no MASE: its windows are not counted in what the choice rests on
+    constant = intermittent.copy()
+    constant.loc[constant["unique_id"] == "s1", "y"] = 7.0
+    left = fit(config, series=constant).state.choice
+    assert left.attrs["windows"] == choice.attrs["windows"] * 3 // 4 > 0  # 3 of the 4 series, one window each
     tested = frame.copy()
     tested.loc[rows[-2:], "y"] = 0.0  # in the test part only
     assert fit(config, series=tested).state.choice.attrs["metric"] == "smape"

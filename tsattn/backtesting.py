@@ -218,9 +218,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         warnings.warn(f"{len(uncovered)} of {panel.n_series} series have fewer than {horizon} value(s) from "
                       f"start {start!r}, so they get no origin and are not backtested ({few_names(uncovered)}); "
                       "start earlier or backtest fewer steps", UserWarning, stacklevel=user_stacklevel())
-    before = panel.heads(first_targets).values  # what the first origins' forecasts learn from
+    before = panel.heads(first_targets)  # what the first origins' forecasts learn from
     summary.update({"origins": int(len(origins)), "retrain": every,
-                    "headline": headline_metric(panel.n_series, before)})
+                    "headline": headline_metric(panel.n_series, before.values, before.offsets)})
     if "per_step" not in summary:
         summary["per_step"] = [summary["model"]]
     rows.attrs["metrics"] = {k: v for k, v in summary.items() if k != "by_series"}

@@ -28,7 +28,7 @@ from .errors import ConfigError, TrainingError, TsattnError
 from .covariates import KINDS as COVARIATE_KINDS
 from .io import atomic_file, metric_label, number_text, write_json
 from .report import is_complete_record, record_headline, results_table, summarise, write_report
-from .verdicts import WITHOUT_COVARIATES, comparison_verdict
+from .verdicts import WITHOUT_COVARIATES, comparison_verdict, count_test_zeros
 
 SPEC_FILE = "comparison.json"
 COVARIATE_SETTINGS = COVARIATE_KINDS  # the settings a run without covariates leaves out
@@ -251,7 +251,7 @@ def _run_file(out: Path, key) -> Path:
     return out / "runs" / f"{safe}__{model.replace(' ', '_')}__seed{seed}.json"
 
 
-BY_SERIES_METRICS = ("smape", "mase", "rmse")
+BY_SERIES_METRICS = ("smape", "mase", "rmse", "mae")  # mae: the headline where MASE is undefined everywhere
 
 
 def _by_series(result) -> dict:
@@ -317,6 +317,8 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "headline": result.data.headline,  # the metric the dataset is ranked on (MASE for a panel with zeros)
         # too short for a window in the test part: forecast, not scored
         "series_left_out": result.data.not_scored,
+        # [zeros, values] of the test part: where a panel ranked on sMAPE needs MASE beside it (comparison_verdict)
+        "test_zeros": None if single else list(count_test_zeros(result)),
         "by_series": None if single else _by_series(result),
         "test": _test_record(result, test) if single else None,
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,

@@ -595,7 +595,7 @@ class Forecaster(BaseEstimator):
             df, fitted_static = self.__dict__["fitted_data_"]
             static_df = fitted_static if static_df is None else static_df
         panel = state.panel_of(df, static=static_df)
-        metric = headline_metric(panel.n_series, panel.values) if metric is None else metric
+        metric = headline_metric(panel.n_series, panel.values, panel.offsets) if metric is None else metric
         origins = origins_in(panel, state.lookback, state.horizon)
         return permutation_importance(state, panel, origins, metric, repeats, seed)
 

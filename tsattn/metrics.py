@@ -15,22 +15,35 @@ METRIC_NAMES = ("mse", "rmse", "mae", "mape", "smape", "mase")
 
 
 MASE_REASON = "not sMAPE: some values before the test part are 0 or below"  # why a panel is judged on MASE
+# why on MAE, in the data's units: MASE divides by each series' in-sample naive error, 0 on a constant series
+MAE_REASON = f"{MASE_REASON}, and every series is constant there, where MASE is undefined"
 
 
-def headline_metric(n_series: int, values=None) -> str:
+def headline_metric(n_series: int, values=None, offsets=None) -> str:
     """The metric models are chosen, ranked and summed up on: RMSE for one series (in its own units); for a panel
     (where RMSE would add up series of different sizes) sMAPE, scale-free, when every value the models learn from
-    (``values``, e.g. :meth:`tsattn.windows.WindowedPanel.insample_values`; None: not known) is above 0, else MASE,
-    scale-free too: sMAPE is 200 for any forecast of a 0 but exactly 0 (a series of zeros forecast 0.003 scores
-    worse than one forecast 50% off) and swings where values cross 0. The one rule auto, compare, reports, tune and
-    the run's verdict follow."""
+    (``values``, e.g. those before the test part: :attr:`tsattn.windows.WindowedPanel.headline`; None: not known) is
+    above 0, else MASE, scale-free too: sMAPE is 200 for any forecast of a 0 but exactly 0 (a series of zeros
+    forecast 0.003 scores worse than one forecast 50% off) and swings where values cross 0. Where MASE is undefined
+    on every series (each constant in ``values``, whose series start at ``offsets``: MASE divides by the in-sample
+    naive error), MAE, in the data's units. The one rule auto, compare, reports, tune and the run's verdict
+    follow."""
     if n_series <= 1:
         return "rmse"
     if values is None:
         return "smape"
     values = np.asarray(values, dtype=np.float64)
-    return "smape" if (values[np.isfinite(values)] > 0).all() else "mase"
+    if (values[np.isfinite(values)] > 0).all():
+        return "smape"
+    if offsets is not None and not has_mase(insample_scale(values, offsets, np.diff(offsets), 1)).any():
+        return "mae"
+    return "mase"
 
+
+def has_mase(scale: np.ndarray) -> np.ndarray:
+    """Where MASE is defined: an in-sample scale (:func:`insample_scale`) that is finite and above 0 (a series
+    constant before its test part has 0)."""
+    return np.isfinite(scale) & (scale > 0)
 
 
 def _pair(actual, predicted):
@@ -220,7 +233,7 @@ def per_series_metrics(actual, predicted, series, n_series: int, scale=None) -> 
             mase = np.full(n_series, np.nan)
         else:
             scale = np.asarray(scale, dtype=np.float64)
-            mase = np.where(np.isfinite(scale) & (scale > 0), mae / np.where(scale > 0, scale, 1.0), np.nan)
+            mase = np.where(has_mase(scale), mae / np.where(scale > 0, scale, 1.0), np.nan)
     result = {"mse": mse, "rmse": rmse, "mae": mae, "mape": mape, "smape": smape, "mase": mase}
     empty = count == 0
     for values in result.values():

@@ -314,6 +314,12 @@ LOSS_LABELS = {"mse": "MSE (scaled values)", "mae": "MAE (scaled values)", "hube
                "quantile": "pinball loss (scaled values)", "smape": "sMAPE (%)", "mape": "MAPE (%)", "mase": "MASE"}
 
 
+def metric_axis(metric: str) -> str:
+    """A panel's headline metric (:func:`tsattn.metrics.headline_metric`) on a figure's axis: sMAPE (%), MASE, and
+    MAE in the data's units (as a training loss it is in scaled values)."""
+    return "MAE (the data's units)" if metric == "mae" else LOSS_LABELS[metric]
+
+
 def loss_label(loss) -> str:
     """The y-axis of a loss curve for a training loss (several losses: "loss")."""
     losses = {loss} if isinstance(loss, str) or loss is None else set(loss)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .checks import few_names
 from .io import atomic_file, metric_label, number_text
-from .metrics import MASE_REASON, headline_metric, interval_metric_names, is_interval_metric
+from .metrics import MAE_REASON, MASE_REASON, headline_metric, interval_metric_names, is_interval_metric
 from .verdicts import BASELINE_ROWS, comparison_verdict
 
 METRICS = ("rmse", "mae", "mse", "mape", "smape", "mase")
@@ -138,7 +138,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
             figures_dir / f"{safe}_rmse.png", f"{label}: test RMSE over {int(neural['seeds'].max())} seed(s)",
             f"test RMSE ({units})", {"naive": naive, "linear AR": linear}))]
     else:  # every baseline the comparison scored, the statistical ones too (they often beat the networks)
-        name = metric[len("test_"):]  # smape, or mase for a panel with values of 0 or below
+        name = metric[len("test_"):]  # smape, or mase (mae) for a panel with values of 0 or below
         shown = metric_label(name)
         reference = {label: float(table.loc[table["model"] == label, f"{metric}_mean"].iloc[0])
                      for label in BASELINE_ROWS.values() if (table["model"] == label).any()
@@ -148,7 +148,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                     plots.plot_bars(list(neural["model"]), neural[f"{metric}_mean"], neural[f"{metric}_std"],
                                     figures_dir / f"{safe}_{name}.png",
                                     f"{label}: test {shown} over {int(neural['seeds'].max())} seed(s)",
-                                    f"test {plots.LOSS_LABELS[name]}, mean over series", reference))]
+                                    f"test {plots.metric_axis(name)}, mean over series", reference))]
     if mine[0].get("test"):
         index = _parse_index(mine[0]["test"]["index"])
         shown = slice(-min(len(index), plots.OVERLAY), None)  # the last targets: a few dozen points stay readable
@@ -162,7 +162,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
                         plots.plot_overlay(actual, overlay, figures_dir / f"{safe}_forecasts.png",
                                            f"{label}: the {what} test targets and every model's forecast "
                                            f"(seed {first_seed})", units)))
-    else:
+    elif all(metric[len("test_"):] in (r.get("by_series") or {}) for r in mine):  # (older records lack per-series MAE)
         first = [r for r in mine if r["seed"] == first_seed]
         name = metric[len("test_"):]
         distributions = {r["model"]: [v for v in r["by_series"][name]["model"] if v is not None] for r in first}
@@ -172,7 +172,7 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         figures.append((f"Per-series test {metric_label(name)} of every model and baseline (seed {first_seed})",
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_{name}_distribution.png",
                                                 f"{label}: per-series test {metric_label(name)} (seed {first_seed}, "
-                                                f"{mine[0]['series']} series)", plots.LOSS_LABELS[name])))
+                                                f"{mine[0]['series']} series)", plots.metric_axis(name))))
     calibration = calibration_points(table)
     if calibration:
         figures.append(("Calibration: the share of test values inside each model's intervals against the nominal level "
@@ -250,7 +250,8 @@ def summary_columns(headline_metric: str, panel: bool, brief: bool = False) -> l
 def ranked_on_text(table: pd.DataFrame) -> str:
     """What a dataset's summary rows are ranked on, e.g. "test sMAPE, mean over series"; for MASE, why not sMAPE."""
     return {"test_rmse": "test RMSE", "test_smape": "test sMAPE, mean over series",
-            "test_mase": f"test MASE, mean over series ({MASE_REASON}, where sMAPE misleads)"}[table["headline"].iloc[0]]
+            "test_mase": f"test MASE, mean over series ({MASE_REASON}, where sMAPE misleads)",
+            "test_mae": f"test MAE, mean over series ({MAE_REASON})"}[table["headline"].iloc[0]]
 
 
 def summary_table(table: pd.DataFrame, brief: bool = False) -> tuple[list[str], list[list[str]]]:

@@ -76,10 +76,11 @@ def scores_table(scores: dict[str, dict], names, model: str, headline: str) -> s
     """The text table `tsattn fit` and `tsattn backtest` print: a row per forecaster (``names``: "model", labelled
     ``model``, then baseline keys), per part of ``scores`` ({part: {name: {metric: mean}}}; a part "" has no
     prefix) the ``headline`` metric first (:func:`tsattn.metrics.headline_metric`: RMSE, MAE, MASE for one series;
-    sMAPE, MASE, RMSE for a panel; MASE, sMAPE, RMSE for a panel with values of 0 or below); "n/a" where a
+    sMAPE, MASE, RMSE for a panel; MASE, sMAPE, RMSE for a panel with values of 0 or below; MAE, sMAPE, RMSE where
+    every series is constant there too); "n/a" where a
     forecaster has no score (e.g. a statistical baseline on the validation part)."""
-    keys = {"rmse": ("rmse", "mae", "mase"), "smape": ("smape", "mase", "rmse"), "mase": ("mase", "smape", "rmse")}[
-        headline]
+    keys = {"rmse": ("rmse", "mae", "mase"), "smape": ("smape", "mase", "rmse"), "mase": ("mase", "smape", "rmse"),
+            "mae": ("mae", "smape", "rmse")}[headline]
     header = [""] + [f"{part} {metric_label(m)}".strip() for part in scores for m in keys]
     labels = baseline_labels()
     rows = [[model if name == "model" else labels.get(name, name)] for name in names]
@@ -303,7 +304,7 @@ def write_plots(result: RunResult, directory: Path, units: str | None = None) ->
         count = f"{panel.n_series} series" if scored == panel.n_series else f"{scored} of {panel.n_series} series"
         written.append(plots.plot_distribution(distributions, directory / f"{metric}_distribution.png",
                                                f"{title}: per-series {part} {shown} ({count})",
-                                               plots.LOSS_LABELS[metric]))
+                                               plots.metric_axis(metric)))
     if len(result.history):
         written.append(plots.plot_loss(result.history, directory / "loss.png",
                                        f"{title}: training and validation loss", result.config.loss))

@@ -140,6 +140,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     validation forecasts; when it wins, the state's estimator is a
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
+    from . import metrics as M
     from .baselines import Combination, NetworkModel, combine
     from .evaluation import origins_of, scales_at, score_windows
     from .intervals import Calibration, series_scale
@@ -194,7 +195,11 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice["chosen"] = choice["candidate"] == winner
     choice.attrs["metric"] = metric
     choice.attrs["margin"] = SINGLE_MARGIN
-    choice.attrs["windows"] = int(len(part.actual))  # what the choice rests on: validation windows of a horizon
+    # what the choice rests on: validation windows of a horizon (on MASE those of series where it is defined: a series
+    # constant before the test part has none, and the mean leaves it out)
+    scored = np.ones(len(part.actual), dtype=bool) if metric != "mase" else \
+        M.has_mase(np.asarray(first.mase_scale, dtype=np.float64)[part.series])
+    choice.attrs["windows"] = int(scored.sum())
     choice.attrs["steps"] = int(data.horizon)
     note = few_windows_note(choice.attrs["windows"], choice.attrs["steps"])
     if note:
@@ -249,8 +254,9 @@ def describe_choice(choice: pd.DataFrame) -> str:
     from .checks import counted
     from .io import metric_label
 
-    # a panel's headline is sMAPE unless it has values of 0 or below: then said
-    why = " (not sMAPE: some values are 0 or below)" if metric == "mase" else ""
+    # a panel's headline is sMAPE unless it has values of 0 or below: then said (and why MAE, where MASE is undefined)
+    why = {"mase": " (not sMAPE: some values are 0 or below)",
+           "mae": " (not sMAPE: some values are 0 or below; not MASE: every series is constant)"}.get(metric, "")
     text = f"auto chose {first['candidate']}: validation {metric_label(metric)}{why} {first[metric]:.4g}"
     windows, steps = choice.attrs.get("windows"), choice.attrs.get("steps")
     if windows is not None and steps is not None:  # (choices saved before these were kept lack them)

@@ -17,7 +17,7 @@ from .baselines import STATISTICAL_LABELS, baseline_labels
 from .checks import counted, few_names
 from .intervals import check_levels, interval_source, level_name
 from .io import metric_label, number_text
-from .metrics import MASE_REASON, paired_comparison
+from .metrics import MAE_REASON, MASE_REASON, paired_comparison
 
 BASELINE_ROWS = baseline_labels()  # key -> row label (naive, seasonal naive, linear, then the statistical ones)
 
@@ -88,8 +88,8 @@ def panel_verdict(result, seeded: bool = True) -> str:
     unscored = f"; not scored, too short for a test window: {few_names(left)}" if left else ""
     # sMAPE with two decimals throughout, as the benchmark tables give it (16.00 beside 17.88, not 16); MASE three
     digits = 2 if metric == "smape" else 3
-    why = "" if metric == "smape" else f"; {MASE_REASON}"
-    undefined = [] if metric == "smape" else list(scores.index[scores["model"].isna()])
+    why = {"smape": "", "mase": f"; {MASE_REASON}", "mae": f"; {MAE_REASON}"}[metric]
+    undefined = list(scores.index[scores["model"].isna()]) if metric == "mase" else []
     if undefined:  # MASE divides by the in-sample naive error: 0 on a series constant before its test part
         shown = len(scores) - len(undefined)
         of = f"of {result.panel.n_series} " if left else f"of {len(scores)} "
@@ -122,17 +122,26 @@ def zero_actuals_caution(result) -> list[str]:
     headline already), where sMAPE is 200 for any forecast but exactly 0 (a series of zeros forecast 0.003 scores
     worse than one forecast 50% off): the model and the naive forecast on MASE, which has no such trap; []
     otherwise."""
-    actual = np.asarray(result.panel.values, dtype=np.float64)[np.unique(result.data.target_positions("test"))]
-    zeros = int((actual == 0).sum())
+    zeros, total = count_test_zeros(result)
     test = result.metrics["test"]
     if not zeros or result.config.model == "naive" or test["model"].get("mase") is None or \
             test["naive"].get("mase") is None:
         return []
     model, naive = test["model"]["mase"], test["naive"]["mase"]
     verdict = "better" if model < naive else "NOT better"
-    return [f"but {zeros} of {actual.size} test values are 0, where sMAPE is 200 for any forecast but exactly 0: on "
-            f"MASE, which has no such trap, the model is {verdict} than the naive forecast ({model:.3f} against "
-            f"{naive:.3f})"]
+    return [f"but {zeros_text(zeros, total)}: on MASE, which has no such trap, the model is {verdict} than the naive "
+            f"forecast ({model:.3f} against {naive:.3f})"]
+
+
+def count_test_zeros(result) -> tuple[int, int]:
+    """(how many of the test part's values are 0, how many values it has): where sMAPE is 200 for any forecast of a
+    0 but exactly 0."""
+    actual = np.asarray(result.panel.values, dtype=np.float64)[np.unique(result.data.target_positions("test"))]
+    return int((actual == 0).sum()), int(actual.size)
+
+
+def zeros_text(zeros: int, total: int) -> str:
+    return f"{zeros} of {total} test values are 0, where sMAPE is 200 for any forecast but exactly 0"
 
 
 def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str | None:
@@ -163,7 +172,8 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
 
 def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
     """A per-series test metric of ``key`` ("model" or a baseline key) in the runs of ``model``, mean over seeds."""
-    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model and r.get("by_series")]
+    # (records written before they kept per-series MAE lack it: no paired test on it from them)
+    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model and metric in (r.get("by_series") or {})]
     if not runs:
         return None
     values = pd.DataFrame([[np.nan if v is None else v for v in r["by_series"][metric][key]] for r in runs],
@@ -269,13 +279,30 @@ def _covariate_lines(table, runs, records, dataset: str, metric: str, panel: boo
     return lines
 
 
+def _zeros_caution(table: pd.DataFrame, records: list[dict], dataset: str) -> list[str]:
+    """[a line] when a panel ranked on sMAPE (every value before the test part above 0) has zeros in its test part:
+    the models on MASE, which has no such trap, best first; [] otherwise (or for records written before they counted
+    zeros)."""
+    counted_zeros = [record["test_zeros"] for record in records
+                     if record["dataset"] == dataset and record.get("test_zeros")]
+    if not counted_zeros or not counted_zeros[0][0]:
+        return []
+    ranked = table.dropna(subset=["test_mase_mean"]).sort_values("test_mase_mean", kind="stable")
+    if ranked.empty:
+        return []
+    order = ", ".join(f"{row['model']} {number_text(row['test_mase_mean'])}" for _, row in ranked.iterrows())
+    return [f"But {zeros_text(*counted_zeros[0])}: on test MASE (mean over series), which has no such trap, the "
+            f"order is {order}."]
+
+
 def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
     """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account and, for a
     panel, each model compared with the runner-up and the baselines series by series (paired)."""
     table = summary[summary["dataset"] == dataset]
     metric = table["headline"].iloc[0]
     name = {"test_rmse": "test RMSE", "test_smape": "test sMAPE (mean over series)",
-            "test_mase": f"test MASE (mean over series; {MASE_REASON})"}[metric]
+            "test_mase": f"test MASE (mean over series; {MASE_REASON})",
+            "test_mae": f"test MAE (mean over series; {MAE_REASON})"}[metric]
     panel = metric != "test_rmse"
     per_series = metric[len("test_"):]  # the by-series records' name of it: rmse, smape or mase
     neural = table[~table["model"].isin(BASELINE_ROWS.values())]
@@ -350,6 +377,8 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         lines.append(line + ".")
     if not (neural[f"{metric}_mean"] < naive).any():
         lines.append("No neural model beats the naive baseline on average here.")
+    if metric == "test_smape":
+        lines += _zeros_caution(table, records or [], dataset)
     lines += _covariate_lines(table, runs, records or [], dataset, metric, panel)
     statistical = table[table["model"].isin(list(STATISTICAL_LABELS))]
     for _, row in statistical.iterrows():  # the strong baselines asked for with --baselines

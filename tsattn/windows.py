@@ -502,10 +502,11 @@ class WindowedPanel:
     def headline(self) -> str:
         """The metric this data's models are chosen, ranked and judged on (:func:`tsattn.metrics.headline_metric`),
         read off the values before the test part: RMSE for one series, sMAPE for a panel, MASE for a panel with a
-        value of 0 or below there."""
+        value of 0 or below there (MAE where every series is constant there)."""
         from .metrics import headline_metric
 
-        return headline_metric(self.panel.n_series, self.insample_values())
+        before = self.panel.heads(self.insample_end())
+        return headline_metric(self.panel.n_series, before.values, before.offsets)
 
     def insample_end(self) -> np.ndarray:
         """Per series, the local position where the test part starts (all values before it are in-sample)."""
