@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
     pytest = [str(python), "-m", "pytest"]
     if len(argv) > 1:  # the user's own selection, in one process
         return subprocess.run([*pytest, *argv[1:]], cwd=ROOT).returncode
-    # The whole suite: everything that does not start Ray in two pytest-xdist workers (one per core), then the tests
+    # The whole suite: everything that does not start Ray in three pytest-xdist workers (below), then the tests
     # that do (marked ray in tests/conftest.py: local instances and multi-node clusters) on their own, one after
     # another: under xdist a node killed once took its worker down, and two local Ray instances started at once by two
     # workers once both waited for ever. Run beside the workers in a third process instead, the Ray tests took 13 min
@@ -73,10 +73,13 @@ def main(argv: list[str]) -> int:
     # worksteal: a worker that runs out of tests takes half of the other's queue.
     # One TensorFlow thread per pool and process (the user's own values kept): with two-thread pools the two workers on
     # two cores took 22.8 CPU-minutes and 13 min 15 s, with one 20.8 and 12 min 15 s (at 7bca7ad, one run each).
+    # Three workers on the two cores CI has: a worker waiting on a subprocess (a docs example, a CLI or Ray process,
+    # PostgreSQL, Chromium) leaves its core to the third; at 89290fc 16 min 0 s against 18 min 6 s with two
+    # (one run each, minutes apart, nothing else running).
     env = dict(os.environ)
     for name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
         env.setdefault(name, "1")
-    first = subprocess.run([*pytest, "-n", "2", "--dist", "worksteal", "-m", "not ray"], cwd=ROOT, env=env).returncode
+    first = subprocess.run([*pytest, "-n", "3", "--dist", "worksteal", "-m", "not ray"], cwd=ROOT, env=env).returncode
     second = subprocess.run([*pytest, "-m", "ray"], cwd=ROOT, env=env).returncode
     return first or second
 

@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(items):
         groups = [mark.args[0] for mark in item.iter_markers("xdist_group") if mark.args]
         if "cluster" in getattr(item, "fixturenames", ()) or "ray" in groups:
             item.add_marker(pytest.mark.ray)
-    # the slow tests (benchmark scripts, docs examples, installs: up to a minute each) first, so that the two workers
+    # the slow tests (benchmark scripts, docs examples, installs: up to a minute each) first, so that the workers
     # end together on short tests rather than one waiting for the other's last long one (the order within each kind
     # is kept)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
