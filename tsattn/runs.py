@@ -77,8 +77,8 @@ def scores_table(scores: dict[str, dict], names, model: str, headline: str) -> s
     ``model``, then baseline keys), per part of ``scores`` ({part: {name: {metric: mean}}}; a part "" has no
     prefix) the ``headline`` metric first (:func:`tsattn.metrics.headline_metric`: RMSE, MAE, MASE for one series;
     sMAPE, MASE, RMSE for a panel; MASE, sMAPE, RMSE for a panel with values of 0 or below; MAE, sMAPE, RMSE where
-    every series is constant there too); "n/a" where a
-    forecaster has no score (e.g. a statistical baseline on the validation part)."""
+    every series is constant there too); "n/a" where a forecaster has no score (e.g. a statistical baseline on the
+    validation part)."""
     keys = {"rmse": ("rmse", "mae", "mase"), "smape": ("smape", "mase", "rmse"), "mase": ("mase", "smape", "rmse"),
             "mae": ("mae", "smape", "rmse")}[headline]
     header = [""] + [f"{part} {metric_label(m)}".strip() for part in scores for m in keys]
