@@ -228,3 +228,27 @@ def test_a_panel_is_ranked_on_one_metric_even_when_resumed_from_records_without_
     assert set(summary["headline"]) == {"test_mase"}
     assert list(summary["headline_mean"]) == sorted(summary["headline_mean"])  # ranked on MASE: rmse / 20 here
     assert summarise(results_table([old]))["headline"].eq("test_smape").all()
+
+
+def test_every_figure_of_a_panel_is_titled_with_its_dataset(tmp_path, monkeypatch):
+    """Found by looking at a panel's report: every figure after the per-series distribution was titled "arima: ..."
+    (the last baseline's row label, left in a loop variable that shadowed the dataset's label)."""
+    from tsattn import plots
+
+    titles = []
+    for name in ("plot_bars", "plot_distribution", "plot_loss_curves"):
+        def recorded(*args, _draw=getattr(plots, name), _at=4 if name == "plot_bars" else 2, **kwargs):
+            titles.append(args[_at])
+            return _draw(*args, **kwargs)
+        monkeypatch.setattr(plots, name, recorded)
+
+    class Spec:
+        models, seeds, settings = ["simple-rnn"], [0], {}
+        sources = [type("Source", (), {"name": "shops:units"})()]
+
+    by_series = {"ids": ["a", "b"], **{metric: {key: [1.0, 2.0] for key in ("model", "naive", "seasonal_naive", "linear")}
+                                       for metric in ("smape", "mase", "rmse")}}
+    records = [dict(record("simple-rnn", 0, 18.0), dataset="shops:units", series=2, by_series=by_series, test=None)]
+    results = results_table(records)
+    write_report(tmp_path, Spec, records, results, summarise(results))
+    assert len(titles) == 3 and all(title.startswith("shops (column units)") for title in titles), titles

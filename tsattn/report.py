@@ -166,9 +166,9 @@ def _figures(out: Path, dataset: str, records: list[dict], summary: pd.DataFrame
         first = [r for r in mine if r["seed"] == first_seed]
         name = metric[len("test_"):]
         distributions = {r["model"]: [v for v in r["by_series"][name]["model"] if v is not None] for r in first}
-        for key, label in BASELINE_ROWS.items():
+        for key, row in BASELINE_ROWS.items():  # (not `label`: the dataset's, in the titles below)
             if key in first[0]["by_series"][name]:
-                distributions[label] = [v for v in first[0]["by_series"][name][key] if v is not None]
+                distributions[row] = [v for v in first[0]["by_series"][name][key] if v is not None]
         figures.append((f"Per-series test {metric_label(name)} of every model and baseline (seed {first_seed})",
                         plots.plot_distribution(distributions, figures_dir / f"{safe}_{name}_distribution.png",
                                                 f"{label}: per-series test {metric_label(name)} (seed {first_seed}, "
