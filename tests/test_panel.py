@@ -739,8 +739,9 @@ def test_a_panel_constant_before_its_test_part_is_judged_on_mae_through_fit_and_
         result = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", *data, "--horizon", "2", "--window", "8",
                                            "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert re.search(r"Test MAE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below, and "
-                     r"every series is constant there, where MASE is undefined\) \d\.\d{3} ", result.output), result.output
+    said = r"Test MAE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below, and every " \
+        r"series is constant there, where MASE is undefined\) \d\.\d{3} "
+    assert re.search(said, result.output), result.output
     assert (tmp_path / "run" / "plots" / "mae_distribution.png").is_file()
     compare(models=["simple-rnn"], csv=[{"path": str(path), "column": "y", "date_column": "ds",
                                          "id_column": "unique_id", "name": "shops"}],

@@ -246,8 +246,8 @@ def test_every_figure_of_a_panel_is_titled_with_its_dataset(tmp_path, monkeypatc
         models, seeds, settings = ["simple-rnn"], [0], {}
         sources = [type("Source", (), {"name": "shops:units"})()]
 
-    by_series = {"ids": ["a", "b"], **{metric: {key: [1.0, 2.0] for key in ("model", "naive", "seasonal_naive", "linear")}
-                                       for metric in ("smape", "mase", "rmse")}}
+    keys = ("model", "naive", "seasonal_naive", "linear")
+    by_series = {"ids": ["a", "b"], **{metric: {key: [1.0, 2.0] for key in keys} for metric in ("smape", "mase", "rmse")}}
     records = [dict(record("simple-rnn", 0, 18.0), dataset="shops:units", series=2, by_series=by_series, test=None)]
     results = results_table(records)
     write_report(tmp_path, Spec, records, results, summarise(results))

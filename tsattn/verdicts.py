@@ -141,6 +141,7 @@ def count_test_zeros(result) -> tuple[int, int]:
 
 
 def zeros_text(zeros: int, total: int) -> str:
+    """How many test values are 0 and why that matters, as the fit verdict and compare's say it."""
     return f"{zeros} of {total} test values are 0, where sMAPE is 200 for any forecast but exactly 0"
 
 
@@ -173,7 +174,8 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
 def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
     """A per-series test metric of ``key`` ("model" or a baseline key) in the runs of ``model``, mean over seeds."""
     # (records written before they kept per-series MAE lack it: no paired test on it from them)
-    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model and metric in (r.get("by_series") or {})]
+    runs = [r for r in records
+            if r["dataset"] == dataset and r["model"] == model and metric in (r.get("by_series") or {})]
     if not runs:
         return None
     values = pd.DataFrame([[np.nan if v is None else v for v in r["by_series"][metric][key]] for r in runs],
