@@ -74,9 +74,9 @@ def main(argv: list[str]) -> int:
     # One TensorFlow thread per pool and process (the user's own values kept): with two-thread pools the two workers on
     # two cores took 22.8 CPU-minutes and 13 min 15 s, with one 20.8 and 12 min 15 s (at 7bca7ad, one run each).
     # Three workers on the two cores CI has: a worker waiting on a subprocess (a docs example, a CLI or Ray process,
-    # PostgreSQL, Chromium) leaves its core to the third. The same tests (712-714) on one day, one run after another,
-    # nothing else running: two workers 18 min 6 s and 19 min 52 s, three 16 min 0 s and 17 min 42 s (the latter in a
-    # fresh clone's CI, which compiles its caches too).
+    # PostgreSQL, Chromium) leaves its core to the third. The same tests (712-715) on one day, one run after another,
+    # nothing else running: two workers 18 min 6 s and 19 min 52 s, three 16 min 0 s, 17 min 42 s and 19 min 29 s (the
+    # last two in fresh clones' CI, which compile their caches too): some 7% on average, within the day's drift.
     env = dict(os.environ)
     for name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
         env.setdefault(name, "1")
