@@ -197,9 +197,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice.attrs["margin"] = SINGLE_MARGIN
     # what the choice rests on: validation windows of a horizon (on MASE those of series where it is defined: a series
     # constant before the test part has none, and the mean leaves it out)
-    scored = np.ones(len(part.actual), dtype=bool) if metric != "mase" else \
-        M.has_mase(np.asarray(first.mase_scale, dtype=np.float64)[part.series])
-    choice.attrs["windows"] = int(scored.sum())
+    choice.attrs["windows"] = int(M.has_mase(np.asarray(first.mase_scale, dtype=np.float64)[part.series]).sum()) \
+        if metric == "mase" else int(len(part.actual))
     choice.attrs["steps"] = int(data.horizon)
     note = few_windows_note(choice.attrs["windows"], choice.attrs["steps"])
     if note:

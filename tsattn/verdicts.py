@@ -285,15 +285,15 @@ def _zeros_caution(table: pd.DataFrame, records: list[dict], dataset: str) -> li
     """[a line] when a panel ranked on sMAPE (every value before the test part above 0) has zeros in its test part:
     the models on MASE, which has no such trap, best first; [] otherwise (or for records written before they counted
     zeros)."""
-    counted_zeros = [record["test_zeros"] for record in records
-                     if record["dataset"] == dataset and record.get("test_zeros")]
-    if not counted_zeros or not counted_zeros[0][0]:
+    zeros, total = next((record["test_zeros"] for record in records
+                         if record["dataset"] == dataset and record.get("test_zeros")), (0, 0))
+    if not zeros:
         return []
     ranked = table.dropna(subset=["test_mase_mean"]).sort_values("test_mase_mean", kind="stable")
     if ranked.empty:
         return []
     order = ", ".join(f"{row['model']} {number_text(row['test_mase_mean'])}" for _, row in ranked.iterrows())
-    return [f"But {zeros_text(*counted_zeros[0])}: on test MASE (mean over series), which has no such trap, the "
+    return [f"But {zeros_text(zeros, total)}: on test MASE (mean over series), which has no such trap, the "
             f"order is {order}."]
 
 
