@@ -325,7 +325,8 @@ def test_integer_date_columns_are_time_steps_not_nanoseconds(tmp_path):
     predicted = _cli(["predict", "--model-dir", str(tmp_path / "run"), "--steps", "2", "--out", str(tmp_path / "fc"),
                       "-q"])
     assert predicted.exit_code == 0, predicted.output
-    assert pd.read_csv(tmp_path / "fc" / "forecast.csv")["timestamp"].tolist() == [1980, 1981]
+    forecast = pd.read_csv(tmp_path / "fc" / "forecast.csv")  # a panel of one, named as the data and the model
+    assert list(forecast.columns) == ["unique_id", "year", "simple-rnn"] and forecast["year"].tolist() == [1980, 1981]
 
 
 def test_numeric_looking_series_ids_stay_as_written(tmp_path):
@@ -455,7 +456,7 @@ def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
         naive.backtest(aware, start="2030-01-01")
     written_back = str(raised.value).split("between ")[1].split(" and ")[0]
     assert pd.Timestamp(written_back) == aware.index[1]  # the same instant, not a date in another zone
-    assert naive.backtest(aware, start=time_text(aware.index[40]))["timestamp"].iloc[0] == aware.index[40]
+    assert naive.backtest(aware, start=time_text(aware.index[40]))["ds"].iloc[0] == aware.index[40]
     long = tmp_path / "long.csv"
     pd.DataFrame({"store": np.repeat(["a", "b"], 30), "date": list(pd.date_range("2000-01-01", periods=30,
                                                                                freq="MS")) * 2,
@@ -787,7 +788,8 @@ def test_tsattn_backtest_retrains_a_panel(tmp_path):
 def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
     """Found by a user-path check: a run on meters.csv (--id-column meter --date-column time) wrote forecast.csv
     with `meter, time` but predictions.csv with `unique_id, ds` and backtest.csv with `unique_id`. Every file and
-    frame made from the model now names them as the data does (Forecaster.backtest and attention_weights too)."""
+    frame made from the model now names them as the data does (Forecaster.backtest and attention_weights too), and
+    one series' forecast.csv and backtest.csv are a panel of one's (test_cli_output)."""
     hours = pd.date_range("2024-03-01", periods=60, freq="h")
     pd.concat([pd.DataFrame({"meter": f"m{k}", "time": hours, "kwh": np.arange(60.0) + k}) for k in range(2)]).to_csv(
         tmp_path / "meters.csv", index=False)
@@ -796,7 +798,8 @@ def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
     predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
     assert list(predictions.columns[:5]) == ["meter", "time", "step", "actual", "predicted"]
     backtest = _cli(["backtest", str(tmp_path / "run"), *data, "--start", "50", "--out", str(tmp_path / "bt")])
-    assert backtest.exit_code == 0 and pd.read_csv(tmp_path / "bt" / "backtest.csv").columns[0] == "meter"
+    assert backtest.exit_code == 0  # the targets' time named as the data's (it was `timestamp`)
+    assert list(pd.read_csv(tmp_path / "bt" / "backtest.csv").columns[:3]) == ["meter", "origin", "time"]
     # its table: the model's row once (it printed `linear` twice: the model and the linear baseline, equal)
     assert [line.split()[0] for line in backtest.output.splitlines() if line[:1].isalpha()] == [
         "linear", "naive", "seasonal-naive", "Wrote"]
@@ -806,13 +809,14 @@ def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
     frame = pd.read_csv(tmp_path / "meters.csv", parse_dates=["time"])
     forecaster = Forecaster("attention-rnn", horizon=2, window=6, epochs=1, units=2).fit(
         frame, id_column="meter", time_column="time", value_column="kwh")
-    assert forecaster.backtest(frame, start=50).columns[0] == "meter"
+    assert list(forecaster.backtest(frame, start=50).columns[:3]) == ["meter", "origin", "time"]
     assert forecaster.attention_weights(frame).columns[0] == "meter"
     # an id named like an output column falls back to Nixtla's name rather than write it twice
     clash = Forecaster("linear", horizon=2, window=6).fit(frame.rename(columns={"meter": "step"}),
                                                                   id_column="step", time_column="time",
                                                                   value_column="kwh")
-    assert list(clash.backtest(frame.rename(columns={"meter": "step"}), start=50).columns[:2]) == ["unique_id", "origin"]
+    clashing = clash.backtest(frame.rename(columns={"meter": "step"}), start=50)
+    assert list(clashing.columns[:3]) == ["unique_id", "origin", "ds"]
 
 
 def test_a_panels_backtest_plot_draws_each_series_on_its_own(monkeypatch, tmp_path):

@@ -54,12 +54,12 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     predicted = runner().invoke(main, ["predict", "--model-dir", str(tmp_path / "run"), "--steps", "3", "--json"])
     assert predicted.exit_code == 0, predicted.output
     rows = json.loads(predicted.stdout)
-    assert len(rows) == 3 and set(rows[0]) == {"timestamp", "forecast"}
-    assert pd.Timestamp(rows[0]["timestamp"]) > pd.Timestamp("2013-01-01")
+    assert len(rows) == 3 and list(rows[0]) == ["unique_id", "date", "attention-rnn"]  # a panel of one's columns
+    assert pd.Timestamp(rows[0]["date"]) > pd.Timestamp("2013-01-01") and rows[0]["unique_id"] == "demand"
     written = runner().invoke(main, ["predict", str(tmp_path / "run"), "--steps", "3", "--out", str(tmp_path / "fc")])
     assert written.exit_code == 0, written.output  # the rows as forecast.csv writes them: monthly dates, no 00:00:00
-    assert [row["timestamp"] for row in rows] == pd.read_csv(tmp_path / "fc" / "forecast.csv")["timestamp"].tolist()
-    assert len(rows[0]["timestamp"]) == 10
+    assert [row["date"] for row in rows] == pd.read_csv(tmp_path / "fc" / "forecast.csv")["date"].tolist()
+    assert len(rows[0]["date"]) == 10
 
     backtest = runner().invoke(main, ["backtest", "--model-dir", str(tmp_path / "run"), "--csv", str(small_csv),
                                       "--column", "demand", "--date-column", "date", "--steps", "2",
@@ -68,6 +68,8 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     document = json.loads(backtest.stdout)
     assert document["steps"] == 2 and len(document["per_step"]) == 2 and document["origins"] > 0
     assert "optimistic" in backtest.stderr  # the warning is not lost, and not in the JSON
+    written = pd.read_csv(tmp_path / "bt" / "backtest.csv")  # a panel of one, keyed as predictions.csv and forecast.csv
+    assert list(written.columns[:4]) == ["unique_id", "origin", "date", "step"] and set(written["unique_id"]) == {"demand"}
 
     unnamed = runner().invoke(main, ["backtest", str(tmp_path / "run"), "--out", str(tmp_path / "bt0")])
     assert unnamed.exit_code == 2 and "Traceback" not in unnamed.output  # no series: the one the model was fitted on

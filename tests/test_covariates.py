@@ -475,7 +475,7 @@ def test_backtest_refits_with_covariates_see_only_their_past():
     f = Forecaster("simple-rnn", horizon=H, window=6, epochs=1, units=2, futr_exog=["promo"]).fit(one.head(40))
     rows = f.backtest(one, start=44, retrain=4)
     assert np.isfinite(rows["predicted"]).all()
-    assert (pd.to_datetime(rows["trained_until"]) < pd.to_datetime(rows["timestamp"])).all()
+    assert (pd.to_datetime(rows["trained_until"]) < pd.to_datetime(rows["ds"])).all()
     # the first refit is the Forecaster fitted on the values up to its origin, forecasting with the known future
     origin = rows["origin"].iloc[0]
     history = one[one["ds"] <= origin]

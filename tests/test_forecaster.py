@@ -128,7 +128,7 @@ def test_backtest_no_leak_with_retrain():
     assert len(origins) == len(range(99, 119, 5))
     assert (table["trained_until"] <= table["origin"]).all()  # a model / scaler never sees data after its origin
     assert table["trained_until"].nunique() == 2  # refit every 2 origins
-    assert list(table.columns) == ["origin", "timestamp", "step", "actual", "predicted", "naive", "trained_until"]
+    assert list(table.columns) == ["origin", "ds", "step", "actual", "predicted", "naive", "trained_until"]
     assert table.attrs["metrics"]["origins"] == 4 and table.attrs["metrics"]["retrain"] == 2
 
 
@@ -238,8 +238,8 @@ def test_cli_predict_and_backtest(tmp_path, fitted, small_csv):
     result = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "4", "--out", str(out)])
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(out / "forecast.csv")
-    assert list(frame.columns) == ["timestamp", "forecast"] and len(frame) == 4
-    np.testing.assert_allclose(frame["forecast"], fitted.predict(4).to_numpy())
+    assert list(frame.columns) == ["unique_id", "ds", "attention-rnn"] and len(frame) == 4  # a panel of one
+    np.testing.assert_allclose(frame["attention-rnn"], fitted.predict(4).to_numpy())
     after_csv = runner.invoke(main, ["predict", "--model-dir", str(path), "--steps", "2", "--csv", str(small_csv),
                                      "--column", "demand", "--date-column", "date"])
     assert after_csv.exit_code == 0 and "2013-05-01" in after_csv.output

@@ -267,7 +267,7 @@ def test_cli_fit_and_predict_write_interval_columns(tmp_path, small_csv):
     result = runner.invoke(main, ["predict", "--model-dir", str(run), "--level", "80", "--out", str(out), "-q"])
     assert result.exit_code == 0, result.output
     forecast = pd.read_csv(out / "forecast.csv")
-    assert list(forecast.columns) == ["timestamp", "forecast", "forecast-lo-80", "forecast-hi-80"]
+    assert list(forecast.columns) == ["unique_id", "date", "simple-rnn", "simple-rnn-lo-80", "simple-rnn-hi-80"]
     assert json.loads((out / "forecast.json").read_text())["level"] == [80]
 
 

@@ -652,7 +652,7 @@ def test_a_panel_backtest_with_retrain_refits_on_every_series_and_equals_cross_v
     assert (pd.to_datetime(table["trained_until"]) == table["origin"]).all() and table["origin"].nunique() == 3
     windows = tsattn.Forecaster("simple-rnn", **settings).cross_validation(frame, h=2, n_windows=3, step_size=2,
                                                                             refit=True, verbose=0)
-    both = table.merge(windows, left_on=["unique_id", "origin", "timestamp"], right_on=["unique_id", "cutoff", "ds"])
+    both = table.merge(windows, left_on=["unique_id", "origin", "ds"], right_on=["unique_id", "cutoff", "ds"])
     assert len(both) == len(table) == len(windows) == 3 * 3 * 2
     np.testing.assert_array_equal(both["predicted"], both["simple-rnn"])
 

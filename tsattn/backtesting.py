@@ -127,8 +127,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
             joins a cluster), as in :func:`tsattn.compare`. Every engine gives the same forecasts.
 
     Returns:
-        A DataFrame (origin, timestamp, step, actual, predicted, naive, trained_until; a panel adds
-        unique_id first); ``attrs["metrics"]`` holds the summary (model and every baseline of :meth:`evaluate`,
+        A DataFrame (origin, the targets' time, step, actual, predicted, naive, trained_until; a panel adds its
+        series' ids first), the id and time columns named as the data names them (``unique_id``, ``ds`` for a
+        bundled dataset or a Series); ``attrs["metrics"]`` holds the summary (model and every baseline of :meth:`evaluate`,
         per step).
     """
     from .evaluation import origins_in, score_origins, summarise
@@ -200,18 +201,19 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
                 baselines.setdefault(key, np.zeros((len(origins), horizon)))[block] = values
             trained_until[block] = until
         scores = score_origins(state, panel, origins, horizon, predicted, baselines)
+    # the targets' times and a panel's ids named as the data names them, as predict and cross_validation do
+    id_column, time_column = state.key_columns({"origin", "step", "actual", "predicted", "naive", "trained_until"})
     rows = pd.DataFrame({
         "origin": np.repeat(panel.index[origins], horizon),
-        "timestamp": panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
+        time_column: panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
         "step": np.tile(np.arange(1, horizon + 1), len(origins)),
         "actual": scores.actual.ravel(),
         "predicted": scores.predicted.ravel(),
         "naive": scores.baselines["naive"].ravel(),
         "trained_until": np.repeat(trained_until, horizon),
     })
-    if panel.n_series > 1:  # named as the data's id column, as predict and cross_validation name it
-        rows.insert(0, state.key_columns(rows.columns)[0],
-                    np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
+    if panel.n_series > 1:
+        rows.insert(0, id_column, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
     uncovered = summary.get("series_not_scored")
     if uncovered:  # a panel's short series: none of their values from start leaves room for the steps

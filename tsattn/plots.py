@@ -596,13 +596,14 @@ def plot_backtest(table: pd.DataFrame, path: Path, title: str) -> Path:
     line, the series ran into each other, the line jumping back from one series' end to the next one's start."""
     first = table[table["step"] == 1]
     id_column = table.columns[0] if table.columns[0] != "origin" else None
+    time_column = table.columns[list(table.columns).index("origin") + 1]  # the targets' times, as the data names them
     groups = [(None, first)] if id_column is None else \
         [(sid, rows) for sid, rows in first.groupby(id_column, sort=False, observed=True)]
     shown = groups[:BACKTEST_SERIES_SHOWN]
     fig, axes = _subplots(len(shown), 1, figsize=(11, 4 if len(shown) == 1 else 2.6 * len(shown) + 0.8),
                           squeeze=False)
     for ax, (sid, rows) in zip(axes[:, 0], shown):
-        x, xlabel = _x_axis(pd.Index(rows["timestamp"]))
+        x, xlabel = _x_axis(pd.Index(rows[time_column]))
         ax.plot(x, rows["actual"].to_numpy(), color="black", linewidth=1, label="actual")
         ax.plot(x, rows["predicted"].to_numpy(), color="tab:red", linewidth=1, label="forecast (1 step ahead)")
         ax.plot(x, rows["naive"].to_numpy(), color="grey", linewidth=0.8, linestyle=":", label="naive (last value)")
