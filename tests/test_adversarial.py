@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_series
-from tsattn.errors import ConfigError, TsattnError
+from tsattn.errors import ConfigError, DataError, TsattnError
 from tsattn.forecaster import Forecaster
 from tsattn.config import RunConfig, check_config
 from tsattn.panel import read_csv_panel
@@ -817,6 +817,30 @@ def test_run_files_name_the_id_and_time_columns_as_the_data_does(tmp_path):
                                                                   value_column="kwh")
     clashing = clash.backtest(frame.rename(columns={"meter": "step"}), start=50)
     assert list(clashing.columns[:3]) == ["unique_id", "origin", "ds"]
+
+
+def test_cross_validation_reads_the_frame_by_the_columns_the_model_was_fitted_on():
+    """Found by a user-path check: a model fitted with id_column="sku" (and covariates) took cross_validation(train)
+    as a frame of unique_id, ds, y, and refused it with "covariates come in a long frame: unique_id, ds, y ...",
+    which the frame was. It now reads the fitted columns, as predict does; names given still win, a Nixtla frame
+    still reads, and a frame without its id column says which columns it has."""
+    rng = np.random.default_rng(0)
+    weeks = pd.date_range("2023-01-02", periods=40, freq="W-MON")
+    frame = pd.concat([pd.DataFrame({"sku": f"s{k}", "week": weeks, "promo": (rng.random(40) < 0.3).astype(int)})
+                       for k in range(2)], ignore_index=True)
+    frame["units"] = 10 + 5 * frame["promo"] + rng.normal(0, 1, len(frame))
+    f = Forecaster("linear", horizon=2, window=4, futr_exog=["promo"]).fit(frame, id_column="sku", time_column="week",
+                                                                          value_column="units")
+    windows = f.cross_validation(frame, n_windows=2, verbose=0)
+    assert list(windows.columns) == ["sku", "week", "cutoff", "units", "linear"] and len(windows) == 2 * 2 * 2
+    nixtla = frame.rename(columns={"sku": "unique_id", "week": "ds", "units": "y"})
+    assert list(f.cross_validation(nixtla, n_windows=2, verbose=0).columns[:4]) == ["unique_id", "ds", "cutoff", "y"]
+    pd.testing.assert_frame_equal(f.cross_validation(frame.rename(columns={"sku": "store"}), n_windows=2, verbose=0,
+                                                     id_column="store").drop(columns="store"),
+                                  windows.drop(columns="sku"))
+    with pytest.raises(DataError, match=r"^id column 'unique_id' not found in the frame; available columns: store, "
+                                        r"week, promo, units \(covariates come in a long frame: name its id"):
+        Forecaster("linear", horizon=2, window=4, futr_exog=["promo"]).fit(frame.rename(columns={"sku": "store"}))
 
 
 def test_a_panels_backtest_plot_draws_each_series_on_its_own(monkeypatch, tmp_path):

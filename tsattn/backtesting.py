@@ -27,8 +27,8 @@ from .metrics import headline_metric
 
 def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
                      refit: bool = True, level=None, validation: float | int | str = "auto",
-                     epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
-                     time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
+                     epochs: int | None = None, seed: int = 0, id_column: str | None = None,
+                     time_column: str | None = None, value_column: str | None = None,
                      static_df=None, verbose: int | None = None) -> pd.DataFrame:
     """NeuralForecast's and statsforecast's cross-validation: ``n_windows`` forecasts of ``h`` steps at the end
     of every series, ``step_size`` apart, each made by a model that saw only the values before its window.
@@ -44,6 +44,8 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
             their histories with that model. ``forecaster`` itself is never changed.
         level: interval levels in percent (``<model>-lo-80`` columns), as in :meth:`predict`.
         validation, epochs, seed: as in :meth:`fit`, for every fit.
+        id_column, time_column, value_column: the frame's columns; by default the ones a fitted ``forecaster`` was
+            fitted on where ``df`` has them (as :meth:`predict` reads a frame), else ``unique_id``, ``ds``, ``y``.
         static_df: static features (``stat_exog``), as in :meth:`fit`. Future-known covariates of each window
             come from ``df`` itself (known in advance by definition); past-observed ones only up to its cutoff.
         verbose: None (default) prints one line (stderr) saying how many fits and windows the run makes, and the
@@ -58,6 +60,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
 
     from .config import resolve
 
+    id_column, time_column, value_column = frame_columns(forecaster, df, (id_column, time_column, value_column))
     # the data read as a fit reads it: the covariate columns and static features the forecaster's settings name
     config, panel = resolve(forecaster.run_config(validation, epochs, seed), df, static_df,
                             (id_column, time_column, value_column))
@@ -103,6 +106,17 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     out = pd.concat(frames, ignore_index=True)
     out[id_column] = out[id_column].astype(object)
     return out.sort_values([id_column, "cutoff", time_column], kind="stable").reset_index(drop=True)
+
+def frame_columns(forecaster, df, given: tuple) -> tuple[str, str, str]:
+    """The id, time and value columns of ``df``: each one given; else the one a fitted ``forecaster`` was fitted on
+    where ``df`` has it (a model fitted with ``id_column="store"`` cross-validates on the same frame without being
+    told again, as predict reads it); else Nixtla's ``unique_id``, ``ds``, ``y``."""
+    state = getattr(forecaster, "state_", None)
+    fitted = tuple(map(str, state.columns)) if state is not None else (None, None, None)
+    present = set(map(str, df.columns)) if isinstance(df, pd.DataFrame) else set()
+    return tuple(name if name is not None else (mine if mine in present else default)
+                 for name, mine, default in zip(given, fitted, (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)))
+
 
 def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: int = 1,
              retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,

@@ -417,8 +417,8 @@ class Forecaster(BaseEstimator):
 
     def cross_validation(self, df, h: int | None = None, n_windows: int = 1, step_size: int | None = None,
                          refit: bool = True, level=None, validation: float | int | str = "auto",
-                         epochs: int | None = None, seed: int = 0, id_column: str = ID_COLUMN,
-                         time_column: str = TIME_COLUMN, value_column: str = VALUE_COLUMN,
+                         epochs: int | None = None, seed: int = 0, id_column: str | None = None,
+                         time_column: str | None = None, value_column: str | None = None,
                          static_df=None, verbose: int | None = None, **peer) -> pd.DataFrame:
         """NeuralForecast's and statsforecast's cross-validation of this Forecaster (it is not changed): see
         :func:`tsattn.backtesting.cross_validation`, which takes the same arguments (and the peers' ``id_col``,
@@ -428,8 +428,8 @@ class Forecaster(BaseEstimator):
         given = _peer_arguments("cross_validation", peer,
                                 {"validation": validation, "seed": seed, "id_column": id_column,
                                  "time_column": time_column, "value_column": value_column},
-                                {"validation": "auto", "seed": 0, "id_column": ID_COLUMN, "time_column": TIME_COLUMN,
-                                 "value_column": VALUE_COLUMN})
+                                {"validation": "auto", "seed": 0, "id_column": None, "time_column": None,
+                                 "value_column": None})
         validation, seed = given["validation"], given["seed"]
         id_column, time_column, value_column = given["id_column"], given["time_column"], given["value_column"]
 

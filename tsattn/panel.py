@@ -539,6 +539,12 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         synthetic = bool(data.attrs.get("synthetic_dates", False))  # set by tsattn.data for M3 / M1
         return dataclasses.replace(panel, synthetic_dates=True) if synthetic else panel
     if exog or static is not None:
+        if isinstance(data, pd.DataFrame) and data.shape[1] > 1:  # a frame without the id column asked for
+            raise MissingColumnError(
+                f"id column {id_column!r} not found in the frame; available columns: "
+                f"{', '.join(map(str, data.columns))}", "covariates come in a long frame: name its id, time and "
+                "value columns with id_column= / time_column= / value_column=, CLI: --id-column / --date-column / "
+                "--column")
         raise DataError("covariates come in a long frame: unique_id, ds, y and the covariate columns (static features: "
                         "a frame with unique_id and one row per series); pass the series that way")
     if isinstance(data, dict):
