@@ -609,7 +609,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         forecast = forecaster.predict(steps, series=series, level=levels or None, futr_df=futr_df)
     except TsattnError as error:  # the API's futr_df is this command's --futr-csv
         raise type(error)(futr_csv_terms(str(error), futr_csv, forecaster.columns_)) from None
-    frame = panel_forecast(forecaster, forecast)  # one series too: a panel of one
+    frame = forecaster.long_forecast(forecast, series)  # one series too: a panel of one
     output.document(_records(frame))
     import pandas as pd
 
@@ -746,24 +746,6 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
         if (summary[name] or {}).get("rmse") is None:  # e.g. a season longer than the values before an origin
             output.say(f"n/a: {name.replace('_', '-')} has no forecast at these origins (too few values before them)")
     output.say(f"Wrote {out}: backtest.csv, metrics.json, backtest.png")
-
-
-def panel_forecast(forecaster, forecast):
-    """A forecast of ``Forecaster.predict`` as the long frame a panel's is: the data's id and time columns, then
-    the model's column and its interval columns (``<model>-lo-80`` ...). One series' forecast (a Series, or with
-    intervals a frame indexed by time, named after the series in Python) becomes a panel of one, its id the series'
-    name, as predictions.csv names it; so forecast.csv has the same columns for one series as for many."""
-    import pandas as pd
-
-    if isinstance(forecast, pd.DataFrame) and list(forecast.columns[2:3]) == [forecaster.model]:
-        return forecast  # a panel's long frame already: id, time, model (+ intervals)
-    table = forecast.to_frame() if isinstance(forecast, pd.Series) else forecast
-    name = str(table.columns[0])
-    table = table.rename(columns=lambda c: forecaster.model + str(c)[len(name):])  # the series' name -> the model's
-    id_column, time_column = forecaster.state_.key_columns(table.columns)
-    table = table.rename_axis(time_column).reset_index()
-    table.insert(0, id_column, name)
-    return table
 
 
 def futr_csv_terms(message: str, futr_csv, columns) -> str:

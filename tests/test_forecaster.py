@@ -231,6 +231,22 @@ def test_save_is_atomic(fitted, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.tsattn"]
 
 
+def test_one_series_forecast_as_a_panel_of_one():
+    """long_forecast: what forecast.csv and plot take, one path for one series and many: the id column (the series'
+    name; "series" for an unnamed one, as fit names it), the time column, the model's column and its bands."""
+    series = make_series()
+    f = Forecaster("linear", window=6, horizon=2).fit(series.rename(None))
+    banded = f.long_forecast(f.predict(level=[80]))
+    assert list(banded.columns) == ["unique_id", "ds", "linear", "linear-lo-80", "linear-hi-80"]
+    assert set(banded["unique_id"]) == {"series"} and list(banded["ds"]) == list(f.predict().index)
+    np.testing.assert_allclose(banded["linear"], f.predict().to_numpy())
+    other = series.rename("north")
+    assert set(f.long_forecast(f.predict(series=other), series=other)["unique_id"]) == {"north"}
+    panel = pd.concat([other.rename_axis("ds").reset_index(name="y").assign(unique_id=k) for k in "ab"])
+    g = Forecaster("linear", window=6, horizon=2).fit(panel)
+    pd.testing.assert_frame_equal(g.long_forecast(g.predict()), g.predict())  # a panel's is already long
+
+
 def test_cli_predict_and_backtest(tmp_path, fitted, small_csv):
     runner = CliRunner()
     path = fitted.save(tmp_path / "m.tsattn")

@@ -285,6 +285,22 @@ class Forecaster(BaseEstimator):
                              **{named: bounds[column].ravel() for column, named in
                                 zip(interval_columns(levels), interval_columns(levels, self.model))}})
 
+    def long_forecast(self, forecast, series=None) -> pd.DataFrame:
+        """A forecast of :meth:`predict` as a panel's long frame: the id and time columns, then the model's column
+        and its interval columns (``<model>-lo-80`` ...). One series' forecast (a Series, or with ``level`` a frame
+        indexed by time) becomes a panel of one, its id the series' (``series`` as given to predict: the fitted one by
+        default), as a run's predictions.csv names it: what `tsattn predict` writes to forecast.csv and :meth:`plot`
+        draws."""
+        if isinstance(forecast, pd.DataFrame) and list(forecast.columns[2:3]) == [self.model]:
+            return forecast  # a panel's already: id, time, model (+ intervals)
+        table = forecast.to_frame() if isinstance(forecast, pd.Series) else forecast
+        name = str(table.columns[0])
+        table = table.rename(columns=lambda c: self.model + str(c)[len(name):])  # the series' name -> the model's
+        id_column, time_column = self._state().key_columns(table.columns)
+        table = table.rename_axis(time_column).reset_index()
+        table.insert(0, id_column, self._state().panel_of(series).ids[0])
+        return table
+
     def predict_insample(self, step_size: int = 1, df=None, static_df=None) -> pd.DataFrame:
         """In-sample forecasts over the data the model was fitted on (NeuralForecast's ``predict_insample``; what
         statsforecast calls fitted values): every window of each fitted series, ``step_size`` values apart and
@@ -630,10 +646,7 @@ class Forecaster(BaseEstimator):
                 history = pd.concat([history.astype({id_column: object}), after.astype({id_column: object})],
                                     ignore_index=True)  # the actuals' history too (the state keeps only tails)
                 history = history.drop_duplicates([id_column, time_column], keep="first")
-            if id_column not in getattr(forecast, "columns", ()):  # one series' forecast, indexed by time
-                frame = forecast.to_frame(self.model) if isinstance(forecast, pd.Series) else forecast
-                forecast = frame.rename_axis(time_column).reset_index()
-                forecast.insert(0, id_column, history[id_column].iloc[0])
+            forecast = self.long_forecast(forecast, series)  # one series' forecast too: a panel of one
             if max_insample_length is None:
                 max_insample_length = max(48, 4 * forecast.groupby(id_column, observed=True).size().max())
             steps_shown = len(forecast) // max(forecast[id_column].nunique(), 1)
