@@ -843,6 +843,25 @@ def test_cross_validation_reads_the_frame_by_the_columns_the_model_was_fitted_on
         Forecaster("linear", horizon=2, window=4, futr_exog=["promo"]).fit(frame.rename(columns={"sku": "store"}))
 
 
+def test_static_features_are_keyed_by_the_datas_own_id_column():
+    """Found by a user-path check: fit(frame, id_column="sku", static_df=static) with static keyed by "sku" (as the
+    CLI's --static-csv with --id-column is, and NeuralForecast's static_df by id_col) said "static features have no
+    row for 4 series". The data's id column keys it now, as unique_id or the index do."""
+    weeks = pd.date_range("2023-01-02", periods=30, freq="W-MON")
+    frame = pd.concat([pd.DataFrame({"sku": f"s{k}", "week": weeks, "units": 10.0 + k + np.sin(np.arange(30))})
+                       for k in range(3)], ignore_index=True)
+    static = pd.DataFrame({"sku": ["s0", "s1", "s2"], "cat": ["a", "b", "a"]})
+    columns = {"id_column": "sku", "time_column": "week", "value_column": "units"}
+    f = Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(frame, static_df=static, **columns)
+    g = Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(frame, static_df=static.set_index("sku"),
+                                                                          **columns)
+    pd.testing.assert_frame_equal(f.predict(), g.predict())
+    with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); give one row per "
+                                        r"series: the data's id column .* it has store, cat$"):
+        Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(
+            frame, static_df=static.rename(columns={"sku": "store"}), **columns)
+
+
 def test_a_panels_backtest_plot_draws_each_series_on_its_own(monkeypatch, tmp_path):
     """Found by a user-path check: backtest.png of three hourly series drew them as one line, which jumped back from
     each series' end to the next one's start. Now one axes per series (the first six), each line forward in time."""

@@ -762,7 +762,8 @@ def resolve(settings, data=None, static: pd.DataFrame | None = None,
         data: None (the dataset or CSV file the settings name), a loaded :class:`Panel` (the settings keep naming
             their data: compare loads each dataset once), or the user's data: one series or a panel (a long frame,
             a dict of Series), read with ``columns``; the settings then name no dataset.
-        static: static features (``stat_exog``), one row per series: ``unique_id`` and the feature columns
+        static: static features (``stat_exog``), one row per series: the data's id column (or ``unique_id``) and
+            the feature columns
             (default: ``static_csv``, or a dataset's own).
         columns: the long frame's id, time and value columns (default: the settings' id_column, date_column and
             column, else ``unique_id, ds, y``).

@@ -323,7 +323,8 @@ def check_static(static, ids) -> pd.DataFrame | None:
     missing = [sid for sid in ids if sid not in frame.index]
     if missing:
         raise DataError(f"static features have no row for {len(missing)} series ({', '.join(missing[:3])}); give one "
-                        f"row per series ({ID_COLUMN} and the feature columns)")
+                        f"row per series: the data's id column (or {ID_COLUMN}, or ids as the index) and the feature "
+                        f"columns; it has {', '.join(map(str, static.columns)) or 'no columns'}")
     frame = frame.loc[list(ids)]
     for column in frame.columns:
         if frame[column].isna().any():
@@ -499,7 +500,8 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
             times): every series must lie on its grid (missing steps filled by ``fill``); None infers it.
         exog: covariate columns of a long frame kept beside the target (past-observed and future-known ones:
             finite numbers at every row, never filled).
-        static: static features, one row per series (``unique_id`` and the feature columns).
+        static: static features, one row per series: the id column (named as ``id_column``, or ``unique_id``, or
+            ids as the index) and the feature columns.
 
     Raises:
         DataError: one line naming the series and the problem (NaN, duplicate timestamps, mixed frequencies).
@@ -514,6 +516,8 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
     freq = check_freq(freq)
     exog = tuple(exog or ())
+    if isinstance(static, pd.DataFrame) and id_column in static.columns and ID_COLUMN not in static.columns:
+        static = static.rename(columns={id_column: ID_COLUMN})  # keyed by the data's own id column, as NeuralForecast
     if isinstance(data, Panel):
         missing = [name for name in exog if name not in data.exog_names]
         if missing:
