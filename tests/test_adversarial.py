@@ -843,7 +843,7 @@ def test_cross_validation_reads_the_frame_by_the_columns_the_model_was_fitted_on
         Forecaster("linear", horizon=2, window=4, futr_exog=["promo"]).fit(frame.rename(columns={"sku": "store"}))
 
 
-def test_static_features_are_keyed_by_the_datas_own_id_column():
+def test_static_features_are_keyed_by_the_datas_own_id_column_and_read_by_every_method():
     """Found by a user-path check: fit(frame, id_column="sku", static_df=static) with static keyed by "sku" (as the
     CLI's --static-csv with --id-column is, and NeuralForecast's static_df by id_col) said "static features have no
     row for 4 series". The data's id column keys it now, as unique_id or the index do."""
@@ -856,6 +856,21 @@ def test_static_features_are_keyed_by_the_datas_own_id_column():
     g = Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(frame, static_df=static.set_index("sku"),
                                                                           **columns)
     pd.testing.assert_frame_equal(f.predict(), g.predict())
+    # a series not seen in fit: every method that reads data takes its static features (evaluate and backtest had no
+    # static_df, so their "pass static_df" was a dead end); the future frame's skeleton needs none (df=, as NF)
+    new = frame[frame["sku"] == "s0"].assign(sku="n1")
+    known = pd.DataFrame({"sku": ["n1"], "cat": ["b"]})
+    assert list(f.make_future_dataframe(df=new)["sku"]) == ["n1", "n1"] and f.get_missing_future(
+        f.make_future_dataframe(df=new), df=new).empty
+    assert f.evaluate(new, static_df=known)["count"] > 0
+    assert len(f.backtest(new, start=25, static_df=known, retrain=2)) == 4 * 2  # origins 24-27, 2 steps each
+    # one series with static features refits as a frame (it was passed on as a Series, which cannot carry them)
+    one = Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(new, static_df=known, **columns)
+    assert len(one.backtest(new, start=25, retrain=2)) == 4 * 2
+    for method in (f.evaluate, f.backtest):
+        with pytest.raises(DataError, match="series 'n1' was not in fit, so its static features are unknown; pass "
+                                            "static_df"):
+            method(new)
     with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); give one row per "
                                         r"series: the data's id column .* it has store, cat$"):
         Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(

@@ -120,7 +120,7 @@ def frame_columns(forecaster, df, given: tuple) -> tuple[str, str, str]:
 
 def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: int = 1,
              retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
-             address: str | None = None, cpus_per_run: int = 1, echo=None) -> pd.DataFrame:
+             address: str | None = None, cpus_per_run: int = 1, echo=None, static_df=None) -> pd.DataFrame:
     """Rolling-origin historical forecasts (per series for a panel).
 
     Args:
@@ -139,6 +139,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         engine, jobs, address, cpus_per_run: where the refits run (they are independent): "local"
             (``jobs`` processes) or "ray" (each refit a Ray task of ``cpus_per_run`` CPUs; ``address``
             joins a cluster), as in :func:`tsattn.compare`. Every engine gives the same forecasts.
+        static_df: static features of series not seen in fit (fitted series keep theirs), as in predict.
 
     Returns:
         A DataFrame (origin, the targets' time, step, actual, predicted, naive, trained_until; a panel adds its
@@ -151,7 +152,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     state = forecaster._state()  # NotFittedError in one line for a Forecaster not fitted yet
     horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
     stride = positive_int("stride", stride, 1, 100_000)
-    panel = state.panel_of(series)
+    panel = state.panel_of(series, static=static_df)
     if not isinstance(retrain, (bool, int, np.integer)) or (not isinstance(retrain, bool) and retrain < 1):
         raise ConfigError(f"retrain must be True, False or an integer >= 1 (refit every k origins); got {retrain!r}")
     every = int(retrain) if not isinstance(retrain, bool) else (1 if retrain else 0)
@@ -320,7 +321,7 @@ def _refit_block(shared: dict, block: np.ndarray):
     counts = np.array([int(panel.series_index(i).searchsorted(cut, side="right")) for i in range(panel.n_series)])
     numbers = np.flatnonzero(counts > 0)
     history = panel.take(numbers, panel.offsets[:-1][numbers], counts[numbers])
-    if panel.n_series == 1 and history.exog is None:  # one series: a Series, as Forecaster.fit takes it
+    if panel.n_series == 1 and history.exog is None and panel.static is None:  # one series: a Series, as fit takes it
         data, columns = history.series(0), None
     else:  # a frame with the covariate columns and the names the model was fitted with
         data, columns = history.to_frame(*shared["columns"]), shared["columns"]

@@ -211,7 +211,7 @@ class Covariates:
         if self.stat:
             if panel.static is None:
                 raise DataError(f"static features {', '.join(self.stat)} need a static frame (static_df=..., CLI "
-                                "--static-csv) with unique_id and one row per series")
+                                "--static-csv) with the data's id column and one row per series")
             check_exog_columns(self.stat, {}, "static_df", [str(c) for c in panel.static.columns])
 
     def dynamic_values(self, panel) -> np.ndarray:

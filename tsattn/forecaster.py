@@ -352,21 +352,24 @@ class Forecaster(BaseEstimator):
                              value_column: panel.values[targets.ravel()], self.model: predicted.ravel()})
 
     # -- covariates ----------------------------------------------------------------------------------
-    def make_future_dataframe(self, h: int | None = None, series=None) -> pd.DataFrame:
+    def make_future_dataframe(self, h: int | None = None, series=None, **peer) -> pd.DataFrame:
         """The skeleton of the future frame ``predict`` takes: the id and time columns for the next ``h`` steps
-        (default: the model's horizon) of every fitted series (or of ``series``), as NeuralForecast's
-        ``make_future_dataframe``; add the future-known covariate columns to it."""
+        (default: the model's horizon) of every fitted series (or of ``series``, NeuralForecast's ``df``), as
+        NeuralForecast's ``make_future_dataframe``; add the future-known covariate columns to it."""
+        series = _peer_arguments("make_future_dataframe", peer, {"series": series}, {"series": None})["series"]
         state = self._state()
         h = positive_int("h", state.horizon if h is None else h, 1, MAX_STEPS)
-        panel = state.panel_of(series)
+        panel = state.panel_of(series, with_static=False)  # ids and times: no static features needed
         id_column, time_column, _ = state.columns
         labels = [future_index(describe_index(panel.series_index(i)), h) for i in range(panel.n_series)]
         stamps = labels[0].append(labels[1:]) if len(labels) > 1 else labels[0]
         return pd.DataFrame({id_column: np.repeat(np.asarray(panel.ids, dtype=object), h),
                              time_column: np.asarray(stamps) if panel.index_kind == "range" else stamps})
 
-    def get_missing_future(self, futr_df, series=None) -> pd.DataFrame:
-        """The (id, time) rows of :meth:`make_future_dataframe` that ``futr_df`` lacks (empty when it covers them)."""
+    def get_missing_future(self, futr_df, series=None, **peer) -> pd.DataFrame:
+        """The (id, time) rows of :meth:`make_future_dataframe` that ``futr_df`` lacks (empty when it covers them);
+        ``series`` (NeuralForecast's ``df``): as in :meth:`predict`."""
+        series = _peer_arguments("get_missing_future", peer, {"series": series}, {"series": None})["series"]
         state = self._state()
         id_column, time_column, _ = state.columns
         expected = self.make_future_dataframe(series=series)
@@ -402,7 +405,7 @@ class Forecaster(BaseEstimator):
         return future_values(futr_df, panel, names, state.horizon, id_column, time_column)
 
     # -- evaluation ----------------------------------------------------------------------------------
-    def evaluate(self, series, steps: int | None = None) -> dict:
+    def evaluate(self, series, steps: int | None = None, static_df=None) -> dict:
         """Metrics of ``steps``-step forecasts (default: the model's) of every target in ``series``.
 
         The first ``window`` values of each series serve as inputs only; every later value is forecast
@@ -410,7 +413,8 @@ class Forecaster(BaseEstimator):
         (only where the series reaches one season back), the linear autoregression fitted with the model (at its
         horizon) and the statistical methods asked for (``baselines=[...]``), as `tsattn fit` scores them. For a
         panel the figures are means
-        over series and ``by_series`` holds the tidy per-series frame.
+        over series and ``by_series`` holds the tidy per-series frame. ``static_df``: static features of series not
+        seen in fit (fitted series keep theirs), as in :meth:`predict`.
 
         Returns:
             {"model": {...}, "naive": {...}, "seasonal_naive": {...}, "linear": {...}, "count": n, "per_step": [...]}
@@ -420,7 +424,7 @@ class Forecaster(BaseEstimator):
 
         state = self._state()
         horizon = positive_int("steps", state.horizon if steps is None else steps, 1, MAX_STEPS)
-        panel = state.panel_of(series)
+        panel = state.panel_of(series, static=static_df)
         origins = origins_in(panel, state.lookback, horizon)
         summary = summarise(panel, score_origins(state, panel, origins, horizon), horizon)
         left = summary.get("series_not_scored")
@@ -454,22 +458,22 @@ class Forecaster(BaseEstimator):
 
     def backtest(self, series, start=0.8, steps: int | None = None, stride: int = 1,
                  retrain: bool | int = False, epochs: int | None = None, engine: str = "local", jobs: int = 1,
-                 address: str | None = None, cpus_per_run: int = 1, echo=None) -> pd.DataFrame:
+                 address: str | None = None, cpus_per_run: int = 1, echo=None, static_df=None) -> pd.DataFrame:
         """Rolling-origin historical forecasts of this fitted Forecaster (per series for a panel): see
         :func:`tsattn.backtesting.backtest`, which takes the same arguments."""
         from .backtesting import backtest
 
         return backtest(self, series, start, steps, stride, retrain, epochs, engine, jobs, address, cpus_per_run,
-                        echo)
+                        echo, static_df)
 
     # -- attention -----------------------------------------------------------------------------------
-    def _windows(self, series, what: str) -> tuple:
+    def _windows(self, series, what: str, static=None) -> tuple:
         """The input windows read by :meth:`attention_weights` and :meth:`variable_importance`: (panel, numbers
         (each window's series), network input, labels (each window's forecast target)); the window after each
         fitted series by default, every window of ``series`` otherwise."""
         state = self._state()
         window = state.window
-        panel = state.panel_of(series)
+        panel = state.panel_of(series, static=static)
         # with future-known covariates a window needs the values of its forecast steps: the last window whose
         # future is in the data (the window after each series needs predict's futr_df)
         ahead = state.horizon if state.covariates is not None and state.covariates.layout.futr else 0
@@ -497,7 +501,7 @@ class Forecaster(BaseEstimator):
                 labels += list(future_index(describe_index(panel.series_index(i)), 1))
         return panel, numbers, batch.network_input(), labels
 
-    def attention_weights(self, series=None, by: str = "lag") -> pd.DataFrame:
+    def attention_weights(self, series=None, by: str = "lag", static_df=None) -> pd.DataFrame:
         """Attention over the window for every forecast in ``series`` (default: the last window of each series).
 
         Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
@@ -510,7 +514,7 @@ class Forecaster(BaseEstimator):
         the forecast steps), as a share of the weight on the window; with ``by="step"`` every forecast step's
         weights over the window and the forecast steps before it: a ``step`` column (1 .. horizon), then
         ``lag_W .. lag_1`` and ``ahead_1 .. ahead_H`` (weight on forecast step j; 0 after the row's own step),
-        each row summing to 1.
+        each row summing to 1. ``static_df``: static features of series not seen in fit, as in :meth:`predict`.
         """
         from .models import (attention_per_lag, attention_per_patch, attention_per_step, fusion_layer, patches_layer,
                              read_attention)
@@ -527,7 +531,7 @@ class Forecaster(BaseEstimator):
             raise ConfigError(f"by must be {' or '.join(repr(a) for a in accepted)} for {self.model}; got {by!r}" +
                               ("" if len(accepted) > 1 else " (per-patch weights: patch-transformer; per-step "
                                                             "weights: tft)"))
-        panel, numbers, inputs, labels = self._windows(series, "attention")
+        panel, numbers, inputs, labels = self._windows(series, "attention", static_df)
         read = read_attention(state.keras_model, inputs)
         if by == "step":
             steps = attention_per_step(read)  # (windows, horizon, window + horizon)
@@ -551,7 +555,7 @@ class Forecaster(BaseEstimator):
             frame.insert(0, state.key_columns(frame.columns)[0], np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
-    def variable_importance(self, series=None) -> pd.DataFrame:
+    def variable_importance(self, series=None, static_df=None) -> pd.DataFrame:
         """tft's variable importance: which input mattered, as a tidy frame with columns ``part``, ``variable`` and
         ``importance`` over the windows of ``series`` (default the last window of each fitted series), most important
         first within each part, each part summing to 1 (:func:`tsattn.models.variable_importance`).
@@ -561,14 +565,14 @@ class Forecaster(BaseEstimator):
         target, past-observed and future-known values at the window's steps and the time index), "future" (the
         future-known values at the forecast steps) and "static": the mean selection weight of each variable, what the
         network beside the linear path weighed. For any model, :meth:`covariate_importance` measures the same question
-        by shuffling each covariate."""
+        by shuffling each covariate. ``static_df``: static features of series not seen in fit, as in :meth:`predict`."""
         from .models import fusion_layer, selection_names, variable_importance
 
         state = self._state()
         if fusion_layer(state.keras_model) is None:
             raise ConfigError(f"model {self.model!r} has no variable selection; variable importance is tft's "
                               "(Forecaster(\"tft\", ...)); covariate_importance() reads any model")
-        _, _, inputs, _ = self._windows(series, "variable selection")
+        _, _, inputs, _ = self._windows(series, "variable selection", static_df)
         layout = getattr(state.estimator, "layout", None) or (0, 0, 0)
         return variable_importance(state.keras_model, inputs, selection_names(layout, state.covariates))
 
@@ -712,6 +716,7 @@ def _announce(line: str) -> None:
 PEER_ARGUMENTS = {"fit": {"df": "data", "val_size": "validation", "id_col": "id_column", "time_col": "time_column",
                           "target_col": "value_column", "random_seed": "seed"},
                   "predict": {"h": "steps", "df": "series"},
+                  "make_future_dataframe": {"df": "series"}, "get_missing_future": {"df": "series"},
                   "cross_validation": {"val_size": "validation", "id_col": "id_column", "time_col": "time_column",
                                        "target_col": "value_column", "random_seed": "seed"}}
 

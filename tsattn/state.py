@@ -158,8 +158,9 @@ class FittedState:
         names = tuple(map(str, self.columns[:2]))
         return names if not set(names) & set(taken) and names[0] != names[1] else (ID_COLUMN, TIME_COLUMN)
 
-    def panel_of(self, data=None, ids=None, static=None) -> Panel:
-        """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after."""
+    def panel_of(self, data=None, ids=None, static=None, with_static: bool = True) -> Panel:
+        """The fitted tails, or ``data`` (one series or a panel of the fitted frequency) to forecast after; with
+        ``with_static=False`` a series not seen in fit needs no static features (what only reads ids and times)."""
         if ids is not None and (isinstance(ids, (str, bytes)) or len(list(ids)) == 0):
             raise ConfigError(f"ids must be a non-empty list of series ids (or None for every series); got {ids!r}")
         if isinstance(data, (str, bytes)) or np.isscalar(data):  # an id where the data goes: say which argument
@@ -184,7 +185,7 @@ class FittedState:
             # too few timestamps to infer one (a series of 1-2 values): the fitted frequency, checked
             panel = as_panel(data, *columns, fill=self.config.fill, freq=self.tails.freq,
                              exog=covariates.dynamic if covariates else (), static=static)
-        if covariates is not None and covariates.stat and panel.static is None:
+        if covariates is not None and covariates.stat and panel.static is None and with_static:
             panel = self._with_fitted_static(panel)
         if ids is not None:
             panel = panel.subset(np.array([panel.number(sid) for sid in ids]))
