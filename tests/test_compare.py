@@ -63,6 +63,30 @@ def test_compare_writes_report_and_resumes(tmp_path, small_csv):
     assert not list(out.glob(".*partial*"))
 
 
+def test_data_given_in_python_compares_as_its_csv_does_and_resumes_only_on_the_same_data(tmp_path, small_csv):
+    """tsattn.compare(data=...) takes pandas data as Forecaster.fit does (a Series, a long frame with its own column
+    names, a dict of datasets): the same runs as the CSV of the same values, a resume of the same data, and a
+    refusal naming the data when it differs."""
+    series = pd.read_csv(small_csv, parse_dates=["date"]).set_index("date")["demand"]
+    options = dict(models=["simple-rnn"], seeds=[0], window=8, epochs=2, settings={"units": 4}, echo=lambda line: None)
+    by_csv = compare(csv=[{"path": small_csv, "column": "demand", "date_column": "date", "name": "demand"}],
+                     **options)
+    in_python = compare(data=series, out=tmp_path / "r", **options)
+    assert list(in_python["dataset"].unique()) == ["demand"]  # named after the Series
+    pd.testing.assert_frame_equal(by_csv.filter(like="test_"), in_python.filter(like="test_"))
+    lines = []
+    compare(data=series, out=tmp_path / "r", **{**options, "echo": lines.append})
+    assert lines[0].startswith("resuming: 1 of 1 runs already done")
+    with pytest.raises(ConfigError, match="holds a comparison of other data"):
+        compare(data=series + 1, out=tmp_path / "r", **options)
+    long = series.rename_axis("week").reset_index(name="units").assign(store="s1")
+    both = compare(data={"shop": long, "demand": series.to_frame()}, id_column="store", time_column="week",
+                   value_column="units", **options)
+    assert list(both["dataset"].unique()) == ["shop", "demand"]
+    shop = both[both["dataset"] == "shop"].filter(like="test_").reset_index(drop=True)
+    pd.testing.assert_frame_equal(shop, in_python.filter(like="test_").reset_index(drop=True))
+
+
 def test_summary_statistics():
     results = pd.DataFrame({
         "dataset": ["d"] * 5, "model": ["a", "a", "b", "b", "naive"], "seed": [0, 1, 0, 1, None],

@@ -36,7 +36,8 @@ COVARIATE_SETTINGS = COVARIATE_KINDS  # the settings a run without covariates le
 
 @dataclass
 class SeriesSource:
-    """A dataset of the comparison: a registered dataset or a CSV column."""
+    """A dataset of the comparison: a registered dataset, a CSV column, or data given in Python (``digest``: a hash
+    of its content, so that a resumed comparison holds the same data)."""
 
     name: str
     dataset: str | None = None
@@ -45,6 +46,7 @@ class SeriesSource:
     column: str | None = None
     date_column: str | None = None
     id_column: str | None = None
+    digest: str | None = None
 
 
 @dataclass
@@ -55,8 +57,8 @@ class ComparisonSpec:
     settings: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"models": self.models, "sources": [asdict(s) for s in self.sources], "seeds": self.seeds,
-                "settings": self.settings}
+        return {"models": self.models, "seeds": self.seeds, "settings": self.settings,  # a file's source: no digest
+                "sources": [{k: v for k, v in asdict(s).items() if k != "digest" or v is not None} for s in self.sources]}
 
     @property
     def with_covariates(self) -> bool:
@@ -115,9 +117,42 @@ def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
     return per_model
 
 
+def data_digest(data) -> str:
+    """A hash of data given in Python (a frame, a Series or a dict of them): its values, labels and column names."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for key, part in (sorted(data.items(), key=lambda item: str(item[0])) if isinstance(data, dict) else [("", data)]):
+        part = part if isinstance(part, (pd.DataFrame, pd.Series)) else pd.Series(np.asarray(part))
+        labels = list(part.columns) if isinstance(part, pd.DataFrame) else [part.name]
+        digest.update(repr((str(key), type(part).__name__, [str(c) for c in labels], str(part.index.dtype))).encode())
+        digest.update(pd.util.hash_pandas_object(part, index=True).to_numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def given_data(data, id_column: str, time_column: str, value_column: str) -> dict:
+    """compare's ``data`` as {name: (the data, its SeriesSource)}: one frame / Series (named after the Series, else
+    "data") or a dict of them by name."""
+    from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
+
+    if data is None:
+        return {}
+    if isinstance(data, dict) and data and all(isinstance(v, (pd.DataFrame, pd.Series)) for v in data.values()) \
+            and not all(isinstance(v, pd.Series) for v in data.values()):
+        entries = {str(name): part for name, part in data.items()}  # several datasets, each a frame
+    else:  # one dataset: a frame, a Series or a dict of Series (a panel)
+        name = data.name if isinstance(data, pd.Series) and data.name is not None else "data"
+        entries = {str(name): data}
+    names = {"column": value_column, "date_column": time_column, "id_column": id_column}
+    defaults = {"column": VALUE_COLUMN, "date_column": TIME_COLUMN, "id_column": ID_COLUMN}
+    kept = {key: value for key, value in names.items() if value != defaults[key]}  # the data's own names only
+    return {name: (part, SeriesSource(name, digest=data_digest(part), **kept)) for name, part in entries.items()}
+
+
 def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
-               horizon=None, epochs=None, settings: dict | None = None) -> ComparisonSpec:
-    """Validate the comparison's choices (empty lists, unknown names, duplicate seeds, unknown settings)."""
+               horizon=None, epochs=None, settings: dict | None = None, given: list | None = None) -> ComparisonSpec:
+    """Validate the comparison's choices (empty lists, unknown names, duplicate seeds, unknown settings);
+    ``given``: the SeriesSources of data given in Python."""
     from .data import DATASETS
     from .specs import list_models
 
@@ -139,7 +174,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
     if len(set(models)) != len(models):
         raise ConfigError(f"models are listed twice: {', '.join(models)}")
     sources = []
-    if datasets is None and not csv:
+    if datasets is None and not csv and not given:
         datasets = ["sunspots"]
     for entry in datasets or []:
         name, options = (entry, {}) if isinstance(entry, str) else (entry["name"], dict(entry.get("options", {})))
@@ -152,6 +187,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
         label = entry.get("name") or f"{path.stem}:{entry.get('column')}"
         sources.append(SeriesSource(label, csv=str(path), column=entry.get("column"),
                                     date_column=entry.get("date_column"), id_column=entry.get("id_column")))
+    sources += list(given or [])
     if not sources:
         raise ConfigError("no datasets to compare; name at least one (e.g. sunspots) or give --csv")
     names = [s.name for s in sources]
@@ -399,13 +435,20 @@ def _check_out(out, spec: ComparisonSpec, force: bool, inputs=()) -> tuple[Path,
                 raise ConfigError(f"--out {out}: its {SPEC_FILE} is damaged (not a comparison's JSON), so this "
                                   "comparison cannot resume from it; pass --force to start it over there or choose "
                                   "another directory")
-            raise ConfigError(f"--out {out} holds a different comparison; choose another directory or pass "
-                              "--force to replace it")
+            other = "comparison of other data (the data given differs from the one its records are of)" if \
+                _without_digests(previous) == _without_digests(spec.to_dict()) else "different comparison"
+            raise ConfigError(f"--out {out} holds a {other}; choose another directory or pass --force to replace it")
         return check_output_directory(out, True, "compare", inputs), True
     if not force:
         raise ConfigError(f"--out {out} holds the files of an interrupted comparison; pass --force to replace "
                           "them or choose another directory")
     return resolved, True
+
+
+def _without_digests(spec: dict) -> dict:
+    """A comparison's spec with the hashes of its data given in Python left out."""
+    return {**spec, "sources": [{k: v for k, v in source.items() if k != "digest"}
+                                for source in spec.get("sources", []) if isinstance(source, dict)]}
 
 
 def _prepare_out(out: Path, spec: ComparisonSpec, clear: bool):
@@ -438,12 +481,14 @@ def _failure_record(spec: ComparisonSpec, key, error: str) -> dict:
             "config": _run_config(spec, spec.source(dataset), model, seed).to_dict(), "failed": error}
 
 
-def _load_sources(spec: ComparisonSpec) -> dict:
-    """Every dataset of the comparison, loaded once (bad data fails before --out is created): {name: Panel}.
-    Runs get these panels (workers and cluster nodes never need the files)."""
-    from .config import load_panel
+def _load_sources(spec: ComparisonSpec, given: dict) -> dict:
+    """Every dataset of the comparison, loaded once (bad data fails before --out is created): {name: Panel}; data
+    given in Python (``given``: {name: data}) is read as a fit reads it. Runs get these panels (workers and cluster
+    nodes never need the files)."""
+    from .config import load_panel, resolve
 
-    return {source.name: load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
+    return {source.name: resolve(_run_config(spec, source, spec.models[0], spec.seeds[0]), given[source.name])[1]
+            if source.name in given else load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
             for source in spec.sources}
 
 
@@ -466,13 +511,18 @@ def _load_done(out: Path, spec: ComparisonSpec) -> dict:
 def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
             horizon=None, epochs=None, settings: dict | None = None, out: str | Path | None = None,
             jobs: int = 1, force: bool = False, echo=None, engine: str = "local", address: str | None = None,
-            cpus_per_run: int = 1) -> pd.DataFrame:
+            cpus_per_run: int = 1, data=None, id_column: str = "unique_id", time_column: str = "ds",
+            value_column: str = "y") -> pd.DataFrame:
     """Train every model on every dataset with every seed and write the report.
 
     Args:
         models: registered model names (default: all). datasets: registered dataset names (default:
             sunspots unless ``csv`` is given). seeds: distinct seeds (default 0, 1, 2).
         csv: user series, each ``{"path": ..., "column": ..., "date_column": ..., "name": ...}``.
+        data: your data in Python, as ``Forecaster.fit`` takes it: a long frame (``id_column``, ``time_column``,
+            ``value_column`` and any covariate columns the settings name), a Series or a dict of Series, named
+            "data" (a Series: its name) in the report; or a dict of such frames by name, each a dataset. A resumed
+            comparison (``out``) checks it holds the same data (a hash of it is in comparison.json).
         window, horizon, epochs: shortcuts for settings.
         settings: run settings for all runs, model parameters for the models that take them, or
             ``"model-name.param"`` for one model.
@@ -492,14 +542,16 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     """
     from .engine import get_engine
 
-    spec = build_spec(models, datasets, seeds, csv, window, horizon, epochs, settings)
+    given = given_data(data, id_column, time_column, value_column)
+    spec = build_spec(models, datasets, seeds, csv, window, horizon, epochs, settings,
+                      [source for _, source in given.values()])
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     runner = get_engine(engine, jobs=jobs, address=address, cpus=cpus_per_run)
     records: dict = {}
     failures: dict = {}
     if out is not None:
         out, clear = _check_out(out, spec, force, inputs=[source.csv for source in spec.sources])
-    panels = _load_sources(spec)  # every dataset loads before anything is written
+    panels = _load_sources(spec, {name: part for name, (part, _) in given.items()})  # before anything is written
     runner.check()  # an unreachable cluster too, before anything is written
     if out is not None:
         _prepare_out(out, spec, clear)
