@@ -85,6 +85,15 @@ def test_data_given_in_python_compares_as_its_csv_does_and_resumes_only_on_the_s
     assert list(both["dataset"].unique()) == ["shop", "demand"]
     shop = both[both["dataset"] == "shop"].filter(like="test_").reset_index(drop=True)
     pd.testing.assert_frame_equal(shop, in_python.filter(like="test_").reset_index(drop=True))
+    # static features of data given in Python: static_df, keyed by its id column; a dict of Series is one panel
+    static = pd.DataFrame({"store": ["s1", "s2"], "size": [1.0, 2.0]})
+    panel = pd.concat([long, long.assign(store="s2", units=long["units"] * 2)], ignore_index=True)
+    ran = compare(data=panel, id_column="store", time_column="week", value_column="units", static_df=static,
+                  **{**options, "settings": {"units": 4, "stat_exog": ["size"]}})
+    assert set(ran["series"]) == {2}
+    assert list(compare(data={"a": series, "b": series * 2}, **options)["dataset"].unique()) == ["data"]
+    with pytest.raises(ConfigError, match="static_df is for data given in Python"):
+        compare(static_df=static, **options)
 
 
 def test_summary_statistics():

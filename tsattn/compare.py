@@ -118,21 +118,29 @@ def _split_settings(models: list[str], settings: dict) -> dict[str, dict]:
 
 
 def data_digest(data) -> str:
-    """A hash of data given in Python (a frame, a Series or a dict of them): its values, labels and column names."""
+    """A hash of data given in Python (a frame, a Series, an array or a dict of them, nested): its values, labels and
+    column names."""
     import hashlib
 
     digest = hashlib.sha256()
-    for key, part in (sorted(data.items(), key=lambda item: str(item[0])) if isinstance(data, dict) else [("", data)]):
+
+    def feed(key: str, part) -> None:
+        if isinstance(part, dict):
+            for name, value in sorted(part.items(), key=lambda item: str(item[0])):
+                feed(f"{key}/{name}", value)
+            return
         part = part if isinstance(part, (pd.DataFrame, pd.Series)) else pd.Series(np.asarray(part))
         labels = list(part.columns) if isinstance(part, pd.DataFrame) else [part.name]
-        digest.update(repr((str(key), type(part).__name__, [str(c) for c in labels], str(part.index.dtype))).encode())
+        digest.update(repr((key, type(part).__name__, [str(c) for c in labels], str(part.index.dtype))).encode())
         digest.update(pd.util.hash_pandas_object(part, index=True).to_numpy().tobytes())
+
+    feed("", data)
     return digest.hexdigest()[:16]
 
 
-def given_data(data, id_column: str, time_column: str, value_column: str) -> dict:
+def given_data(data, id_column: str, time_column: str, value_column: str, static_df=None) -> dict:
     """compare's ``data`` as {name: (the data, its SeriesSource)}: one frame / Series (named after the Series, else
-    "data") or a dict of them by name."""
+    "data") or a dict of them by name; ``static_df`` (static features of their series) enters each one's hash."""
     from .panel import ID_COLUMN, TIME_COLUMN, VALUE_COLUMN
 
     if data is None:
@@ -146,7 +154,11 @@ def given_data(data, id_column: str, time_column: str, value_column: str) -> dic
     names = {"column": value_column, "date_column": time_column, "id_column": id_column}
     defaults = {"column": VALUE_COLUMN, "date_column": TIME_COLUMN, "id_column": ID_COLUMN}
     kept = {key: value for key, value in names.items() if value != defaults[key]}  # the data's own names only
-    return {name: (part, SeriesSource(name, digest=data_digest(part), **kept)) for name, part in entries.items()}
+    if static_df is not None and not isinstance(static_df, pd.DataFrame):
+        raise ConfigError(f"static_df must be a DataFrame with one row per series; got {type(static_df).__name__}")
+    extra = {"static": static_df} if static_df is not None else {}
+    return {name: (part, SeriesSource(name, digest=data_digest({"data": part, **extra}), **kept))
+            for name, part in entries.items()}
 
 
 def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
@@ -481,13 +493,14 @@ def _failure_record(spec: ComparisonSpec, key, error: str) -> dict:
             "config": _run_config(spec, spec.source(dataset), model, seed).to_dict(), "failed": error}
 
 
-def _load_sources(spec: ComparisonSpec, given: dict) -> dict:
+def _load_sources(spec: ComparisonSpec, given: dict, static_df=None) -> dict:
     """Every dataset of the comparison, loaded once (bad data fails before --out is created): {name: Panel}; data
     given in Python (``given``: {name: data}) is read as a fit reads it. Runs get these panels (workers and cluster
     nodes never need the files)."""
     from .config import load_panel, resolve
 
-    return {source.name: resolve(_run_config(spec, source, spec.models[0], spec.seeds[0]), given[source.name])[1]
+    return {source.name: resolve(_run_config(spec, source, spec.models[0], spec.seeds[0]), given[source.name],
+                                 static_df)[1]
             if source.name in given else load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
             for source in spec.sources}
 
@@ -512,7 +525,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
             horizon=None, epochs=None, settings: dict | None = None, out: str | Path | None = None,
             jobs: int = 1, force: bool = False, echo=None, engine: str = "local", address: str | None = None,
             cpus_per_run: int = 1, data=None, id_column: str = "unique_id", time_column: str = "ds",
-            value_column: str = "y") -> pd.DataFrame:
+            value_column: str = "y", static_df=None) -> pd.DataFrame:
     """Train every model on every dataset with every seed and write the report.
 
     Args:
@@ -522,7 +535,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
         data: your data in Python, as ``Forecaster.fit`` takes it: a long frame (``id_column``, ``time_column``,
             ``value_column`` and any covariate columns the settings name), a Series or a dict of Series, named
             "data" (a Series: its name) in the report; or a dict of such frames by name, each a dataset. A resumed
-            comparison (``out``) checks it holds the same data (a hash of it is in comparison.json).
+            comparison (``out``) checks it holds the same data (a hash of it is in comparison.json). ``static_df``:
+            the static features (``stat_exog``) of its series, keyed by ``id_column`` (or ``unique_id``), as in fit.
         window, horizon, epochs: shortcuts for settings.
         settings: run settings for all runs, model parameters for the models that take them, or
             ``"model-name.param"`` for one model.
@@ -542,7 +556,10 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     """
     from .engine import get_engine
 
-    given = given_data(data, id_column, time_column, value_column)
+    if static_df is not None and data is None:
+        raise ConfigError("static_df is for data given in Python (data=...); for datasets and CSV files name a "
+                          "static CSV with settings={\"static_csv\": PATH} (CLI --static-csv)")
+    given = given_data(data, id_column, time_column, value_column, static_df)
     spec = build_spec(models, datasets, seeds, csv, window, horizon, epochs, settings,
                       [source for _, source in given.values()])
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -551,7 +568,7 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     failures: dict = {}
     if out is not None:
         out, clear = _check_out(out, spec, force, inputs=[source.csv for source in spec.sources])
-    panels = _load_sources(spec, {name: part for name, (part, _) in given.items()})  # before anything is written
+    panels = _load_sources(spec, {name: part for name, (part, _) in given.items()}, static_df)  # before any writing
     runner.check()  # an unreachable cluster too, before anything is written
     if out is not None:
         _prepare_out(out, spec, clear)
