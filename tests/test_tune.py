@@ -307,6 +307,23 @@ def test_a_trial_that_would_score_fewer_series_fails_and_pad_keeps_them(tmp_path
     assert (padded.trials["state"] == "COMPLETE").sum() == 1
 
 
+def test_a_frame_with_its_own_column_names_and_static_features_is_searched_as_fit_reads_it():
+    """tune takes Forecaster.fit's and compare's words: id_column / time_column / value_column (into the study's
+    settings) and static_df (static's other name), keyed by the data's id column."""
+    frame = pd.concat([pd.DataFrame({"sku": name, "week": s.index, "units": s.to_numpy()})
+                       for name, s in (("a", make_series(n=60)), ("b", make_series(n=60, seed=1)))], ignore_index=True)
+    static = pd.DataFrame({"sku": ["a", "b"], "size": [1.0, 2.0]})
+    run = {"trials": 1, "space": {**SPACE, "units": [2]}, "refit": False,
+           "settings": {**FIXED, "horizon": 4, "stat_exog": ["size"]}}
+    result = T.tune("simple-rnn", data=frame, id_column="sku", time_column="week", value_column="units",
+                    static_df=static, **run)
+    assert (result.trials["state"] == "COMPLETE").sum() == 1
+    with pytest.raises(ConfigError, match="static and static_df name the same argument"):
+        T.tune("simple-rnn", data=frame, static=static, static_df=static, **run)
+    with pytest.raises(ConfigError, match="the id_column is given twice"):
+        T.tune("simple-rnn", data=frame, id_column="sku", **{**run, "settings": {**run["settings"], "id_column": "x"}})
+
+
 def test_the_auto_metric_of_a_panel_with_values_of_0_or_below_is_mase():
     """What compare ranks by: sMAPE for a panel, MASE where values before the test part are 0 or below (sMAPE is 200
     for any forecast of a 0 but exactly 0)."""

@@ -553,7 +553,8 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
          space: dict | None = None, seed: int = 0, settings: dict | None = None, study_name: str | None = None,
          refit: bool = True, echo=None, force: bool = False, engine: str = "local", jobs: int = 1,
          address: str | None = None, cpus: int = 1, workers: int | None = None, windows: int | None = None,
-         step: int | None = None, static=None) -> TuneResult:
+         step: int | None = None, static=None, id_column: str | None = None, time_column: str | None = None,
+         value_column: str | None = None, static_df=None) -> TuneResult:
     """Search ``model``'s settings on validation windows, refit the best on everything before the test part and
     score it once on test (beside the defaults).
 
@@ -581,7 +582,10 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             apart (default: the horizon), and scored on all of them; None (default) scores the fit's own validation
             part (the data's hold-out, or the last 10% of each series). A resumed study must use the same metric,
             windows, step and settings (it is refused otherwise: its trials would not be comparable).
-        static: static features of ``data`` (``stat_exog``): ``unique_id`` and the feature columns.
+        static: static features of ``data`` (``stat_exog``): its id column (or ``unique_id``) and the feature
+            columns; ``static_df`` is the same argument under Forecaster.fit's and compare's name.
+        id_column, time_column, value_column: the long frame's columns, as in Forecaster.fit (default ``unique_id``,
+            ``ds``, ``y``); kept in the study's settings (``id_column``, ``date_column``, ``column``).
     """
     from .config import RunConfig, check_config, resolve
     from .engine import get_engine
@@ -612,6 +616,15 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     from .config import canonical
 
     settings = canonical(settings or {})
+    if static is not None and static_df is not None:
+        raise ConfigError("static and static_df name the same argument of tune(); give one")
+    static = static if static is not None else static_df
+    for key, value in (("id_column", id_column), ("date_column", time_column), ("column", value_column)):
+        if value is not None:
+            if settings.get(key, value) != value:
+                raise ConfigError(f"the {key} is given twice ({value!r} and settings {key}={settings[key]!r}); give it "
+                                  "once")
+            settings[key] = value
     for key, argument in (("model", "model"), ("seed", "seed")):
         if key in settings and settings[key] != {"model": model, "seed": seed}[key]:
             raise ConfigError(f"the {key} is given twice ({argument}={ {'model': model, 'seed': seed}[key]!r} and "
