@@ -529,14 +529,20 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
 
 def _series_from_options(dataset, csv, column, date_column, fill, default_config: dict | None = None,
-                         id_column=None):
+                         id_column=None, static_csv=None):
     """The data named by --dataset / --csv options (or None when neither is given), loaded as `tsattn fit` loads
-    it (tsattn.config.load_panel); a dataset gets the options the model was fitted with."""
+    it (tsattn.config.load_panel); a dataset gets the options the model was fitted with, and the static features of
+    the fit's --static-csv unless ``static_csv`` (--static-csv: series not seen in fit) names others."""
     from tsattn.config import RunConfig, load_panel
 
     overrides = data_overrides(dataset, csv, column, date_column, fill, id_column)
     if overrides.get("csv") is None and overrides.get("dataset") is None:
+        if static_csv is not None:
+            raise CliError("--static-csv gives the static features of series not seen in fit: give those series with "
+                           "--csv (the series the model was fitted on keep theirs)")
         return None
+    if static_csv is not None:
+        overrides["static_csv"] = static_csv
     fitted = default_config or {}
     if dataset is not None and fitted.get("dataset") == dataset:
         overrides["dataset_options"] = fitted.get("dataset_options", {})
@@ -568,11 +574,17 @@ def model_dir_options(command):
     return click.argument("model_dir_argument", metavar="[MODEL_DIR]", required=False, type=click.Path())(wrapper)
 
 
+STATIC_CSV_OPTION = click.option("--static-csv", type=click.Path(), help="a CSV of the static features of series "
+                                 "not seen in fit: the id column (as --id-column) and the model's --stat-exog columns "
+                                 "(default: the fit's --static-csv).")
+
+
 @main.command("predict", short_help="Forecast after the series with a saved model.",
               epilog="\b\nExample:\n  tsattn predict runs/sun --steps 12 --level 80 --out forecasts/sun")
 @model_dir_options
 @click.option("--steps", type=int, default=None, help="how many steps to forecast (default: the model's horizon).")
 @data_options
+@STATIC_CSV_OPTION
 @click.option("--out", type=click.Path(),
               help="directory to write forecast.csv, forecast.png and forecast.json to (like every --out).")
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier forecast (and nothing else).")
@@ -581,8 +593,8 @@ def model_dir_options(command):
 @level_option
 @output_options
 @friendly_errors
-def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, out, force, futr_csv, levels,
-                    quiet, as_json):
+def predict_command(model_dir, steps, dataset, csv, column, date_column, id_column, fill, static_csv, out, force,
+                    futr_csv, levels, quiet, as_json):
     """Forecast after the training series (or after --csv / --dataset) with a saved model."""
     from tsattn.forecaster import Forecaster
     from tsattn.io import atomic_directory, check_output_directory, write_json
@@ -595,11 +607,11 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
         raise CliError(f"--out is a directory for every command (predict writes forecast.csv, forecast.png and "
                        f"forecast.json inside it); got {out}: name a directory, e.g. --out forecasts/next")
     if out:
-        check_output_directory(out, force, "forecast", inputs=[csv, model_dir, futr_csv])  # before any work
+        check_output_directory(out, force, "forecast", inputs=[csv, model_dir, futr_csv, static_csv])  # before any work
     levels = _levels(levels)
     forecaster = Forecaster.load(model_dir)
     series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(),
-                                  id_column=id_column)
+                                  id_column=id_column, static_csv=static_csv)
     futr_df = None
     if futr_csv is not None:
         from tsattn.data import read_csv_frame
@@ -626,7 +638,7 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     if out:
         from tsattn import __version__ as version
 
-        with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir]) as staging:
+        with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir, futr_csv, static_csv]) as staging:
             frame.to_csv(staging / "forecast.csv", index=False)
             from tsattn.plots import kept
 
@@ -674,6 +686,7 @@ def _ray_timeout(ctx, param, value):
               epilog="\b\nExample:\n  tsattn backtest runs/sun --start 0.8 --out backtests/sun")
 @model_dir_options
 @data_options
+@STATIC_CSV_OPTION
 @click.option("--start", default="0.8", show_default=True,
               help="first target: a fraction of the series, a position or a timestamp.")
 @click.option("--steps", type=int, help="how many steps to forecast from each origin, as in predict (default: the "
@@ -688,8 +701,8 @@ def _ray_timeout(ctx, param, value):
 @click.option("--force", is_flag=True, help="replace --out if it holds an earlier backtest (and nothing else).")
 @output_options
 @friendly_errors
-def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, start, steps, stride, retrain,
-                     epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
+def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fill, static_csv, start, steps, stride,
+                     retrain, epochs, jobs, engine, address, cpus_per_run, out, force, quiet, as_json):
     """Rolling-origin historical forecasts of a saved model, with metrics and a plot."""
     from tsattn.baselines import baseline_labels
     from tsattn.forecaster import Forecaster
@@ -699,11 +712,12 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     from tsattn.runs import scores_table
 
     output = Output(quiet, as_json)
-    check_output_directory(out, force, "backtest", inputs=[csv, model_dir])
+    check_output_directory(out, force, "backtest", inputs=[csv, model_dir, static_csv])
     if retrain < 0:
         raise CliError(f"--retrain must be 0 or a positive number of origins; got {retrain}")
     forecaster = Forecaster.load(model_dir)
-    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(), id_column)
+    series = _series_from_options(dataset, csv, column, date_column, fill, forecaster.config_.to_dict(), id_column,
+                                  static_csv)
     if series is None:
         if forecaster.config_.dataset is None:
             fitted = forecaster.config_
@@ -728,9 +742,11 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
     summary = table.attrs["metrics"]
     rows = table
     if table.columns[0] == "origin":  # one series: a panel of one in the file, its id named as predictions.csv's
+        from tsattn.backtesting import BACKTEST_COLUMNS
+
         rows = table.copy()
-        rows.insert(0, state.key_columns(table.columns)[0], state.panel_of(series).ids[0])
-    with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir]) as staging:
+        rows.insert(0, state.key_columns(BACKTEST_COLUMNS)[0], state.panel_of(series).ids[0])
+    with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir, static_csv]) as staging:
         rows.to_csv(staging / "backtest.csv", index=False)
         write_json(staging / "metrics.json", summary)
         plot_backtest(table, staging / "backtest.png", f"{forecaster.model} backtest from {start}")

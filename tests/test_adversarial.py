@@ -843,7 +843,7 @@ def test_cross_validation_reads_the_frame_by_the_columns_the_model_was_fitted_on
         Forecaster("linear", horizon=2, window=4, futr_exog=["promo"]).fit(frame.rename(columns={"sku": "store"}))
 
 
-def test_static_features_are_keyed_by_the_datas_own_id_column_and_read_by_every_method():
+def test_static_features_are_keyed_by_the_datas_own_id_column_and_read_by_every_method(tmp_path):
     """Found by a user-path check: fit(frame, id_column="sku", static_df=static) with static keyed by "sku" (as the
     CLI's --static-csv with --id-column is, and NeuralForecast's static_df by id_col) said "static features have no
     row for 4 series". The data's id column keys it now, as unique_id or the index do."""
@@ -864,15 +864,36 @@ def test_static_features_are_keyed_by_the_datas_own_id_column_and_read_by_every_
         f.make_future_dataframe(df=new), df=new).empty
     assert f.evaluate(new, static_df=known)["count"] > 0
     assert len(f.backtest(new, start=25, static_df=known, retrain=2)) == 4 * 2  # origins 24-27, 2 steps each
-    # one series with static features refits as a frame (it was passed on as a Series, which cannot carry them)
+    # one series with static features refits as a frame (it was passed on as a Series, which cannot carry them); a
+    # long frame of one series comes back with its id, as a panel's
     one = Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(new, static_df=known, **columns)
-    assert len(one.backtest(new, start=25, retrain=2)) == 4 * 2
+    assert list(one.backtest(new, start=25, retrain=2)["sku"]) == ["n1"] * 4 * 2
+
+    # the CLI: predict and backtest of series not seen in fit take --static-csv (there was no way to give them)
+    frame.to_csv(tmp_path / "skus.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    known.to_csv(tmp_path / "known.csv", index=False)
+    static.to_csv(tmp_path / "static.csv", index=False)
+    data = ["--id-column", "sku", "--date-column", "week", "--column", "units"]
+    assert _cli(["fit", "--model", "linear", "--csv", str(tmp_path / "skus.csv"), *data, "--horizon", "2", "--window",
+                 "4", "--stat-exog", "cat", "--static-csv", str(tmp_path / "static.csv"), "--out", str(tmp_path / "r"),
+                 "-q"]).exit_code == 0
+    lacking = _cli(["predict", str(tmp_path / "r"), "--csv", str(tmp_path / "new.csv"), *data])
+    assert lacking.exit_code == 2 and "(CLI --static-csv)" in lacking.output and "Traceback" not in lacking.output
+    given = _cli(["predict", str(tmp_path / "r"), "--csv", str(tmp_path / "new.csv"), *data, "--static-csv",
+                  str(tmp_path / "known.csv"), "--json"])
+    assert given.exit_code == 0 and {row["sku"] for row in json.loads(given.stdout)} == {"n1"}
+    assert _cli(["backtest", str(tmp_path / "r"), "--csv", str(tmp_path / "new.csv"), *data, "--static-csv",
+                 str(tmp_path / "known.csv"), "--start", "25", "--out", str(tmp_path / "b"), "-q"]).exit_code == 0
+    assert set(pd.read_csv(tmp_path / "b" / "backtest.csv")["sku"]) == {"n1"}
+    alone = _cli(["predict", str(tmp_path / "r"), "--static-csv", str(tmp_path / "known.csv")])
+    assert alone.exit_code == 2 and "give those series with --csv" in alone.output
     for method in (f.evaluate, f.backtest):
         with pytest.raises(DataError, match="series 'n1' was not in fit, so its static features are unknown; pass "
                                             "static_df"):
             method(new)
-    with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); give one row per "
-                                        r"series: the data's id column .* it has store, cat$"):
+    with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); they hold rows for "
+                                        r"0, 1, 2: give one row per series, keyed by the data's id column .*--static-csv"):
         Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(
             frame, static_df=static.rename(columns={"sku": "store"}), **columns)
 

@@ -107,6 +107,9 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     out[id_column] = out[id_column].astype(object)
     return out.sort_values([id_column, "cutoff", time_column], kind="stable").reset_index(drop=True)
 
+BACKTEST_COLUMNS = ("origin", "step", "actual", "predicted", "naive", "trained_until")  # beside the id and time
+
+
 def frame_columns(forecaster, df, given: tuple) -> tuple[str, str, str]:
     """The id, time and value columns of ``df``: each one given; else the one a fitted ``forecaster`` was fitted on
     where ``df`` has it (a model fitted with ``id_column="store"`` cross-validates on the same frame without being
@@ -217,7 +220,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
             trained_until[block] = until
         scores = score_origins(state, panel, origins, horizon, predicted, baselines)
     # the targets' times and a panel's ids named as the data names them, as predict and cross_validation do
-    id_column, time_column = state.key_columns({"origin", "step", "actual", "predicted", "naive", "trained_until"})
+    id_column, time_column = state.key_columns(BACKTEST_COLUMNS)
     rows = pd.DataFrame({
         "origin": np.repeat(panel.index[origins], horizon),
         time_column: panel.index[(origins[:, None] + np.arange(1, horizon + 1)).ravel()],
@@ -227,7 +230,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         "naive": scores.baselines["naive"].ravel(),
         "trained_until": np.repeat(trained_until, horizon),
     })
-    if panel.n_series > 1:
+    if not panel.single_input:  # a long frame in (of one series too): its ids out
         rows.insert(0, id_column, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
     uncovered = summary.get("series_not_scored")

@@ -709,8 +709,8 @@ def columns_of(config: RunConfig) -> tuple[str, str, str]:
 
 
 def static_frame(config: RunConfig) -> pd.DataFrame | None:
-    """The static features of ``config.static_csv`` (one row per series, its id column renamed ``unique_id``),
-    or None when it names none."""
+    """The static features of ``config.static_csv`` (one row per series, keyed by the data's id column), or None when
+    it names none."""
     if config.static_csv is None:
         return None
     from .data import read_csv_frame
@@ -723,7 +723,7 @@ def static_frame(config: RunConfig) -> pd.DataFrame | None:
     # checked here, where the file is known (the panel's check says only "the static frame")
     check_exog_columns(config.stat_exog, {"id": id_column}, f"static CSV {config.static_csv}",
                        [str(c) for c in static.columns])
-    return static.rename(columns={id_column: "unique_id"})
+    return static
 
 
 def load_panel(config: RunConfig, static: pd.DataFrame | None = None) -> Panel:

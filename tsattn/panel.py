@@ -305,6 +305,14 @@ def _aligned_exog(frame: pd.DataFrame, series: pd.Series, sid: str) -> np.ndarra
     return aligned.to_numpy(dtype=np.float64)
 
 
+def static_by_id(static, id_column: str | None):
+    """Static features keyed by the data's own id column (as NeuralForecast keys static_df by id_col): that column
+    renamed ``unique_id``, which :func:`check_static` reads."""
+    if isinstance(static, pd.DataFrame) and id_column and id_column in static.columns and ID_COLUMN not in static.columns:
+        return static.rename(columns={id_column: ID_COLUMN})
+    return static
+
+
 def check_static(static, ids) -> pd.DataFrame | None:
     """Static features, one row per series (a frame with the id column ``unique_id`` or indexed by id): every series
     has exactly one row; rows of series not in the data are dropped. Returned indexed by id, in the panel's order."""
@@ -322,9 +330,10 @@ def check_static(static, ids) -> pd.DataFrame | None:
                         "one row per series")
     missing = [sid for sid in ids if sid not in frame.index]
     if missing:
-        raise DataError(f"static features have no row for {len(missing)} series ({', '.join(missing[:3])}); give one "
-                        f"row per series: the data's id column (or {ID_COLUMN}, or ids as the index) and the feature "
-                        f"columns; it has {', '.join(map(str, static.columns)) or 'no columns'}")
+        held = ", ".join(map(str, frame.index[:3])) + (f" (+{len(frame) - 3} more)" if len(frame) > 3 else "")
+        raise DataError(f"static features have no row for {len(missing)} series ({', '.join(missing[:3])}); they hold "
+                        f"rows for {held or 'no series'}: give one row per series, keyed by the data's id column (or "
+                        f"{ID_COLUMN}, or ids as the index); series not seen in fit need static_df= (CLI --static-csv)")
     frame = frame.loc[list(ids)]
     for column in frame.columns:
         if frame[column].isna().any():
@@ -516,8 +525,7 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
         raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
     freq = check_freq(freq)
     exog = tuple(exog or ())
-    if isinstance(static, pd.DataFrame) and id_column in static.columns and ID_COLUMN not in static.columns:
-        static = static.rename(columns={id_column: ID_COLUMN})  # keyed by the data's own id column, as NeuralForecast
+    static = static_by_id(static, id_column)
     if isinstance(data, Panel):
         missing = [name for name in exog if name not in data.exog_names]
         if missing:
@@ -583,6 +591,7 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     """
     freq = check_freq(freq)
     exog = tuple(exog or ())
+    static = static_by_id(static, id_column)
     if id_column is None and column is not None:
         wide = _wide_columns(path, column, date_column, exog, fill)
         if wide is not None:
