@@ -230,7 +230,9 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         "naive": scores.baselines["naive"].ravel(),
         "trained_until": np.repeat(trained_until, horizon),
     })
-    if not panel.single_input:  # a long frame in (of one series too): its ids out
+    from .forecaster import one_series
+
+    if not one_series(state, panel, series):  # a long frame in (of one series too): its ids out
         rows.insert(0, id_column, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
     uncovered = summary.get("series_not_scored")
