@@ -94,6 +94,9 @@ def test_data_given_in_python_compares_as_its_csv_does_and_resumes_only_on_the_s
     assert list(compare(data={"a": series, "b": series * 2}, **options)["dataset"].unique()) == ["data"]
     with pytest.raises(ConfigError, match="static_df is for data given in Python"):
         compare(static_df=static, **options)
+    with pytest.raises(ConfigError, match=r"data takes pandas data .* not a file name; got '.*demand.csv': for a CSV "
+                                          r"file pass csv=\[\{\"path\""):
+        compare(data=str(small_csv), **options)
 
 
 def test_summary_statistics():

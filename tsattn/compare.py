@@ -145,6 +145,10 @@ def given_data(data, id_column: str, time_column: str, value_column: str, static
 
     if data is None:
         return {}
+    if isinstance(data, (str, bytes, Path)):
+        raise ConfigError(f"data takes pandas data (a long frame, a Series or a dict of them), not a file name; got "
+                          f"{str(data)!r}: for a CSV file pass csv=[{{\"path\": {str(data)!r}, \"column\": ...}}] "
+                          "(CLI --csv)")
     if isinstance(data, dict) and data and all(isinstance(v, (pd.DataFrame, pd.Series)) for v in data.values()) \
             and not all(isinstance(v, pd.Series) for v in data.values()):
         entries = {str(name): part for name, part in data.items()}  # several datasets, each a frame
