@@ -638,7 +638,8 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
     if out:
         from tsattn import __version__ as version
 
-        with atomic_directory(out, force=force, kind="forecast", inputs=[csv, model_dir, futr_csv, static_csv]) as staging:
+        inputs = [csv, model_dir, futr_csv, static_csv]
+        with atomic_directory(out, force=force, kind="forecast", inputs=inputs) as staging:
             frame.to_csv(staging / "forecast.csv", index=False)
             from tsattn.plots import kept
 

@@ -892,8 +892,9 @@ def test_static_features_are_keyed_by_the_datas_own_id_column_and_read_by_every_
         with pytest.raises(DataError, match="series 'n1' was not in fit, so its static features are unknown; pass "
                                             "static_df"):
             method(new)
-    with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); they hold rows for "
-                                        r"0, 1, 2: give one row per series, keyed by the data's id column .*--static-csv"):
+    with pytest.raises(DataError, match=r"^static features have no row for 3 series \(s0, s1, s2\); they hold rows "
+                                        r"for 0, 1, 2: give one row per series, keyed by the data's id column "
+                                        r".*--static-csv"):
         Forecaster("linear", horizon=2, window=4, stat_exog=["cat"]).fit(
             frame, static_df=static.rename(columns={"sku": "store"}), **columns)
 

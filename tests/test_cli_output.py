@@ -69,7 +69,8 @@ def test_fit_predict_backtest_json_and_quiet(tmp_path, small_csv):
     assert document["steps"] == 2 and len(document["per_step"]) == 2 and document["origins"] > 0
     assert "optimistic" in backtest.stderr  # the warning is not lost, and not in the JSON
     written = pd.read_csv(tmp_path / "bt" / "backtest.csv")  # a panel of one, keyed as predictions.csv and forecast.csv
-    assert list(written.columns[:4]) == ["unique_id", "origin", "date", "step"] and set(written["unique_id"]) == {"demand"}
+    assert list(written.columns[:4]) == ["unique_id", "origin", "date", "step"]
+    assert set(written["unique_id"]) == {"demand"}
 
     unnamed = runner().invoke(main, ["backtest", str(tmp_path / "run"), "--out", str(tmp_path / "bt0")])
     assert unnamed.exit_code == 2 and "Traceback" not in unnamed.output  # no series: the one the model was fitted on

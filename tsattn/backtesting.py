@@ -107,6 +107,7 @@ def cross_validation(forecaster, df, h: int | None = None, n_windows: int = 1, s
     out[id_column] = out[id_column].astype(object)
     return out.sort_values([id_column, "cutoff", time_column], kind="stable").reset_index(drop=True)
 
+
 BACKTEST_COLUMNS = ("origin", "step", "actual", "predicted", "naive", "trained_until")  # beside the id and time
 
 
@@ -147,8 +148,8 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
     Returns:
         A DataFrame (origin, the targets' time, step, actual, predicted, naive, trained_until; a panel adds its
         series' ids first), the id and time columns named as the data names them (``unique_id``, ``ds`` for a
-        bundled dataset or a Series); ``attrs["metrics"]`` holds the summary (model and every baseline of :meth:`evaluate`,
-        per step).
+        bundled dataset or a Series); ``attrs["metrics"]`` holds the summary (model and every baseline of
+        :meth:`evaluate`, per step).
     """
     from .evaluation import origins_in, score_origins, summarise
 
@@ -230,9 +231,7 @@ def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: in
         "naive": scores.baselines["naive"].ravel(),
         "trained_until": np.repeat(trained_until, horizon),
     })
-    from .forecaster import one_series
-
-    if not one_series(state, panel, series):  # a long frame in (of one series too): its ids out
+    if not state.one_series(panel, series):  # a long frame in (of one series too): its ids out
         rows.insert(0, id_column, np.repeat(np.asarray(panel.ids, dtype=object)[scores.series], horizon))
     summary = summarise(panel, scores, horizon)
     uncovered = summary.get("series_not_scored")

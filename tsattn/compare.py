@@ -57,8 +57,9 @@ class ComparisonSpec:
     settings: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"models": self.models, "seeds": self.seeds, "settings": self.settings,  # a file's source: no digest
-                "sources": [{k: v for k, v in asdict(s).items() if k != "digest" or v is not None} for s in self.sources]}
+        sources = [{k: v for k, v in asdict(s).items() if k != "digest" or v is not None}  # a file's: no digest
+                   for s in self.sources]
+        return {"models": self.models, "sources": sources, "seeds": self.seeds, "settings": self.settings}
 
     @property
     def with_covariates(self) -> bool:

@@ -270,7 +270,7 @@ class Forecaster(BaseEstimator):
         scaler = state.scaler_for(panel)
         values = state.forecast(contexts, steps, scaler, np.arange(panel.n_series))
         bounds = state.bounds(panel, contexts, values, scaler, levels, fitted=series is None) if levels else {}
-        if one_series(state, panel, series):
+        if state.one_series(panel, series):
             name = panel.name if panel.name is not None else "forecast"
             if not levels:
                 return pd.Series(values[0], index=labels[0], name=name)
@@ -504,7 +504,7 @@ class Forecaster(BaseEstimator):
     def attention_weights(self, series=None, by: str = "lag", static_df=None) -> pd.DataFrame:
         """Attention over the window for every forecast in ``series`` (default: the last window of each series).
 
-        Rows: timestamp of the forecast target (a panel adds a ``unique_id`` column); columns
+        Rows: timestamp of the forecast target (a panel, or a long frame of one series, adds its id column); columns
         ``lag_W .. lag_1`` (lag 1 = the most recent value). attention-rnn: the attention layer's weights.
         transformer: the last encoder block's attention of the last step, averaged over heads (what the
         last-step pooling reads). patch-transformer: the attention each patch receives in the last block (mean
@@ -540,7 +540,7 @@ class Forecaster(BaseEstimator):
             frame = pd.DataFrame(steps.reshape(-1, steps.shape[2]), columns=columns,
                                  index=pd.Index(np.repeat(np.asarray(labels, dtype=object), horizon), name="target"))
             frame.insert(0, "step", np.tile(np.arange(1, horizon + 1), len(labels)))
-            if not one_series(state, panel, series):
+            if not state.one_series(panel, series):
                 frame.insert(0, state.key_columns(frame.columns)[0],
                              np.repeat(np.asarray(panel.ids, dtype=object)[numbers], horizon))
             return frame
@@ -551,7 +551,7 @@ class Forecaster(BaseEstimator):
         if by == "patch":  # patch k covers these lags (lag 1 = the most recent value)
             frame.attrs["lags"] = {f"patch_{k + 1}": [int(window - step) for step in steps]
                                    for k, steps in enumerate(patches.indices)}
-        if not one_series(state, panel, series):  # named as the data's id column, as predict names it
+        if not state.one_series(panel, series):  # named as the data's id column, as predict names it
             frame.insert(0, state.key_columns(frame.columns)[0], np.asarray(panel.ids, dtype=object)[numbers])
         return frame
 
@@ -719,13 +719,6 @@ PEER_ARGUMENTS = {"fit": {"df": "data", "val_size": "validation", "id_col": "id_
                   "make_future_dataframe": {"df": "series"}, "get_missing_future": {"df": "series"},
                   "cross_validation": {"val_size": "validation", "id_col": "id_column", "time_col": "time_column",
                                        "target_col": "value_column", "random_seed": "seed"}}
-
-
-def one_series(state, panel, series) -> bool:
-    """Whether results come back as one series' (a Series, or a frame without the id column): the user passed one
-    series (a Series, an array), or passed no data to a model fitted on one. A long frame (of one series too) gets
-    its ids back, as a panel's."""
-    return bool(panel.single_input or (panel.n_series == 1 and state.single and series is None))
 
 
 def _peer_arguments(method: str, peer: dict, given: dict, defaults: dict) -> dict:

@@ -308,7 +308,8 @@ def _aligned_exog(frame: pd.DataFrame, series: pd.Series, sid: str) -> np.ndarra
 def static_by_id(static, id_column: str | None):
     """Static features keyed by the data's own id column (as NeuralForecast keys static_df by id_col): that column
     renamed ``unique_id``, which :func:`check_static` reads."""
-    if isinstance(static, pd.DataFrame) and id_column and id_column in static.columns and ID_COLUMN not in static.columns:
+    if isinstance(static, pd.DataFrame) and id_column and id_column in static.columns and \
+            ID_COLUMN not in static.columns:
         return static.rename(columns={id_column: ID_COLUMN})
     return static
 

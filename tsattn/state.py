@@ -125,6 +125,12 @@ class FittedState:
         targets as a network of that window) or the model's own lookback (the season), whichever is longer."""
         return max(self.window, self.estimator.lookback)
 
+    def one_series(self, panel: Panel, series) -> bool:
+        """Whether results about ``panel`` come back as one series' (a Series, or a frame without the id column):
+        the user passed one series (a Series, an array), or passed no data (``series``) to a model fitted on one. A
+        long frame (of one series too) gets its ids back, as a panel's."""
+        return bool(panel.single_input or (panel.n_series == 1 and self.single and series is None))
+
     # -- the data to forecast after ----------------------------------------------------------------------
     def _with_fitted_static(self, panel: Panel) -> Panel:
         """``panel`` with the static features of its fitted series (a series not seen in fit needs static_df)."""
