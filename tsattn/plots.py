@@ -485,7 +485,8 @@ def importance_figure(importance: pd.DataFrame, title: str) -> Figure:
         ax.set_title(titles[part], fontsize=10)
         ax.set_xlabel("share of mean |contribution|" if part == "model" else "mean selection weight")
         ax.tick_params(axis="y", labelsize=9)
-        ax.legend(fontsize=8)
+        ax.set_xlim(0, max(float(rows["importance"].max()), 1 / size) * 1.45)  # room on the right for the legend
+        ax.legend(fontsize=8)  # (where the bars filled the axes it sat on one of them)
     fig.suptitle(f"{title}\nwhole forecast: each input's linear term plus the network's rest split by its selection "
                  "weight\nselection: what tft's variable selection weighed (mean over windows and steps); each panel "
                  "sums to 1", fontsize=10)
