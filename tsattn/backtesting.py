@@ -112,14 +112,12 @@ BACKTEST_COLUMNS = ("origin", "step", "actual", "predicted", "naive", "trained_u
 
 
 def frame_columns(forecaster, df, given: tuple) -> tuple[str, str, str]:
-    """The id, time and value columns of ``df``: each one given; else the one a fitted ``forecaster`` was fitted on
-    where ``df`` has it (a model fitted with ``id_column="store"`` cross-validates on the same frame without being
-    told again, as predict reads it); else Nixtla's ``unique_id``, ``ds``, ``y``."""
+    """The id, time and value columns of ``df``: each one given; else the ones a fitted ``forecaster`` reads a frame
+    by, as predict does (:meth:`tsattn.state.FittedState.frame_columns`: a model fitted with ``id_column="store"``
+    cross-validates on the same frame without being told again); else Nixtla's ``unique_id``, ``ds``, ``y``."""
     state = getattr(forecaster, "state_", None)
-    fitted = tuple(map(str, state.columns)) if state is not None else (None, None, None)
-    present = set(map(str, df.columns)) if isinstance(df, pd.DataFrame) else set()
-    return tuple(name if name is not None else (mine if mine in present else default)
-                 for name, mine, default in zip(given, fitted, (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)))
+    read = state.frame_columns(df) if state is not None else (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)
+    return tuple(name if name is not None else default for name, default in zip(given, read))
 
 
 def backtest(forecaster, series, start=0.8, steps: int | None = None, stride: int = 1,

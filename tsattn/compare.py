@@ -504,10 +504,12 @@ def _load_sources(spec: ComparisonSpec, given: dict, static_df=None) -> dict:
     nodes never need the files)."""
     from .config import load_panel, resolve
 
-    return {source.name: resolve(_run_config(spec, source, spec.models[0], spec.seeds[0]), given[source.name],
-                                 static_df)[1]
-            if source.name in given else load_panel(_run_config(spec, source, spec.models[0], spec.seeds[0]))
-            for source in spec.sources}
+    panels = {}
+    for source in spec.sources:
+        config = _run_config(spec, source, spec.models[0], spec.seeds[0])
+        panels[source.name] = resolve(config, given[source.name], static_df)[1] if source.name in given else \
+            load_panel(config)
+    return panels
 
 
 def _load_done(out: Path, spec: ComparisonSpec) -> dict:

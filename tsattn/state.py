@@ -125,6 +125,16 @@ class FittedState:
         targets as a network of that window) or the model's own lookback (the season), whichever is longer."""
         return max(self.window, self.estimator.lookback)
 
+    def frame_columns(self, data) -> tuple:
+        """The id, time and value columns ``data`` is read by: the ones this model was fitted on, or Nixtla's
+        ``unique_id, ds, y`` for a frame that has those and not these (a Nixtla frame given to a model fitted on
+        other names)."""
+        columns = tuple(self.columns)
+        if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and not set(columns) <= set(map(str, data.columns)) \
+                and {ID_COLUMN, TIME_COLUMN, VALUE_COLUMN} <= set(map(str, data.columns)):
+            return (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)
+        return columns
+
     def one_series(self, panel: Panel, series) -> bool:
         """Whether results about ``panel`` come back as one series' (a Series, or a frame without the id column):
         the user passed one series (a Series, an array), or passed no data (``series``) to a model fitted on one. A
@@ -176,10 +186,7 @@ class FittedState:
             if ids is None:
                 return self.tails
             return self.tails.subset(np.array([self.number(sid) for sid in ids]))
-        columns = self.columns
-        if isinstance(data, pd.DataFrame) and data.shape[1] > 1 and not set(columns) <= set(map(str, data.columns)) \
-                and {ID_COLUMN, TIME_COLUMN, VALUE_COLUMN} <= set(map(str, data.columns)):
-            columns = (ID_COLUMN, TIME_COLUMN, VALUE_COLUMN)  # a Nixtla frame given to a model fitted on other names
+        columns = self.frame_columns(data)
         covariates = self.covariates
         try:
             panel = as_panel(data, *columns, fill=self.config.fill, freq=getattr(self.config, "freq", None),
