@@ -391,6 +391,35 @@ def test_a_fit_traces_its_training_step_once(monkeypatch):
     assert len(traces) == 1
 
 
+@pytest.mark.parametrize("model, changes", [
+    ("nbeats", {"lr_schedule": "halving", "clipnorm": 1.0, "clip_scope": "global"}),
+    ("simple-rnn", {"lr_schedule": "warmup-cosine", "clipnorm": 0.5, "learning_rate": 1e-2}),
+])
+def test_the_lean_adam_trains_to_the_weights_of_keras_adam_to_the_bit(model, changes, monkeypatch):
+    """tsattn's Adam (the step's scalars once, not once per weight: about half the trace of a small network's training
+    step) trains to the same weights as Keras' Adam, to the bit, with clipping and each schedule, and takes its own
+    path (Keras' per-variable update is never called)."""
+    from keras.src.backend.tensorflow.optimizer import TFOptimizer
+
+    from tsattn import harness, layers
+
+    def weights(adam):
+        monkeypatch.setattr(harness, "Adam", adam)
+        monkeypatch.setattr(harness, "TRAINED_GRAPHS", harness.TrainedGraphs())
+        result = fit(tiny_config(model, epochs=3, early_stopping=False, **changes), series=make_series())
+        return result.state.keras_model.get_weights()
+
+    calls = []
+    original = TFOptimizer._backend_update_step
+    monkeypatch.setattr(TFOptimizer, "_backend_update_step", lambda *a: calls.append(1) or original(*a))
+    lean = weights(layers.Adam)
+    assert not calls
+    keras_own = weights(keras.optimizers.Adam)
+    assert calls
+    for a, b in zip(lean, keras_own, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_sampled_epoch_trains_whole_calls_of_steps_per_execution_as_the_docs_say():
     """docs/cli.md: Keras runs an epoch of an endless stream in whole calls of steps_per_execution, so sampled_steps is
     rounded up to a multiple of it when it is more than one call (the recipe: 100 at 32 a call trains 128 an epoch);

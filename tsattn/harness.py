@@ -35,7 +35,7 @@ from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, sea
 from .errors import ConfigError, TooShortError, TrainingError, user_stacklevel
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
 from .intervals import series_scale, window_scale
-from .layers import EnsembleCombine, HalvingSchedule, StackMembers, WarmupSchedule
+from .layers import Adam, EnsembleCombine, HalvingSchedule, StackMembers, WarmupSchedule
 from .losses import get_loss
 from .models import get_model
 from .panel import Panel
@@ -342,15 +342,15 @@ def _optimizer(training: TrainingPart, steps_per_epoch: int):
     clip = {} if training.clipnorm is None else \
         {"global_clipnorm" if training.clip_scope == "global" else "clipnorm": training.clipnorm}
     if training.lr_schedule == "constant":
-        return keras.optimizers.Adam(learning_rate=training.learning_rate, **clip)
+        return Adam(learning_rate=training.learning_rate, **clip)
     if training.lr_schedule == "halving":  # N-BEATS: the rate halves after each third of the training steps
         total = max(3, training.epochs * steps_per_epoch)
         rate = training.learning_rate
-        return keras.optimizers.Adam(learning_rate=HalvingSchedule(rate, total), **clip)
+        return Adam(learning_rate=HalvingSchedule(rate, total), **clip)
     warmup = max(1, training.warmup_epochs * steps_per_epoch)
     total = max(warmup + 1, training.epochs * steps_per_epoch)
     decay = "cosine" if training.lr_schedule == "warmup-cosine" else "inverse_sqrt"
-    return keras.optimizers.Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
+    return Adam(learning_rate=WarmupSchedule(training.learning_rate, warmup, decay, total), **clip)
 
 
 class TrainedGraphs:
