@@ -574,3 +574,30 @@ def test_a_fit_argument_given_to_the_constructor_says_where_it_belongs(name, cap
                                                   rf"Forecaster: Forecaster\('naive', \.\.\.\)\.fit\(df, {name}=\.\.\.\)$"):
         f.fit(make_series(40))
     assert "Fitting" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model, params", [("naive", {}), ("seasonal-naive", {}), ("linear", {}),
+                                           ("simple-rnn", {"units": 4, "epochs": 1, "horizon": 2}),
+                                           ("theta", {"horizon": 2})])
+def test_a_long_recursive_forecast_reads_no_more_history_than_the_model_needs(model, params, monkeypatch):
+    """A window model's rows are cut to its lookback after every block (a long forecast is linear in its steps,
+    was quadratic), with the forecasts of the full growing history; a local statistical method still reads it all."""
+    series = make_series(n=60)
+    f = Forecaster(model, window=6, **params).fit(series, seed=0)
+    state, estimator = f.state_, f.state_.estimator
+    widths, forecast = [], estimator.forecast
+    monkeypatch.setattr(estimator, "forecast", lambda values, origins, *rest: (
+        widths.append(len(values) // len(origins)), forecast(values, origins, *rest))[1])
+    got = f.predict(9).to_numpy()
+    blocks = -(-9 // estimator.horizon)
+    if state.local:
+        assert widths == [60 + k * estimator.horizon for k in range(blocks)]
+    else:
+        assert widths == [state.lookback] + [state.lookback + estimator.horizon] * (blocks - 1)
+    history, expected = series.to_numpy(), []  # the untrimmed recursion, by hand
+    while len(expected) < 9:
+        block = f.predict(estimator.horizon, series=pd.Series(history, index=pd.date_range(
+            series.index[0], periods=len(history), freq="MS"))).to_numpy()
+        expected.extend(block)
+        history = np.concatenate([history, block])
+    np.testing.assert_allclose(got, expected[:9], rtol=1e-6)

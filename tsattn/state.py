@@ -344,16 +344,20 @@ class FittedState:
             block = self.estimator.forecast(contexts.reshape(k * length, width), np.arange(k) * length + length - 1,
                                             np.arange(k) * length, series, scaler)
             return floored(block, self.floor)[:, :steps]
-        forecasts = np.zeros((len(contexts), 0))
-        history = contexts
-        while forecasts.shape[1] < steps:
+        # A model that reads a window (everything but a local statistical method, which fits on the whole history
+        # it forecasts from) reads only the last ``lookback`` values of each row, so the history is cut to them
+        # after every block: a long recursive forecast takes time linear in its steps, not quadratic.
+        keep = None if self.local else max(needed, 1)
+        blocks, done, history = [], 0, contexts
+        while done < steps:
             k, length = history.shape
             origins = np.arange(k) * length + length - 1
             block = floored(self.estimator.forecast(history.ravel(), origins, np.arange(k) * length, series, scaler),
                             self.floor)  # raised before it is read again beyond the horizon
-            forecasts = np.hstack([forecasts, block])
-            history = np.hstack([history, block])
-        return forecasts[:, :steps]
+            blocks.append(block)
+            done += block.shape[1]
+            history = np.hstack([history if keep is None else history[:, -keep:], block])
+        return np.hstack(blocks)[:, :steps] if blocks else np.zeros((len(contexts), 0))
 
     def bounds(self, panel: Panel, contexts: np.ndarray, point: np.ndarray, scaler, levels,
                fitted: bool = False) -> dict:
