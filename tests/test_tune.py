@@ -465,13 +465,40 @@ def test_a_resumed_search_on_other_data_or_another_space_is_refused_naming_it(tm
     gave ten Optuna tracebacks and ten failed trials written into the study."""
     T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, out=tmp_path / "t",
            refit=False)
-    with pytest.raises(ConfigError, match=r"scored with data '1 series, 80 values, sha1 \w+' \(now '1 series, 90 "):
+    with pytest.raises(ConfigError, match=r"scored with data '1 series, 80 values, sha1 \w+, time labels sha1 \w+' "
+                                          r"\(now '1 series, 90 "):
         T.tune("simple-rnn", data=make_series(n=90), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t",
                refit=False)
     with pytest.raises(ConfigError, match=r"scored with another search space \(changed: units\)"):
         T.tune("simple-rnn", data=make_series(n=80), trials=2, space={**SPACE, "units": [2, 4]}, settings=FIXED,
                out=tmp_path / "t", refit=False)
     assert _completed(tmp_path / "t" / "study.db") == 1  # nothing was added to the study
+
+
+def test_a_resumed_search_on_the_same_values_with_other_dates_or_covariates_is_refused(tmp_path):
+    """The data fingerprint covered only the values and ids: the same target with another covariate (or shifted
+    dates) resumed a study whose trials were scored on other inputs. A study recorded before (values and ids only)
+    still resumes on a panel without covariates."""
+    series = make_series(n=80)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"unique_id": "a", "ds": series.index, "y": series.to_numpy(), "x": rng.normal(size=80)})
+    fixed = {**FIXED, "hist_exog": ["x"]}
+    T.tune("simple-rnn", data=frame, trials=1, space=SPACE, settings=fixed, out=tmp_path / "c", refit=False)
+    with pytest.raises(ConfigError, match=r"scored with data '1 series, 80 values, sha1 (\w+), time labels sha1 \w+, "
+                                          r"covariates x sha1 \w+' \(now '1 series, 80 values, sha1 \1, time labels"):
+        T.tune("simple-rnn", data=frame.assign(x=frame["x"] + 1), trials=2, space=SPACE, settings=fixed,
+               out=tmp_path / "c", refit=False)
+    T.tune("simple-rnn", data=series, trials=1, space=SPACE, settings=FIXED, out=tmp_path / "d", refit=False)
+    shifted = pd.Series(series.to_numpy(), index=series.index + pd.DateOffset(months=1))
+    with pytest.raises(ConfigError, match=r"time labels sha1 (\w+)' \(now '.*time labels sha1 (?!\1)"):
+        T.tune("simple-rnn", data=shifted, trials=2, space=SPACE, settings=FIXED, out=tmp_path / "d", refit=False)
+    assert _completed(tmp_path / "c" / "study.db") == 1 and _completed(tmp_path / "d" / "study.db") == 1
+    storage = f"sqlite:///{tmp_path / 'd' / 'study.db'}"
+    study = optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage)
+    protocol = study.user_attrs["protocol"]
+    study.set_user_attr("protocol", {**protocol, "data": protocol["data"].split(", time labels")[0]})  # as recorded before
+    T.tune("simple-rnn", data=series, trials=2, space=SPACE, settings=FIXED, out=tmp_path / "d", refit=False)
+    assert _completed(tmp_path / "d" / "study.db") == 2
 
 
 @pytest.mark.parametrize("storage, message", [

@@ -705,7 +705,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
             if defaults:  # searching; it is "the defaults" only if it holds every dimension (one sampled is not)
                 study.enqueue_trial(defaults, user_attrs={"defaults": len(defaults) == len(dimensions)})
         else:
-            _check_protocol(study.user_attrs.get("protocol"), protocol)
+            _check_protocol(study.user_attrs.get("protocol"), protocol, legacy_data=_legacy_data(panel))
         stale = _fail_stale(study)
         if stale:
             echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
@@ -779,14 +779,36 @@ def default_study_name(model: str, panel, storage, own_folder: bool = False) -> 
     if storage.startswith("sqlite:///") and not Path(storage[len("sqlite:///"):]).exists():
         return name  # a new file: nothing to resume (and nothing created by looking)
     names = _optuna().get_all_study_names(storage=_storage(storage))
+    before = _legacy_data(panel)  # the name a study of this data got before time labels were in its fingerprint
     legacy = [n for n in names if n == f"tsattn-{model}"
-              or (own_folder and n.startswith(f"tsattn-{model}-"))]
+              or (own_folder and n.startswith(f"tsattn-{model}-"))
+              or (before is not None and n == f"tsattn-{model}-{hashlib.sha1(before.encode()).hexdigest()[:8]}")]
     return name if name in names or not legacy else legacy[0]
 
 
 def data_fingerprint(panel) -> str:
-    """What a study was searched on, in a few words and a digest of the values: a study resumed on other data (a
-    fibonacci search joining a sunspots study in one database) is refused."""
+    """What a study was searched on, in a few words and digests: a study resumed on other data (a fibonacci search
+    joining a sunspots study in one database, the same values with other covariates, dates or static features) is
+    refused. The first part (values and ids) is what studies recorded before the rest was added."""
+    import hashlib
+
+    labels = hashlib.sha1(np.ascontiguousarray(panel.offsets, dtype=np.int64).tobytes())
+    labels.update(f"{panel.freq}|".encode())
+    labels.update(pd.util.hash_pandas_object(pd.Series(panel.index.astype(str)), index=False).to_numpy().tobytes())
+    parts = [_values_fingerprint(panel), f"time labels sha1 {labels.hexdigest()[:12]}"]
+    if panel.exog is not None:
+        digest = hashlib.sha1(np.ascontiguousarray(panel.exog, dtype=np.float64).tobytes())
+        parts.append(f"covariates {', '.join(map(str, panel.exog_names))} sha1 {digest.hexdigest()[:12]}")
+    if panel.static is not None:
+        hashed = pd.util.hash_pandas_object(panel.static.astype(str), index=True).to_numpy().tobytes()
+        digest = hashlib.sha1("|".join(map(str, panel.static.columns)).encode() + hashed)
+        parts.append(f"static {', '.join(map(str, panel.static.columns))} sha1 {digest.hexdigest()[:12]}")
+    return ", ".join(parts)
+
+
+def _values_fingerprint(panel) -> str:
+    """The target's values and the series ids: all a study recorded of its data before time labels and covariates
+    (such a study resumes on a panel without covariates whose values and ids match)."""
     import hashlib
 
     digest = hashlib.sha1(np.ascontiguousarray(panel.values, dtype=np.float64).tobytes())
@@ -794,14 +816,23 @@ def data_fingerprint(panel) -> str:
     return f"{panel.n_series} series, {int(panel.lengths.sum())} values, sha1 {digest.hexdigest()[:12]}"
 
 
-def _check_protocol(recorded: dict | None, wanted: dict) -> None:
+def _legacy_data(panel) -> str | None:
+    """The fingerprint a study recorded before time labels and covariates were part of it, when this panel could
+    have been searched then with nothing left out (no covariates, no static features); else None."""
+    return _values_fingerprint(panel) if panel.exog is None and panel.static is None else None
+
+
+def _check_protocol(recorded: dict | None, wanted: dict, legacy_data: str | None = None) -> None:
     """A resumed study's trials were scored one way; a search that would score its new trials another way (metric,
     validation windows, fixed settings) is refused rather than mixing figures that cannot be compared."""
     if recorded is None:  # a study from before the protocol was recorded
         return
     # space and data are recorded since issue 39: a study from before keeps resuming without them
+    # a study recorded before time labels and covariates were fingerprinted resumes on the same values and ids
+    # (legacy_data: only for a panel without covariates, all such a study could have been searched on)
     changed = [key for key in wanted if (key in recorded or key not in ("space", "data"))
-               and recorded.get(key) != wanted[key]]
+               and recorded.get(key) != wanted[key]
+               and not (key == "data" and legacy_data is not None and recorded.get(key) == legacy_data)]
     if changed:
         def differs(key):
             old, new = recorded.get(key), wanted[key]
