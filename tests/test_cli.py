@@ -60,10 +60,11 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
     """`tsattn fit --model linear` is the linear baseline through the run's path: as Forecaster("linear") is one
     interface for networks and baselines, the CLI takes both; its model row equals the baseline row it is scored
     beside (the same windows and targets), and a deterministic model gets no advice to try other seeds."""
-    out = tmp_path / "run"
-    result = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--column", "demand",
-                             "--date-column", "date", "--window", "8", "--out", str(out), "--json"])
+    out = tmp_path / "run"  # a file of dates and values (date, demand): neither --column nor --date-column needed
+    result = invoke(runner, ["fit", "--model", "linear", "--csv", str(small_csv), "--window", "8", "--out", str(out),
+                             "--json"])
     assert result.exit_code == 0, result.output
+    assert pd.read_csv(out / "predictions.csv")["ds"].iloc[-1] == str(pd.read_csv(small_csv)["date"].iloc[-1])[:10]
     document = json.loads(result.stdout)
     test = document["metrics"]["test"]
     assert test["model"]["rmse"] == pytest.approx(test["linear"]["rmse"])

@@ -133,6 +133,15 @@ def test_csv_reading(tmp_path):
     with pytest.raises(DataError, match=r"several columns \(ds, y, note\); choose the value column with --column "
                                         r"\(e.g. --column y\)$"):
         read_csv_series(two, date_column="ds")
+    # a file of dates and numbers alone needs neither option (it asked for both); two numeric columns still ask
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("month,visitors\n2015-01,1\n2015-02,2\n2015-03,3\n2015-04,4\n")
+    read = read_csv_series(pairs)
+    assert read.index.freqstr == "MS" and list(read) == [1.0, 2.0, 3.0, 4.0]
+    numbers = tmp_path / "numbers.csv"
+    numbers.write_text("a,b\n1,2\n3,4\n")
+    with pytest.raises(DataError, match=r"several columns \(a, b\); choose the value column with --column \(e.g."):
+        read_csv_series(numbers)
     # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")

@@ -467,7 +467,8 @@ def read_csv_series(
         path: the CSV file.
         column: the value column; may be omitted when the file has exactly one column besides the date.
         date_column: an optional column of timestamps, parsed and used as the index (sorted, frequency
-            inferred when regular). Without it the index is 0..n-1.
+            inferred when regular). Without it the index is 0..n-1, except in a file of two columns, one of dates
+            and one of numbers (given neither argument), which is read as dates and values.
         fill: passed to :func:`as_series` for NaN values.
     """
     path = Path(path)
@@ -483,6 +484,12 @@ def read_csv_series(
         raise DataError(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"
         )
+    if column is None and date_column is None and len(columns) == 2:
+        # a file of dates and values ("month,visitors"): nothing to choose, so it is read as that
+        dates = [c for c in columns if _looks_like_dates(frame[c])]
+        values = [c for c in columns if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
+        if len(dates) == 1 and len(values) == 1:
+            date_column, column = dates[0], values[0]
     if column is None:
         candidates = [c for c in columns if c != date_column]
         if len(candidates) != 1:
