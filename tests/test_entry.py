@@ -52,15 +52,17 @@ def test_every_public_entry_fits_with_the_covariates(frame, tmp_path):
     forecaster = Forecaster("simple-rnn", **settings).fit(frame, static_df=STATIC, seed=0)
     assert network_inputs(forecaster.state_) == expected
 
-    result = tsattn.fit(RunConfig().updated(**SETTINGS), series=frame, static=STATIC)  # it dropped them before
+    result = tsattn.fit(RunConfig().updated(**SETTINGS), series=frame, static_df=STATIC)  # it dropped them before
     assert network_inputs(result.state) == expected
+    with pytest.raises(ConfigError, match="static and static_df name the same argument of fit\\(\\); give one"):
+        tsattn.fit(RunConfig().updated(**SETTINGS), series=frame, static=STATIC, static_df=STATIC)
 
     windows = forecaster.cross_validation(frame, n_windows=1, static_df=STATIC, refit=True)
     assert len(windows) == 3 * H and windows["simple-rnn"].notna().all()
 
     pytest.importorskip("optuna")
     fixed = {k: v for k, v in settings.items() if k != "units"}  # units is searched (a one-value space) here
-    tuned = tsattn.tune("simple-rnn", data=frame, static=STATIC, trials=1, settings=fixed,
+    tuned = tsattn.tune("simple-rnn", data=frame, static_df=STATIC, trials=1, settings=fixed,
                         space={"units": [3], "learning_rate": None, "batch_size": None, "lookback": None,
                                "window": None, "cell": None, "dropout": None, "skip": None}, echo=lambda line: None)
     assert network_inputs(tuned.forecaster.state_) == expected  # it refused the frame before

@@ -984,7 +984,7 @@ def fit_all(config: RunConfig, data, static=None, columns: tuple | None = None,
 
 
 def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.Callback | None = None,
-        panel: Panel | None = None, engine=None, static=None, **overrides) -> RunResult:
+        panel: Panel | None = None, engine=None, static_df=None, static=None, **overrides) -> RunResult:
     """Resolve settings and data (:func:`tsattn.config.resolve`), fit one model and score it on every part.
 
     Args:
@@ -997,7 +997,8 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
             dataset once and sends it to every run); the config keeps naming it.
         engine: where the members of an ensemble (``ensemble=k``) train: None / "local" here, one after
             another; an engine of :func:`tsattn.engine.get_engine` (local processes or Ray) in parallel.
-        static: static features of ``series`` (``stat_exog``): ``unique_id`` and the feature columns.
+        static_df: static features of ``series`` (``stat_exog``): ``unique_id`` and the feature columns (the
+            name Forecaster.fit, compare and tune take; ``static`` is the same argument under its older name).
         **overrides: settings or model parameters applied to ``config`` (see :meth:`RunConfig.updated`).
 
     Example:
@@ -1009,7 +1010,9 @@ def fit(config: RunConfig | None = None, series=None, progress: keras.callbacks.
         config = config.updated(**overrides)
     if panel is not None and series is not None:
         raise ConfigError("give fit either series (user data) or panel (the config's data, loaded), not both")
-    config, data = resolve(config, series if series is not None else panel, static)
+    if static is not None and static_df is not None:
+        raise ConfigError("static and static_df name the same argument of fit(); give one")
+    config, data = resolve(config, series if series is not None else panel, static_df if static is None else static)
     if isinstance(series, Panel):
         config = dataclasses.replace(config, dataset=None, csv=None)  # the user's data, not the one named
     return run(config, data, progress, engine)
