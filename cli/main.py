@@ -741,12 +741,7 @@ def backtest_command(model_dir, dataset, csv, column, date_column, id_column, fi
                                     retrain=retrain if retrain else False, epochs=epochs, engine=engine,
                                     jobs=jobs, address=address, cpus_per_run=cpus_per_run, echo=beat)
     summary = table.attrs["metrics"]
-    rows = table
-    if table.columns[0] == "origin":  # one series: a panel of one in the file, its id named as predictions.csv's
-        from tsattn.backtesting import BACKTEST_COLUMNS
-
-        rows = table.copy()
-        rows.insert(0, state.key_columns(BACKTEST_COLUMNS)[0], state.panel_of(series).ids[0])
+    rows = forecaster.long_backtest(table, series)  # one series too: a panel of one, its id as predictions.csv's
     with atomic_directory(out, force=force, kind="backtest", inputs=[csv, model_dir, static_csv]) as staging:
         rows.to_csv(staging / "backtest.csv", index=False)
         write_json(staging / "metrics.json", summary)

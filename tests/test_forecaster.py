@@ -130,6 +130,9 @@ def test_backtest_no_leak_with_retrain():
     assert table["trained_until"].nunique() == 2  # refit every 2 origins
     assert list(table.columns) == ["origin", "ds", "step", "actual", "predicted", "naive", "trained_until"]
     assert table.attrs["metrics"]["origins"] == 4 and table.attrs["metrics"]["retrain"] == 2
+    long = f.long_backtest(table, series)  # a panel of one, as `tsattn backtest` writes it
+    assert list(long.columns[:2]) == ["unique_id", "origin"] and set(long["unique_id"]) == {"demand"}
+    assert f.long_backtest(long) is long
 
 
 def test_backtest_without_retrain_warns_when_fitted_later(fitted):

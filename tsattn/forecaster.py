@@ -285,6 +285,18 @@ class Forecaster(BaseEstimator):
                              **{named: bounds[column].ravel() for column, named in
                                 zip(interval_columns(levels), interval_columns(levels, self.model))}})
 
+    def long_backtest(self, table: pd.DataFrame, series=None) -> pd.DataFrame:
+        """A table of :meth:`backtest` as a panel's: one series' rows (``origin``, ``step``, ...) get the id column
+        first, the series' id (``series`` as given to backtest), as :meth:`long_forecast` names a forecast; a panel's
+        table is returned as it is. What `tsattn backtest` writes to backtest.csv."""
+        from .backtesting import BACKTEST_COLUMNS
+
+        if table.columns[0] != "origin":
+            return table  # a panel's already: its id column first
+        rows = table.copy()
+        rows.insert(0, self._state().key_columns(BACKTEST_COLUMNS)[0], self._state().panel_of(series).ids[0])
+        return rows
+
     def long_forecast(self, forecast, series=None) -> pd.DataFrame:
         """A forecast of :meth:`predict` as a panel's long frame: the id and time columns, then the model's column
         and its interval columns (``<model>-lo-80`` ...). One series' forecast (a Series, or with ``level`` a frame
