@@ -138,10 +138,18 @@ def test_csv_reading(tmp_path):
     pairs.write_text("month,visitors\n2015-01,1\n2015-02,2\n2015-03,3\n2015-04,4\n")
     read = read_csv_series(pairs)
     assert read.index.freqstr == "MS" and list(read) == [1.0, 2.0, 3.0, 4.0]
-    numbers = tmp_path / "numbers.csv"
-    numbers.write_text("a,b\n1,2\n3,4\n")
+    years = tmp_path / "years.csv"  # integers counting up by one: integer time steps, labelled by the year
+    years.write_text("year,sales\n1990,10.5\n1991,11.2\n1992,12.0\n")
+    assert list(read_csv_series(years).index) == [1990, 1991, 1992]
+    numbers = tmp_path / "numbers.csv"  # two columns that both count: nothing tells the time from the values
+    numbers.write_text("a,b\n1,2\n2,3\n")
     with pytest.raises(DataError, match=r"several columns \(a, b\); choose the value column with --column \(e.g."):
         read_csv_series(numbers)
+    three = tmp_path / "three.csv"  # the example names the column of values, not the one counting the steps
+    three.write_text("step,units,note\n1,2.5,x\n2,5.5,y\n")
+    with pytest.raises(DataError, match=r"several columns \(step, units, note\); choose the value column with --column "
+                                        r"\(e.g. --column units\)$"):
+        read_csv_series(three)
     # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")

@@ -386,6 +386,14 @@ def _looks_like_dates(column: pd.Series) -> bool:
     return True
 
 
+def _counts_steps(column: pd.Series) -> bool:
+    """Whether a column is integers counting up by one (years 1990, 1991, ...; step numbers): a time column, read as
+    integer time steps labelled by the integer, never a series' values beside another numeric column."""
+    if not pd.api.types.is_integer_dtype(column.dtype) or len(column) < 2:
+        return False
+    return bool((np.diff(column.to_numpy(dtype=np.int64)) == 1).all())
+
+
 # dates written with the day and month as numbers first ("01.02.2015", "01/02/2015 10:00"): day first in most of the
 # world, month first in the US; the year is the third number
 _DAY_MONTH = re.compile(r"\s*\d{1,2}([./-])\d{1,2}\1\d{2,4}(\s.*|T.*)?")
@@ -468,7 +476,8 @@ def read_csv_series(
         column: the value column; may be omitted when the file has exactly one column besides the date.
         date_column: an optional column of timestamps, parsed and used as the index (sorted, frequency
             inferred when regular). Without it the index is 0..n-1, except in a file of two columns, one of dates
-            and one of numbers (given neither argument), which is read as dates and values.
+            (or of integers counting up by one: years, steps) and one of numbers (given neither argument), which is
+            read as times and values.
         fill: passed to :func:`as_series` for NaN values.
     """
     path = Path(path)
@@ -485,8 +494,9 @@ def read_csv_series(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"
         )
     if column is None and date_column is None and len(columns) == 2:
-        # a file of dates and values ("month,visitors"): nothing to choose, so it is read as that
-        dates = [c for c in columns if _looks_like_dates(frame[c])]
+        # a file of dates and values ("month,visitors"), or of consecutive integer steps and values ("year,sales"):
+        # nothing to choose, so it is read as that
+        dates = [c for c in columns if _looks_like_dates(frame[c])] or [c for c in columns if _counts_steps(frame[c])]
         values = [c for c in columns if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
         if len(dates) == 1 and len(values) == 1:
             date_column, column = dates[0], values[0]
@@ -495,6 +505,7 @@ def read_csv_series(
         if len(candidates) != 1:
             dates = [] if date_column else [c for c in candidates if _looks_like_dates(frame[c])]
             values = [c for c in candidates if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
+            values = [c for c in values if not _counts_steps(frame[c])] + [c for c in values if _counts_steps(frame[c])]
             fix = "choose the value column with --column" + (" and the dates with --date-column" if dates else "")
             if values:
                 fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]})"
