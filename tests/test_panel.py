@@ -316,14 +316,28 @@ def test_single_series_results_unchanged_from_before_panels(small_series):
     assert result.metrics["test"]["model"]["smape"] == pytest.approx(15.15025377679507, rel=1e-5)
 
 
+def test_a_file_in_the_peers_long_form_is_read_as_a_panel_without_naming_its_columns(tmp_path):
+    """unique_id, ds, y (with a covariate beside them): the columns a long frame has in Python, so the CSV reader needs
+    no id, time or value column named; a wide file and a single series are read as before."""
+    frame = panel_of()
+    frame["price"] = np.arange(len(frame), dtype=float)
+    frame.to_csv(tmp_path / "long.csv", index=False)
+    plain = read_csv_panel(tmp_path / "long.csv", exog=["price"])
+    named = read_csv_panel(tmp_path / "long.csv", "y", "ds", "unique_id", exog=["price"])
+    assert plain.ids == named.ids == ["s0", "s1", "s2", "s3"]
+    np.testing.assert_array_equal(plain.values, named.values)
+    np.testing.assert_array_equal(plain.exog, named.exog)
+    assert plain.index.equals(named.index) and plain.freq == named.freq
+
+
 def test_cli_fit_panel_csv(tmp_path):
     path = tmp_path / "panel.csv"
     panel_of().to_csv(path, index=False)
     runner = CliRunner()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "y",
-                                      "--date-column", "ds", "--id-column", "unique_id", "--horizon", "2",
+        # the peers' long form (unique_id, ds, y) needs no --id-column, --date-column nor --column (backtest gives them)
+        result = runner.invoke(main, ["fit", "--model", "simple-rnn", "--csv", str(path), "--horizon", "2",
                                       "--window", "8", "--epochs", "2", "--set", "units=4", "--set", "split=holdout",
                                       "--set", "holdout=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
@@ -349,11 +363,14 @@ def test_cli_fit_panel_csv(tmp_path):
                                "--out", str(tmp_path / "bad")])
     assert bad.exit_code == 2 and "--id-column needs --date-column" in bad.output
     assert not (tmp_path / "bad").exists()
-    # issue 24: a long file without --id-column is refused with the fix, never glued into one series
-    glued = runner.invoke(main, ["fit", "--csv", str(path), "--column", "y", "--out", str(tmp_path / "glued")])
+    # issue 24: a long file without --id-column (its time column not named ds) is refused with the fix, never glued
+    # into one series
+    panel_of().rename(columns={"ds": "week"}).to_csv(tmp_path / "weeks.csv", index=False)
+    glued = runner.invoke(main, ["fit", "--csv", str(tmp_path / "weeks.csv"), "--column", "y",
+                                 "--out", str(tmp_path / "glued")])
     assert glued.exit_code == 2 and "Traceback" not in glued.output
-    assert "panel.csv is a long frame of 4 series (its unique_id column); read it as a panel with --id-column " \
-           "unique_id --date-column ds" in glued.output
+    assert "weeks.csv is a long frame of 4 series (its unique_id column); read it as a panel with --id-column " \
+           "unique_id --date-column week" in glued.output, glued.output
     assert not (tmp_path / "glued").exists()
     # columns beside id, time and value are named, not dropped in silence
     extra = panel_of()

@@ -298,6 +298,13 @@ def read_csv_frame(path: Path, text_columns=()) -> pd.DataFrame:
     return frame
 
 
+def csv_columns(path) -> list[str]:
+    """The column names of a CSV file's header row (read as :func:`read_csv_frame` reads the file), no rows read."""
+    path = Path(path)
+    regular_file(path, "CSV file")
+    return [str(c) for c in _read_csv(path, nrows=0, sep=_header_separator(path)).columns]
+
+
 def _read_csv(path: Path, **options) -> pd.DataFrame:
     try:
         return pd.read_csv(path, **options)
@@ -485,7 +492,8 @@ def read_csv_series(
     columns = list(frame.columns)
     if "unique_id" in columns and frame["unique_id"].nunique() > 1:
         # a long frame (Nixtla's unique_id / ds / y) read as one series would glue its series end to end
-        time = date_column or ("ds" if "ds" in columns else "DATE_COLUMN")
+        time = date_column or ("ds" if "ds" in columns else next(
+            (c for c in columns if c != "unique_id" and _looks_like_dates(frame[c])), "DATE_COLUMN"))
         raise DataError(f"{path.name} is a long frame of {frame['unique_id'].nunique()} series (its unique_id column); "
                         f"read it as a panel with --id-column unique_id --date-column {time} (Python: pass the frame "
                         "itself), or keep one series' rows")

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import (FILL_METHODS, as_series, check_exog_columns, date_failure, infer_freq, parse_timestamps,
-                   read_csv_frame, read_csv_series, time_text)
+from .data import (FILL_METHODS, as_series, check_exog_columns, csv_columns, date_failure, infer_freq,
+                   parse_timestamps, read_csv_frame, read_csv_series, time_text)
 from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -584,7 +584,8 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         path: the CSV file.
         column: the value column (may be omitted for a single series with one column besides the date).
         date_column: the time column (dates or integers); required with ``id_column``.
-        id_column: the series-id column of a long file (e.g. unique_id).
+        id_column: the series-id column of a long file (e.g. unique_id). A file with the columns unique_id, ds and y
+            (the peers' long form, as Python reads a long frame) is read as one without these three arguments.
         fill: per-series handling of NaN values (see :func:`as_panel`).
         freq: the frequency the file follows (see :func:`as_panel`); None infers it.
         exog: covariate columns kept beside the value column (see :func:`as_panel`).
@@ -592,6 +593,11 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     """
     freq = check_freq(freq)
     exog = tuple(exog or ())
+    if id_column is None and (column is None or not _listed_columns(column)):
+        # a long file in the peers' names (unique_id, ds, y), as a long frame is read in Python: no options needed
+        header = csv_columns(path)
+        if ID_COLUMN in header and (date_column or TIME_COLUMN) in header and (column or VALUE_COLUMN) in header:
+            id_column, date_column, column = ID_COLUMN, date_column or TIME_COLUMN, column or VALUE_COLUMN
     static = static_by_id(static, id_column)
     if id_column is None and column is not None:
         wide = _wide_columns(path, column, date_column, exog, fill)
