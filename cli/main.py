@@ -834,9 +834,7 @@ def compare_command(models, datasets, csv, column, date_column, id_column, fill,
         except ValueError:
             raise CliError(f"--seeds must be comma-separated integers; got {seeds!r}") from None
     csv_entries = list(grid.get("csv", []))
-    if csv is not None:
-        if column is None:
-            raise CliError("--csv needs --column COL")
+    if csv is not None:  # the columns as tsattn fit reads them (a file that needs --column says so in one line)
         csv_entries.append({"path": csv, "column": column, "date_column": date_column, "id_column": id_column})
     elif column is not None or date_column is not None or id_column is not None:
         raise CliError("--column and --date-column go with --csv PATH")

@@ -160,9 +160,10 @@ def test_cli_compare(tmp_path, small_csv):
     grid.write_text('models = ["simple-rnn"]\nseeds = [0]\nwindow = 8\nepochs = 1\n[set]\nunits = 3\n')
     runner = CliRunner()
     out = tmp_path / "cmp"
-    result = runner.invoke(main, ["compare", "--config", str(grid), "--csv", str(small_csv), "--column", "demand",
-                                  "--date-column", "date", "--out", str(out)])
+    # a file of dates and values: no --column nor --date-column, as tsattn fit reads it; named by the file
+    result = runner.invoke(main, ["compare", "--config", str(grid), "--csv", str(small_csv), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(out / "summary.csv")["dataset"]) == {"demand"}
     assert "simple-rnn" in result.output and (out / "report.html").exists()
     verdict = (out / "report.md").read_text().split("**Verdict.**")[1].strip().splitlines()[0].lstrip("- ")
     assert "Verdict:" in result.output and verdict.replace("**", "") in result.output  # the report's, on screen

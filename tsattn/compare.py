@@ -201,7 +201,7 @@ def build_spec(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | No
         sources.append(SeriesSource(label, dataset=name, options=options))
     for entry in csv or []:
         path = Path(entry["path"])
-        label = entry.get("name") or f"{path.stem}:{entry.get('column')}"
+        label = entry.get("name") or (f"{path.stem}:{entry['column']}" if entry.get("column") else path.stem)
         sources.append(SeriesSource(label, csv=str(path), column=entry.get("column"),
                                     date_column=entry.get("date_column"), id_column=entry.get("id_column")))
     sources += list(given or [])
