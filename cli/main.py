@@ -313,7 +313,8 @@ def data_options(command):
     options = [
         click.option("--dataset", shell_complete=_complete_datasets,
                      help="a bundled dataset (see `tsattn datasets`)."),
-        click.option("--csv", type=click.Path(dir_okay=True), help="a CSV file holding the series."),
+        click.option("--csv", type=click.Path(dir_okay=True), help="a CSV file holding the series (a file of two "
+                     "columns, dates and values, or a long file with unique_id, ds and y needs no column options)."),
         click.option("--column", help="the value column of --csv (several, comma-separated, for a wide file: one "
                                      "series per column, e.g. north,south)."),
         click.option("--date-column", help="the date column of --csv (parsed, sorted, frequency inferred)."),
@@ -792,7 +793,7 @@ def _names(text: str | None, what: str):
                                                                  "registered; see `tsattn models`).")
 @click.option("--datasets", shell_complete=_complete_datasets, help="comma-separated datasets (default: "
                                                                      "sunspots).")
-@click.option("--csv", help="a CSV series to compare on as well (with --column).")
+@click.option("--csv", help="a CSV series to compare on as well (read as tsattn fit reads --csv).")
 @click.option("--column", help="the value column of --csv (several, comma-separated, for a wide file: one series "
               "per column, e.g. north,south).")
 @click.option("--date-column", help="the date column of --csv.")
