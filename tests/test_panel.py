@@ -328,6 +328,12 @@ def test_a_file_in_the_peers_long_form_is_read_as_a_panel_without_naming_its_col
     np.testing.assert_array_equal(plain.values, named.values)
     np.testing.assert_array_equal(plain.exog, named.exog)
     assert plain.index.equals(named.index) and plain.freq == named.freq
+    # one series: its dates and values beside the covariates need no column named either
+    one = frame[frame["unique_id"] == "s0"].drop(columns="unique_id").rename(columns={"ds": "month", "y": "sales"})
+    one.to_csv(tmp_path / "one.csv", index=False)
+    read = read_csv_panel(tmp_path / "one.csv", exog=["price"])
+    assert read.ids == ["sales"] and read.exog_names == ("price",) and read.freq == named.freq
+    np.testing.assert_array_equal(read.values, named.values[:named.offsets[1]])
 
 
 def test_cli_fit_panel_csv(tmp_path):

@@ -393,6 +393,17 @@ def _looks_like_dates(column: pd.Series) -> bool:
     return True
 
 
+def time_and_values(frame: pd.DataFrame, columns) -> tuple[str | None, str | None]:
+    """(time column, value column) when ``columns`` (two) are one of dates (or of integers counting up by one: years,
+    steps) and one of numbers, so nothing is left to choose; else (None, None)."""
+    columns = list(columns)
+    if len(columns) != 2:
+        return None, None
+    dates = [c for c in columns if _looks_like_dates(frame[c])] or [c for c in columns if _counts_steps(frame[c])]
+    values = [c for c in columns if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
+    return (dates[0], values[0]) if len(dates) == 1 and len(values) == 1 else (None, None)
+
+
 def _counts_steps(column: pd.Series) -> bool:
     """Whether a column is integers counting up by one (years 1990, 1991, ...; step numbers): a time column, read as
     integer time steps labelled by the integer, never a series' values beside another numeric column."""
@@ -502,12 +513,7 @@ def read_csv_series(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"
         )
     if column is None and date_column is None and len(columns) == 2:
-        # a file of dates and values ("month,visitors"), or of consecutive integer steps and values ("year,sales"):
-        # nothing to choose, so it is read as that
-        dates = [c for c in columns if _looks_like_dates(frame[c])] or [c for c in columns if _counts_steps(frame[c])]
-        values = [c for c in columns if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
-        if len(dates) == 1 and len(values) == 1:
-            date_column, column = dates[0], values[0]
+        date_column, column = time_and_values(frame, columns)  # "month,visitors", "year,sales": nothing to choose
     if column is None:
         candidates = [c for c in columns if c != date_column]
         if len(candidates) != 1:

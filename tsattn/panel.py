@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .data import (FILL_METHODS, as_series, check_exog_columns, csv_columns, date_failure, infer_freq,
-                   parse_timestamps, read_csv_frame, read_csv_series, time_text)
+                   parse_timestamps, read_csv_frame, read_csv_series, time_and_values, time_text)
 from .errors import ConfigError, DataError, MissingColumnError, user_stacklevel
 
 ID_COLUMN, TIME_COLUMN, VALUE_COLUMN = "unique_id", "ds", "y"
@@ -611,6 +611,11 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
     if single:  # one series with covariates: the long path with one id
         frame = read_csv_frame(path)
         others = [c for c in frame.columns if c != date_column and c not in exog]
+        if column is None and date_column is None:  # dates and values beside the covariates: nothing to choose
+            found_time, found_column = time_and_values(frame, others)
+            if found_time is not None:
+                date_column, column = found_time, found_column
+                others = [found_column]
         if column is None and len(others) != 1:
             raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
         column = column or others[0]
