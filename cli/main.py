@@ -476,7 +476,8 @@ def fit_command(model_name, dataset, csv, column, date_column, id_column, fill, 
 
     automatic = config.preset == "auto"
     config, panel = resolve(config)  # checked, read and settled before "Training ...": errors come first
-    source = config.dataset if config.csv is None else f"{config.csv} column {config.column}"
+    column = config.column or panel.name  # the one read without --column (a two-column or unique_id/ds/y file)
+    source = config.dataset if config.csv is None else f"{config.csv}" + (f" column {column}" if column else "")
     window = "auto" if config.window is None else config.window
     if config.lookback is not None:
         window = f"{config.lookback} horizons"

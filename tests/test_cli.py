@@ -65,6 +65,7 @@ def test_fit_takes_a_baseline_as_the_model_and_scores_it_as_the_same_baseline(ru
                              "--json"])
     assert result.exit_code == 0, result.output
     assert pd.read_csv(out / "predictions.csv")["ds"].iloc[-1] == str(pd.read_csv(small_csv)["date"].iloc[-1])[:10]
+    assert f"Training linear on {small_csv} column demand (" in result.output  # the column read (it said None)
     document = json.loads(result.stdout)
     test = document["metrics"]["test"]
     assert test["model"]["rmse"] == pytest.approx(test["linear"]["rmse"])
