@@ -69,6 +69,9 @@ def test_inputs_dataframe_and_array():
     assert list(Forecaster("naive").fit(values).predict(2).index) == [160, 161]
     frame = pd.DataFrame({"v": values})
     assert Forecaster("naive").fit(frame).predict(1).iloc[0] == values[-1]
+    with pytest.raises(DataError, match=r"^the data is a path \('sales.csv'\), not the values: read it first, "
+                                        r"tsattn.read_csv_panel\('sales.csv'\)"):  # it said "an array of shape ()"
+        Forecaster("naive").fit("sales.csv")
 
 
 def test_seasonal_naive_recursion_by_hand():

@@ -148,8 +148,8 @@ def given_data(data, id_column: str, time_column: str, value_column: str, static
         return {}
     if isinstance(data, (str, bytes, Path)):
         raise ConfigError(f"data takes pandas data (a long frame, a Series or a dict of them), not a file name; got "
-                          f"{str(data)!r}: for a CSV file pass csv=[{{\"path\": {str(data)!r}, \"column\": ...}}] "
-                          "(CLI --csv)")
+                          f"{str(data)!r}: for a CSV file pass csv=[{{\"path\": {str(data)!r}}}] (read as the CLI's "
+                          "--csv reads it; \"column\", \"date_column\", \"id_column\" where the file needs them)")
     if isinstance(data, dict) and data and all(isinstance(v, (pd.DataFrame, pd.Series)) for v in data.values()) \
             and not all(isinstance(v, pd.Series) for v in data.values()):
         entries = {str(name): part for name, part in data.items()}  # several datasets, each a frame

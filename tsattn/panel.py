@@ -13,6 +13,7 @@ is a panel of one and travels the same path as 1428 M3 series.
 from __future__ import annotations
 
 import dataclasses
+import os
 import warnings
 from collections import Counter
 from dataclasses import dataclass
@@ -524,6 +525,10 @@ def as_panel(data, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN, v
     """
     if fill is not None and fill not in FILL_METHODS:
         raise ConfigError(f"fill must be one of {', '.join(FILL_METHODS)}; got {fill!r}")
+    if isinstance(data, (str, os.PathLike)):  # a file's name read as a 0-d array said "got an array of shape ()"
+        raise DataError(f"the data is a path ({str(data)!r}), not the values: read it first, "
+                        f"tsattn.read_csv_panel({str(data)!r}) (as the command line's --csv reads it), or pass a "
+                        "pandas Series or DataFrame")
     freq = check_freq(freq)
     exog = tuple(exog or ())
     static = static_by_id(static, id_column)
