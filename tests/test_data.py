@@ -145,11 +145,17 @@ def test_csv_reading(tmp_path):
     numbers.write_text("a,b\n1,2\n2,3\n")
     with pytest.raises(DataError, match=r"several columns \(a, b\); choose the value column with --column \(e.g."):
         read_csv_series(numbers)
-    three = tmp_path / "three.csv"  # the example names the column of values, not the one counting the steps
+    three = tmp_path / "three.csv"  # the column counting the steps is proposed as the time, not as the values
     three.write_text("step,units,note\n1,2.5,x\n2,5.5,y\n")
-    with pytest.raises(DataError, match=r"several columns \(step, units, note\); choose the value column with --column "
-                                        r"\(e.g. --column units\)$"):
+    with pytest.raises(DataError, match=r"several columns \(step, units, note\); choose the value column with "
+                                        r"--column and the time steps with --date-column \(e.g. --date-column step "
+                                        r"--column units\)$"):
         read_csv_series(three)
+    wide = tmp_path / "wide.csv"  # several value columns: one of them, or one series per column
+    wide.write_text("month,north,south\n2020-01,1,2\n2020-02,2,3\n")
+    with pytest.raises(DataError, match=r"\(e.g. --date-column month --column north; or one series per column: "
+                                        r"--column north,south\)$"):
+        read_csv_series(wide)
     # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")

@@ -519,10 +519,14 @@ def read_csv_series(
         if len(candidates) != 1:
             dates = [] if date_column else [c for c in candidates if _looks_like_dates(frame[c])]
             values = [c for c in candidates if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
-            values = [c for c in values if not _counts_steps(frame[c])] + [c for c in values if _counts_steps(frame[c])]
-            fix = "choose the value column with --column" + (" and the dates with --date-column" if dates else "")
+            steps = [] if dates or date_column else [c for c in values if _counts_steps(frame[c])]
+            what = "dates"
+            if len(steps) == 1 and len(values) > 1:  # integers counting up by one: the time, not a series' values
+                dates, values, what = steps, [c for c in values if c not in steps], "time steps"
+            fix = "choose the value column with --column" + (f" and the {what} with --date-column" if dates else "")
             if values:
-                fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]})"
+                fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]}"
+                fix += f"; or one series per column: --column {','.join(values)})" if len(values) > 1 else ")"
             raise DataError(f"{path} has several columns ({', '.join(columns)}); {fix}")
         column = candidates[0]
     if column not in columns:
