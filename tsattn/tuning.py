@@ -663,6 +663,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         storage = storage_url(storage, jobs=max(int(jobs or 1), int(workers or 1)))
         opened = _storage(storage)
         in_memory = in_memory_sqlite(make_url(storage))
+    fingerprint, legacy = data_fingerprint(panel), _legacy_data(panel)  # what the study records of its data, once
     scratch, own_folder = None, False  # own_folder: the study is the result folder's own study.db
     if out is not None:
         from .io import check_output_directory
@@ -677,7 +678,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         if storage is not None:  # the study lives elsewhere: say where, which also marks this folder as a search
             from .io import write_json
 
-            study_name = study_name or default_study_name(model, panel, storage)
+            study_name = study_name or default_study_name(model, fingerprint, storage, legacy=legacy)
             where = ("in memory: it ended with the run that wrote this folder (not resumable)" if in_memory
                      else make_url(storage).render_as_string(hide_password=True))
             write_json(out / "study.json", {"storage": where, "study": study_name})
@@ -688,7 +689,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
 
         scratch = tempfile.TemporaryDirectory(prefix="tsattn-tune-")
         storage = f"sqlite:///{Path(scratch.name) / STUDY_FILE}"
-    name = study_name or default_study_name(model, panel, storage, own_folder=own_folder)
+    name = study_name or default_study_name(model, fingerprint, storage, own_folder=own_folder, legacy=legacy)
     resumable = bool(storage) and scratch is None and not in_memory  # an in-memory or scratch study ends with the run
     try:
         if opened is None and storage:
@@ -698,14 +699,14 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
         protocol = {"metric": metric, "windows": windows, "step": (step or base.horizon) if windows else None,
                     "settings": json.loads(json.dumps(settings or {}, sort_keys=True, default=str)),
                     "space": {key: repr(value) for key, value in sorted(dimensions.items())},
-                    "data": data_fingerprint(panel)}
+                    "data": fingerprint}
         if not study.trials:  # the first trial is the defaults (where the space holds them): a search is never
             study.set_user_attr("protocol", protocol)
             defaults = _defaults_in(base, dimensions, window=default_window)  # worse on validation than not
             if defaults:  # searching; it is "the defaults" only if it holds every dimension (one sampled is not)
                 study.enqueue_trial(defaults, user_attrs={"defaults": len(defaults) == len(dimensions)})
         else:
-            _check_protocol(study.user_attrs.get("protocol"), protocol, legacy_data=_legacy_data(panel))
+            _check_protocol(study.user_attrs.get("protocol"), protocol, legacy_data=legacy)
         stale = _fail_stale(study)
         if stale:
             echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
@@ -766,24 +767,30 @@ def _protocol_line(protocol: dict | None) -> str:
             "values apart, the last ending where the test part begins (rolling origins, no refits).")
 
 
-def default_study_name(model: str, panel, storage, own_folder: bool = False) -> str:
-    """The study a search uses when none is named: ``tsattn-<model>-<digest of the data>``, so searches of one model
-    on different data share a database without mixing (a fibonacci search used to join a sunspots study). A
-    study of the older name ``tsattn-<model>`` already in the database is resumed (its recorded data is checked),
-    and so is the one study of a result folder's own study.db: a folder holds one search."""
-    import hashlib
-
-    name = f"tsattn-{model}-{hashlib.sha1(data_fingerprint(panel).encode()).hexdigest()[:8]}"
+def default_study_name(model: str, fingerprint: str, storage, own_folder: bool = False,
+                       legacy: str | None = None) -> str:
+    """The study a search uses when none is named: ``tsattn-<model>-<digest of the data>`` (``fingerprint``:
+    :func:`data_fingerprint`), so searches of one model on different data share a database without mixing (a
+    fibonacci search used to join a sunspots study). A study of the older names already in the database is resumed
+    (its recorded data is checked): ``tsattn-<model>``, the one named by ``legacy`` (:func:`_legacy_data`, the
+    fingerprint before time labels were in it), and the one study of a result folder's own study.db: a folder holds
+    one search."""
+    name = _study_name(model, fingerprint)
     if not isinstance(storage, str):
         return name
     if storage.startswith("sqlite:///") and not Path(storage[len("sqlite:///"):]).exists():
         return name  # a new file: nothing to resume (and nothing created by looking)
     names = _optuna().get_all_study_names(storage=_storage(storage))
-    before = _legacy_data(panel)  # the name a study of this data got before time labels were in its fingerprint
-    legacy = [n for n in names if n == f"tsattn-{model}"
-              or (own_folder and n.startswith(f"tsattn-{model}-"))
-              or (before is not None and n == f"tsattn-{model}-{hashlib.sha1(before.encode()).hexdigest()[:8]}")]
-    return name if name in names or not legacy else legacy[0]
+    older = [n for n in names if n == f"tsattn-{model}"
+             or (own_folder and n.startswith(f"tsattn-{model}-"))
+             or (legacy is not None and n == _study_name(model, legacy))]
+    return name if name in names or not older else older[0]
+
+
+def _study_name(model: str, fingerprint: str) -> str:
+    import hashlib
+
+    return f"tsattn-{model}-{hashlib.sha1(fingerprint.encode()).hexdigest()[:8]}"
 
 
 def data_fingerprint(panel) -> str:
