@@ -512,7 +512,7 @@ def read_csv_series(
         raise DataError(
             f"date column {date_column!r} not found in {path}; available columns: {', '.join(columns)}"
         )
-    if column is None and date_column is None and len(columns) == 2:
+    if column is None and date_column is None:
         date_column, column = time_and_values(frame, columns)  # "month,visitors", "year,sales": nothing to choose
     if column is None:
         candidates = [c for c in columns if c != date_column]

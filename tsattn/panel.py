@@ -617,10 +617,7 @@ def read_csv_panel(path: str | Path, column: str | None = None, date_column: str
         frame = read_csv_frame(path)
         others = [c for c in frame.columns if c != date_column and c not in exog]
         if column is None and date_column is None:  # dates and values beside the covariates: nothing to choose
-            found_time, found_column = time_and_values(frame, others)
-            if found_time is not None:
-                date_column, column = found_time, found_column
-                others = [found_column]
+            date_column, column = time_and_values(frame, others)
         if column is None and len(others) != 1:
             raise DataError(f"{path} has several value columns ({', '.join(others)}); choose one with --column")
         column = column or others[0]
