@@ -1,6 +1,7 @@
-"""Every example in README.md and docs/ runs: ```python blocks as one script per page, ```bash blocks command by
-command (``tsattn ...`` as ``python -m tsattn ...``). ```text blocks (installs, clusters, hours-long runs) are shown,
-not run. The files the examples name as the user's own (sales.csv, stores.csv) are written here, small."""
+"""Every example in README.md and docs/ runs: ```python blocks as one script per page (in a namespace of its own),
+```bash blocks command by command (``tsattn ...`` as ``python -m tsattn ...``). ```text blocks (installs, clusters,
+hours-long runs) are shown, not run. The files the examples name as the user's own (sales.csv, stores.csv) are written
+here, small."""
 
 import os
 import re
@@ -81,8 +82,7 @@ def test_the_examples_of_a_page_run(page, tmp_path, monkeypatch):
             continue
         result = CliRunner().invoke(main, words[1:])
         assert result.exit_code == 0, f"{page.name}: {command}\n{result.output[-3000:]}{result.exception!r}"
-    if python:
+    if python:  # one script in a namespace of its own (it imports what it uses), in this process: a subprocess per
+        # page paid TensorFlow's import and first trace again, ~10 CPU-seconds each (5 pages)
         script = "\n\n".join(python)
-        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                              env=environment())
-        assert done.returncode == 0, f"{page.name}:\n{done.stderr[-3000:]}"
+        exec(compile(script, f"{page.name} (its Python examples)", "exec"), {"__name__": "__main__"})
