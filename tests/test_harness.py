@@ -420,6 +420,27 @@ def test_the_lean_adam_trains_to_the_weights_of_keras_adam_to_the_bit(model, cha
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("model, sampled", [("attention-rnn", None), ("nbeats", 3)])
+def test_a_short_training_runs_one_step_a_call_and_trains_the_same_weights(model, sampled, small_series, monkeypatch):
+    """At most SHORT_TRAINING steps in all: compiled with steps_per_execution=1 (no traced loop), which trains the same
+    steps on the same batches as the loop does: the same weights to the bit; a longer training keeps the loop."""
+    from tsattn import harness
+
+    calls = []
+    original = keras.Model.compile
+    monkeypatch.setattr(keras.Model, "compile",
+                        lambda self, *a, **k: calls.append(k["steps_per_execution"]) or original(self, *a, **k))
+    monkeypatch.setattr(harness, "TRAINED_GRAPHS", harness.TrainedGraphs())
+    config = tiny_config(model, epochs=3, early_stopping=False, sampled_steps=sampled, batch_size=8)
+    short = fit(config, series=small_series)
+    monkeypatch.setattr(harness, "SHORT_TRAINING", 0)
+    looped = fit(config, series=small_series)
+    assert calls == [1, config.steps_per_execution if sampled is None else sampled]
+    assert short.state.history.attrs["optimizer_steps"] == looped.state.history.attrs["optimizer_steps"]
+    for a, b in zip(short.state.keras_model.get_weights(), looped.state.keras_model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_sampled_epoch_trains_whole_calls_of_steps_per_execution_as_the_docs_say():
     """docs/cli.md: Keras runs an epoch of an endless stream in whole calls of steps_per_execution, so sampled_steps is
     rounded up to a multiple of it when it is more than one call (the recipe: 100 at 32 a call trains 128 an epoch);
