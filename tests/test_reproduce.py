@@ -57,3 +57,21 @@ def test_a_figure_is_checked_only_on_the_processor_and_instruction_set_it_was_me
     import _common
 
     assert R.this_processor() == _common.cpu_model() and _common.cpu_model().strip()
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_a_figure_that_differs_under_pinned_threads_names_them(pinned, monkeypatch, capsys):
+    """A cell rerun with TF_NUM_INTRAOP_THREADS=1 (the test suite's setting) rounds differently from the published
+    run (TensorFlow's default threads): the failure says so and how to rerun; without them nothing is added."""
+    cell = R.CELLS[0]
+    monkeypatch.setattr(R, "check_cell", lambda c: (False, "published 16.26, now 16.28"))
+    monkeypatch.setattr(R, "check_readme", lambda: [])
+    monkeypatch.setattr(R, "this_processor", lambda: R.processor((R.RESULTS / cell.file).read_text()))
+    for name in R.THREAD_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    if pinned:
+        monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
+    monkeypatch.setattr(sys, "argv", ["reproduce.py", "--cells", cell.label])
+    assert R.main() == 1
+    out = capsys.readouterr().out
+    assert ("TF_NUM_INTRAOP_THREADS=1 set here" in out and "unset them and rerun" in out) == pinned
