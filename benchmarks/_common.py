@@ -120,6 +120,16 @@ def cpu_model() -> str:
     return f"{name} ({widest})" if widest else name
 
 
+THREAD_SETTINGS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+
+
+def thread_settings() -> str:
+    """TensorFlow's threads as this run set them: the thread count changes how sums round, so a figure made with
+    TF_NUM_INTRAOP_THREADS=1 (the test suite's) differs from one made with the default (reproduce.py)."""
+    pinned = [f"{name}={os.environ[name]}" for name in THREAD_SETTINGS if name in os.environ]
+    return "threads " + ", ".join(pinned) if pinned else "TensorFlow's default threads"
+
+
 def header(title: str, command: str, quick: bool) -> list[str]:
     import tsattn  # first: it imports TensorFlow without its start-up noise
     import keras
@@ -131,7 +141,8 @@ def header(title: str, command: str, quick: bool) -> list[str]:
              f"- command: `{command}`" + (" (QUICK MODE: a smoke test, not a result)" if quick else ""),
              f"- commit: {commit()}",
              f"- date: {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-             f"- machine: {os.cpu_count()} cores, {cpu_model()}, {platform.system()} {platform.machine()}, no GPU used",
+             f"- machine: {os.cpu_count()} cores, {cpu_model()}, {platform.system()} {platform.machine()}, no GPU used, "
+             f"{thread_settings()}",
              f"- versions: tsattn {tsattn.__version__}, Python {platform.python_version()}, tensorflow {tf.__version__}, "
              f"keras {keras.__version__}, numpy {numpy.__version__}, pandas {pandas.__version__}", ""]
     return lines

@@ -553,9 +553,6 @@ def check_readme_tourism(readme: str) -> list[str]:
     return problems
 
 
-THREAD_SETTINGS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")  # set by the test suite
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--list", action="store_true", help="list the cells and the files not checked")
@@ -596,7 +593,7 @@ def main() -> int:
     if elsewhere:
         print(f"{len(elsewhere)} cell(s) differ but were measured on another processor than this {here}: they are "
               "checked only on that processor (rerun there, or regenerate the file here)")
-    pinned = [f"{name}={os.environ[name]}" for name in THREAD_SETTINGS if name in os.environ]
+    pinned = [f"{name}={os.environ[name]}" for name in C.THREAD_SETTINGS if name in os.environ]
     if failed and pinned:
         print(f"{', '.join(pinned)} set here: TensorFlow's thread count changes how its sums round (M3 yearly nbeats "
               "seed 0 at 4ff27f9: 16.28 with one thread, 16.26 with TensorFlow's default, as published); the figures "

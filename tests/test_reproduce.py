@@ -67,7 +67,7 @@ def test_a_figure_that_differs_under_pinned_threads_names_them(pinned, monkeypat
     monkeypatch.setattr(R, "check_cell", lambda c: (False, "published 16.26, now 16.28"))
     monkeypatch.setattr(R, "check_readme", lambda: [])
     monkeypatch.setattr(R, "this_processor", lambda: R.processor((R.RESULTS / cell.file).read_text()))
-    for name in R.THREAD_SETTINGS:
+    for name in R.C.THREAD_SETTINGS:
         monkeypatch.delenv(name, raising=False)
     if pinned:
         monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
@@ -75,3 +75,15 @@ def test_a_figure_that_differs_under_pinned_threads_names_them(pinned, monkeypat
     assert R.main() == 1
     out = capsys.readouterr().out
     assert ("TF_NUM_INTRAOP_THREADS=1 set here" in out and "unset them and rerun" in out) == pinned
+
+
+def test_a_results_header_records_the_thread_settings_it_ran_with(monkeypatch):
+    for name in R.C.THREAD_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    assert R.C.thread_settings() == "TensorFlow's default threads"
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert R.C.thread_settings() == "threads TF_NUM_INTRAOP_THREADS=1, OMP_NUM_THREADS=1"
+    machine = next(line for line in R.C.header("t", "c", quick=True) if line.startswith("- machine: "))
+    assert machine.endswith("no GPU used, threads TF_NUM_INTRAOP_THREADS=1, OMP_NUM_THREADS=1")
+    assert R.processor(machine) == R.C.cpu_model()  # the processor is still read from the line
