@@ -123,10 +123,15 @@ def cpu_model() -> str:
 THREAD_SETTINGS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
 
 
+def pinned_threads() -> list[str]:
+    """The thread settings this process runs with ("TF_NUM_INTRAOP_THREADS=1", ...), empty for TensorFlow's default."""
+    return [f"{name}={os.environ[name]}" for name in THREAD_SETTINGS if name in os.environ]
+
+
 def thread_settings() -> str:
     """TensorFlow's threads as this run set them: the thread count changes how sums round, so a figure made with
     TF_NUM_INTRAOP_THREADS=1 (the test suite's) differs from one made with the default (reproduce.py)."""
-    pinned = [f"{name}={os.environ[name]}" for name in THREAD_SETTINGS if name in os.environ]
+    pinned = pinned_threads()
     return "threads " + ", ".join(pinned) if pinned else "TensorFlow's default threads"
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -593,7 +592,7 @@ def main() -> int:
     if elsewhere:
         print(f"{len(elsewhere)} cell(s) differ but were measured on another processor than this {here}: they are "
               "checked only on that processor (rerun there, or regenerate the file here)")
-    pinned = [f"{name}={os.environ[name]}" for name in C.THREAD_SETTINGS if name in os.environ]
+    pinned = C.pinned_threads()
     if failed and pinned:
         print(f"{', '.join(pinned)} set here: TensorFlow's thread count changes how its sums round (M3 yearly nbeats "
               "seed 0 at 4ff27f9: 16.28 with one thread, 16.26 with TensorFlow's default, as published); the figures "
