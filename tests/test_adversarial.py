@@ -461,8 +461,9 @@ def test_messages_name_the_real_problem_and_a_fix_that_works(tmp_path):
     pd.DataFrame({"store": np.repeat(["a", "b"], 30), "date": list(pd.date_range("2000-01-01", periods=30,
                                                                                freq="MS")) * 2,
                   "sales": np.arange(60.0)}).to_csv(long, index=False)
-    with pytest.raises(DataError, match="repeats timestamps in 'date': it holds several series told apart by "
-                                        "'store'; read it as a panel with --id-column store"):
+    with pytest.raises(DataError, match="long.csv holds several series told apart by 'store' \\(its 'date' values "
+                                        "repeat\\); read it as a panel with --id-column store --date-column date "
+                                        "--column sales"):
         read_csv_series(long, "sales", "date")
     with pytest.raises(DataError, match="--id-column and --column both name the column 'sales'"):
         read_csv_panel(long, "sales", "date", "sales")

@@ -4,6 +4,7 @@ import pytest
 
 import tsattn
 from tsattn.data import MAX_FIBONACCI_N, as_series, read_csv_series
+from tsattn.panel import read_csv_panel
 from tsattn.errors import ConfigError, DataError
 
 
@@ -156,6 +157,22 @@ def test_csv_reading(tmp_path):
     with pytest.raises(DataError, match=r"\(e.g. --date-column month --column north; or one series per column: "
                                         r"--column north,south\)$"):
         read_csv_series(wide)
+    # a long file of several series read as one series, however the columns are given: never glued end to end (with
+    # --column alone it was, under a warning), the line names the column telling the series apart: the store, not a
+    # price whose many decimals also pair uniquely with each date (it named the price when that came first)
+    stores = tmp_path / "stores.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"date": list(pd.date_range("2020-01-06", periods=20, freq="W-MON")) * 3,
+                  "sales": rng.normal(100, 5, 60).round(1), "price": rng.uniform(1, 2, 60),
+                  "store": np.repeat([3, 1, 2], 20)}).to_csv(stores, index=False)
+    for given in ({}, {"column": "sales"}, {"column": "sales", "date_column": "date"}, {"date_column": "date"}):
+        with pytest.raises(DataError, match=r"^stores.csv holds several series told apart by 'store' \(its 'date' "
+                                            r"values repeat\); read it as a panel with --id-column store --date-column "
+                                            r"date --column sales \(Python: read_csv_panel\('stores.csv', "
+                                            r"column='sales', date_column='date', id_column='store'\)\)$"):
+            read_csv_series(stores, **given)
+    panel = read_csv_panel(stores, "sales", "date", "store")  # what the line says reads it
+    assert panel.n_series == 3
     # a date in another format names its value and row (it ended in pandas' cut-off "You might want to try:")
     mixed = tmp_path / "mixed.csv"
     mixed.write_text("ds,y\n2015-01-01,1\n2015-02-01,2\n2015-03-01,3\n01/04/2015,4\n2015-05-01,5\n")
@@ -163,7 +180,6 @@ def test_csv_reading(tmp_path):
                                         r"does not read in the format of the dates before it, %Y-%m-%d\); write every "
                                         r"date in one format \(e.g. YYYY-MM-DD\), or leave out --date-column$"):
         read_csv_series(mixed, column="y", date_column="ds")
-    from tsattn.panel import read_csv_panel
 
     long = tmp_path / "long.csv"
     long.write_text("id,ds,y\n" + "".join(f"a,{row}\n" for row in mixed.read_text().splitlines()[1:]))
@@ -179,7 +195,6 @@ def test_csv_files_separated_by_semicolons_tabs_or_bars_read_as_their_header_say
     from click.testing import CliRunner
 
     from tsattn.cli.main import main
-    from tsattn.panel import read_csv_panel
 
     dates = [str(d.date()) for d in pd.date_range("2021-01-01", periods=40, freq="D")]
     values = [10 + (i % 7) + i / 4 for i in range(40)]
@@ -239,7 +254,6 @@ def test_dates_written_day_first_or_month_first_read_as_written(tmp_path):
 
     from tsattn.cli.main import main
     from tsattn.data import parse_timestamps
-    from tsattn.panel import read_csv_panel
 
     months = pd.date_range("2015-01-01", periods=40, freq="MS")
     days = pd.date_range("2022-01-01", periods=40, freq="D")

@@ -481,6 +481,35 @@ def _day_or_month_first(column: pd.Series, expected: pd.Index | None = None) -> 
                     f"({day_first.date()}), and every date reads either way; write them as YYYY-MM-DD")
 
 
+def _series_keys(frame: pd.DataFrame, time: str) -> list[str]:
+    """The columns that could tell apart the series of a long file whose ``time`` values repeat: each pairs with the
+    time uniquely and repeats its own values (a series has several rows); text columns first (a store's name), then
+    whole numbers (a store's number), then other numbers. A column of measurements (a price with many decimals) pairs
+    with the time uniquely too, but its values hardly repeat: it is never named."""
+    found = []
+    for c in frame.columns:
+        if c == time:
+            continue
+        distinct = frame[c].nunique()
+        if 1 < distinct <= len(frame) // 2 and not frame[[c, time]].duplicated().any():
+            kind = frame[c].dtype
+            rank = 2 if pd.api.types.is_float_dtype(kind) else 1 if pd.api.types.is_numeric_dtype(kind) else 0
+            found.append((rank, c))
+    return [c for _, c in sorted(found, key=lambda pair: pair[0])]
+
+
+def _refuse_several_series(path: Path, frame: pd.DataFrame, time: str, column: str) -> None:
+    """A long file of several series (``time``'s values repeat, another column tells the series apart) read as one
+    series would glue them end to end: refused with the options that read it as a panel."""
+    if not frame[time].duplicated().any():
+        return
+    keys = [c for c in _series_keys(frame, time) if c != column]
+    if keys:
+        raise DataError(f"{path.name} holds several series told apart by {keys[0]!r} (its {time!r} values repeat); read "
+                        f"it as a panel with --id-column {keys[0]} --date-column {time} --column {column} (Python: "
+                        f"read_csv_panel({path.name!r}, column={column!r}, date_column={time!r}, id_column={keys[0]!r}))")
+
+
 def read_csv_series(
     path: str | Path,
     column: str | None = None,
@@ -524,6 +553,10 @@ def read_csv_series(
             if len(steps) == 1 and len(values) > 1:  # integers counting up by one: the time, not a series' values
                 dates, values, what = steps, [c for c in values if c not in steps], "time steps"
             fix = "choose the value column with --column" + (f" and the {what} with --date-column" if dates else "")
+            value = next((c for c in values if c not in _series_keys(frame, date_column or dates[0])), None) \
+                if dates or date_column else None
+            if value is not None:
+                _refuse_several_series(path, frame, date_column or dates[0], value)
             if values:
                 fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]}"
                 fix += f"; or one series per column: --column {','.join(values)})" if len(values) > 1 else ")"
@@ -534,20 +567,15 @@ def read_csv_series(
     if date_column is None:
         for other in columns:
             if other != column and _looks_like_dates(frame[other]):
+                _refuse_several_series(path, frame, other, column)  # not glued end to end into one
                 warnings.warn(f"{path.name}: column {other!r} looks like timestamps but is not used, so the series is "
                               f"indexed 0..{len(frame) - 1} (no frequency, no season, forecasts labelled by step); "
                               f"pass --date-column {other} (Python: date_column={other!r}) to use it", UserWarning,
                               stacklevel=user_stacklevel())
                 break
     values = frame[column]
-    if date_column is not None and frame[date_column].duplicated().any():
-        # a long file of several series read as one: name the column that tells them apart
-        keys = [c for c in columns if c not in (date_column, column)
-                and not frame[[c, date_column]].duplicated().any() and frame[c].nunique() > 1]
-        if keys:
-            raise DataError(f"{path.name} repeats timestamps in {date_column!r}: it holds several series told apart by "
-                            f"{keys[0]!r}; read it as a panel with --id-column {keys[0]} (Python: "
-                            f"read_csv_panel(..., id_column={keys[0]!r}))")
+    if date_column is not None:
+        _refuse_several_series(path, frame, date_column, column)
     if date_column is not None and pd.api.types.is_integer_dtype(frame[date_column].dtype):
         # integers (years 1912, 1913, ...; step numbers; epoch seconds) are time steps, labelled by the integer
         # itself, as the Python API reads them; never nanoseconds since 1970
