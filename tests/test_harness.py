@@ -412,12 +412,17 @@ def test_the_lean_adam_trains_to_the_weights_of_keras_adam_to_the_bit(model, cha
     calls = []
     original = TFOptimizer._backend_update_step
     monkeypatch.setattr(TFOptimizer, "_backend_update_step", lambda *a: calls.append(1) or original(*a))
-    lean = weights(layers.Adam)
+    lean = weights(layers.Adam)  # the tiny network's weights all small: their moments in the shared vectors
+    monkeypatch.setattr(layers.Adam, "SMALL", 8)  # the larger ones with moments of their own, as nbeats' are
+    mixed = weights(layers.Adam)
+    (trainer,) = harness.TRAINED_GRAPHS.models.values()  # the compiled twin of that training, kept for the next
+    assert trainer.optimizer._large and trainer.optimizer._shared is not None  # both kinds of weight
     assert not calls
     keras_own = weights(keras.optimizers.Adam)
     assert calls
-    for a, b in zip(lean, keras_own, strict=True):
-        np.testing.assert_array_equal(a, b)
+    for a, b, c in zip(lean, mixed, keras_own, strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
 
 
 @pytest.mark.parametrize("model, sampled", [("attention-rnn", None), ("nbeats", 3)])
