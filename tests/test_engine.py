@@ -216,8 +216,9 @@ def test_ensemble_members_on_a_ray_cluster_match_sequential(cluster):
 
 # Runs of some 3 s each (150 epochs, no early stopping), so the node dies while one is mid-run, not as it ends: with
 # 40 epochs (early stopping on) a run took 1.0-1.3 s on an AMD EPYC, about the state API's lag, and a CI run once
-# missed all three kills (each run ended 14-23 ms before its node died)
-KILLED_RUNS = dict(seeds=[0, 1, 2], epochs=150, settings={"units": 4, "early_stopping": False})
+# missed all three kills (each run ended 14-23 ms before its node died). Four runs: the node dies as the third begins,
+# which Ray runs again beside the fourth on the node left (six took ~15 s more, here and in the sequential run)
+KILLED_RUNS = dict(seeds=[0, 1], epochs=150, settings={"units": 4, "early_stopping": False})
 
 
 def _kill_a_node_mid_run(nodes, workers, out, small_csv) -> str:
@@ -278,7 +279,7 @@ def test_ray_cluster_survives_a_worker_node_killed_mid_run(cluster, tmp_path, sm
     assert outcomes[-1] == "retried", outcomes
     compare(out=tmp_path / "one", **options(small_csv, **KILLED_RUNS))
     last = tmp_path / f"ray{len(outcomes) - 1}"
-    assert records(last) == records(tmp_path / "one") and len(records(tmp_path / "one")) == 6
+    assert records(last) == records(tmp_path / "one") and len(records(tmp_path / "one")) == 4
 
 
 @pytest.mark.slow
