@@ -26,7 +26,8 @@ def pytest_collection_modifyitems(items):
     """A test that starts Ray (a multi-node cluster: the ``cluster`` fixture; or a local instance: the tests marked
     ``xdist_group("ray")``) is marked ``ray``: `python3 dev.py test` runs those on their own, one after another, after
     the rest. Under pytest-xdist a node killed once took its worker down, and two local Ray instances started at once
-    by two workers once both waited for ever. The slow tests run first (see below)."""
+    by two workers once both waited for ever. One script starting a local instance runs among the workers, as the only
+    one there (benchmarks/engines.py's quick mode, tests/test_benchmarks.py). The slow tests run first (see below)."""
     for item in items:
         groups = [mark.args[0] for mark in item.iter_markers("xdist_group") if mark.args]
         if "cluster" in getattr(item, "fixturenames", ()) or "ray" in groups:
