@@ -218,6 +218,7 @@ def test_a_weighted_combination_weighs_its_members_by_inverse_validation_score(m
     assert S.combination_weights([0.0, 2.0, 1.0]) == [1.0, 0.0, 0.0]  # a perfect member takes it all
     assert S.combination_weights([np.nan, 2.0, 2.0]) == pytest.approx([0.0, 0.5, 0.5])
     real = S._validation_score
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))  # one network is enough to weigh (each is trained twice)
     monkeypatch.setattr(S, "_validation_score", lambda *a, **k: -1.0)  # the combination wins
     frame = panel(n=4)
     f = Forecaster("auto", horizon=4, epochs=2).fit(frame)  # weighted: the default
@@ -267,6 +268,7 @@ def test_auto_combination_auto_offers_both_combinations_and_keeps_the_lower(monk
     import tsattn.selection as S
 
     calls = iter(scores)
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))  # what is offered and kept, not which networks
     monkeypatch.setattr(S, "_validation_score", lambda *a, **k: next(calls))
     f = Forecaster("auto", horizon=4, epochs=2, auto_combination="auto").fit(panel(n=4))
     labels = list(f.choice_["candidate"])
