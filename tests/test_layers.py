@@ -275,3 +275,31 @@ def test_stacked_variable_grns_compute_what_one_layer_per_variable_did(shape, co
     saved_before = {k: v for k, v in legacy.get_config().items() if k != "stacked"}
     assert len(VariableSelection.from_config(saved_before).each) == 3
     assert VariableSelection.from_config(stacked.get_config()).stacked and not stacked.each
+
+
+@pytest.mark.parametrize("small", [2 ** 15, 8])  # every weight small; or the 40-number one with moments of its own
+def test_adam_steps_equal_keras_adam_to_the_bit_when_a_weight_has_no_gradient(small, monkeypatch):
+    """tsattn's Adam against Keras' on the same weights and gradients, step by step; at the second step one small
+    weight has no gradient, which Keras skips (its moments and value unchanged): the shared moments must too."""
+    from tsattn import layers
+
+    monkeypatch.setattr(layers.Adam, "SMALL", small)
+    rng = np.random.default_rng(0)
+    shapes = [(3, 2), (4,), (40,)]
+    start = [rng.normal(size=shape).astype("float32") for shape in shapes]
+    steps = [[rng.normal(size=shape).astype("float32") for shape in shapes] for _ in range(3)]
+    steps[1][1] = None
+    found = []
+    for adam in (layers.Adam, keras.optimizers.Adam):
+        weights = [keras.Variable(value) for value in start]
+        optimizer = adam(learning_rate=0.01)
+        optimizer.build(weights)
+        states = []
+        for grads in steps:
+            optimizer.apply([None if g is None else keras.ops.convert_to_tensor(g) for g in grads], weights)
+            states.append([keras.ops.convert_to_numpy(w).copy() for w in weights])
+        found.append(states)
+    assert found[0][1][1].tobytes() == found[0][0][1].tobytes()  # skipped: unchanged
+    for ours, theirs in zip(*found):
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -320,15 +320,16 @@ class TransformerEncoderBlock(layers.Layer):
 
 @keras.saving.register_keras_serializable(package="tsattn")
 class Adam(keras.optimizers.Adam):
-    """Keras' Adam with the same updates, to the bit, built from a handful of operations rather than some 15 per
-    weight: the moments of every weight live in one flat vector each, so the step updates them and computes every
-    weight's change in one pass over the gradients laid end to end, then takes each weight's slice off it; the step's
-    scalars (the bias corrections, ``alpha``, ``1 - beta``) are computed once. Elementwise, each number goes through
-    the operations of Keras' ``Adam.update_step`` in its order, so the weights are the same to the bit. Tracing
-    Keras' per-weight update took about half of tracing a small network's training step (0.5 s of ~1 s a trace for
-    nbeats or simple-rnn), which is most of a small fit, and running it a launch of some 15 kernels per weight a step.
-    Anything else Adam can do (amsgrad, weights of several dtypes, a distribution strategy) takes Keras' own path;
-    tests/test_harness.py checks that both train to the same weights."""
+    """Keras' Adam with the same updates, to the bit, built from far fewer operations. The moments of the small
+    weights (biases, norms, the matrices of a small network) live in one shared momentum and one velocity vector: the
+    step updates them and computes those weights' changes in one pass over their gradients laid end to end, then cuts
+    each weight's change off it; a large weight keeps moments of its own, updated on their own. The step's scalars (the
+    bias corrections, ``alpha``, ``1 - beta``) are computed once. Each number goes through the operations of Keras'
+    ``Adam.update_step`` in its order, so the weights are the same to the bit. Keras' per-weight update, some 15
+    operations per weight, took about half of tracing a small network's training step (0.5 s of ~1 s a trace for
+    nbeats or simple-rnn), which is most of a small fit, and as many kernel launches a step. Anything else Adam can do
+    (amsgrad, weights of several dtypes, a distribution strategy) takes Keras' own path; tests/test_harness.py checks
+    that both train to the same weights."""
 
     SMALL = 2 ** 15  # a weight of at most this many numbers has its moments in the shared vectors (below)
 
@@ -359,7 +360,7 @@ class Adam(keras.optimizers.Adam):
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
         from ._backend import tf
 
-        if not getattr(self, "_lean", False) or tf.distribute.has_strategy():
+        if not getattr(self, "_lean", False):
             return super()._backend_update_step(grads, trainable_variables, learning_rate)
         dtype = self._dtype
         # Keras' Adam.update_step, in its order of operations
@@ -371,9 +372,14 @@ class Adam(keras.optimizers.Adam):
         decay_1, decay_2, epsilon = (ops.convert_to_tensor(value, dtype)
                                      for value in (1 - self.beta_1, 1 - self.beta_2, self.epsilon))
 
-        def update(m, v, gradient):  # the step of Keras' Adam for one weight, or for the small ones laid end to end
-            m.assign_add(ops.multiply(ops.subtract(gradient, m), decay_1))
-            v.assign_add(ops.multiply(ops.subtract(ops.square(gradient), v), decay_2))
+        def update(m, v, gradient, kept=None):  # Keras' Adam step for one weight, or the small ones laid end to end
+            # (kept: 1 where a small weight has a gradient, 0 where Keras skips it; x * 1 is x, to the bit)
+            moved = [ops.multiply(ops.subtract(gradient, m), decay_1),
+                     ops.multiply(ops.subtract(ops.square(gradient), v), decay_2)]
+            if kept is not None:
+                moved = [ops.multiply(each, kept) for each in moved]
+            m.assign_add(moved[0])
+            v.assign_add(moved[1])
             return ops.divide(ops.multiply(m, alpha), ops.add(ops.sqrt(v), epsilon))
 
         def own(variable):
@@ -387,11 +393,16 @@ class Adam(keras.optimizers.Adam):
                 own(variable).assign_sub(update(m.value, v.value, gradient))
         if self._shared is None:
             return
-        # a small weight without a gradient reads zeros: its moments stay at zero and its change is zero, as when
-        # Keras skips it
+        # a small weight without a gradient this step (Keras skips it): zeros in its place, its moments kept as they
+        # are and the weight not changed
         flat = [ops.reshape(given[index][0], (-1,)) if index in given else ops.zeros((size,), dtype)
                 for index, size in self._small]
-        changes = update(*(each.value for each in self._shared), ops.concatenate(flat) if len(flat) > 1 else flat[0])
+        kept = None
+        if any(index not in given for index, _ in self._small):
+            kept = ops.concatenate([ops.full((size,), 1.0 if index in given else 0.0, dtype)
+                                    for index, size in self._small])
+        changes = update(*(each.value for each in self._shared), ops.concatenate(flat) if len(flat) > 1 else flat[0],
+                         kept)
         pieces = tf.split(changes, [size for _, size in self._small]) if len(flat) > 1 else [changes]
         for (index, _), piece in zip(self._small, pieces):
             if index in given:
