@@ -553,10 +553,12 @@ def read_csv_series(
             if len(steps) == 1 and len(values) > 1:  # integers counting up by one: the time, not a series' values
                 dates, values, what = steps, [c for c in values if c not in steps], "time steps"
             fix = "choose the value column with --column" + (f" and the {what} with --date-column" if dates else "")
-            value = next((c for c in values if c not in _series_keys(frame, date_column or dates[0])), None) \
-                if dates or date_column else None
-            if value is not None:
-                _refuse_several_series(path, frame, date_column or dates[0], value)
+            time = date_column or (dates[0] if dates else None)
+            if time is not None and frame[time].duplicated().any():  # a long file: the first value column no key
+                keys = _series_keys(frame, time)
+                value = next((c for c in values if c not in keys), None)
+                if value is not None:
+                    _refuse_several_series(path, frame, time, value)
             if values:
                 fix += f" (e.g. {f'--date-column {dates[0]} ' if dates else ''}--column {values[0]}"
                 fix += f"; or one series per column: --column {','.join(values)})" if len(values) > 1 else ")"
