@@ -615,18 +615,40 @@ def require_ets_scale() -> None:
                           "or use interval_scale blend (the default)")
 
 
+ETS_DEVIATIONS: dict = {}  # (digest of the inputs) -> ets_deviation's result: auto's candidates calibrate on the same
+# validation origins and keep the same series' ends, one AutoETS fit per origin instead of one per candidate
+ETS_DEVIATIONS_KEPT = 8
+
+
 def ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarray:
     """(windows, horizon) statsforecast AutoETS's forecast standard deviation at each origin (fitted on the values of
     its series up to it; ``first``: each one's series start), read off its own interval at
     :data:`tsattn.intervals.ETS_DEVIATION_LEVEL`; NaN where it could not fit the history (:class:`StatisticalModel`
-    forecasts the naive value there, with no width)."""
+    forecasts the naive value there, with no width). The same inputs give the remembered result (a copy)."""
+    import hashlib
+
+    require_ets_scale()
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    origins, first = np.ascontiguousarray(origins, dtype=np.int64), np.ascontiguousarray(first, dtype=np.int64)
+    digest = hashlib.sha256()
+    for array in (values, origins, first, np.array([season, horizon], dtype=np.int64)):
+        digest.update(array.tobytes())
+        digest.update(b"|")
+    key = digest.hexdigest()
+    if key not in ETS_DEVIATIONS:
+        if len(ETS_DEVIATIONS) >= ETS_DEVIATIONS_KEPT:
+            ETS_DEVIATIONS.pop(next(iter(ETS_DEVIATIONS)))
+        ETS_DEVIATIONS[key] = _ets_deviation(values, origins, first, season, horizon)
+    return ETS_DEVIATIONS[key].copy()
+
+
+def _ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarray:
     import warnings
 
     from scipy.stats import norm
 
     from .intervals import ETS_DEVIATION_LEVEL, level_bounds
 
-    require_ets_scale()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "could not be fitted on N histories": those get the blend figure instead
         _, bounds = StatisticalModel("ets", int(horizon), max(int(season), 1)).forecast_distribution(

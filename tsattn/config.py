@@ -26,7 +26,7 @@ from .baselines import (AUTO_COMBINATIONS, BASELINES, LINEAR_FITS, baseline_lear
 from .covariates import KINDS as COVARIATE_KINDS, Covariates, check_covariates
 from .data import FILL_METHODS, check_exog_columns, load_dataset
 from .errors import ConfigError, DataError, TooShortError
-from .intervals import INTERVAL_SCALES, INTERVAL_SCORES
+from .intervals import INTERVAL_SCALE_SETTINGS, INTERVAL_SCORES
 from .losses import LOSSES, get_loss, loss_quantiles
 from .panel import Panel, as_panel, check_freq, read_csv_panel
 from .specs import ENSEMBLE_METHODS, MODELS, get_spec, model_hint
@@ -597,7 +597,7 @@ def check_config(config: RunConfig) -> RunConfig:
     C.choice("auto_combination", config.auto_combination, AUTO_COMBINATIONS)
     C.choice("sample_by", config.sample_by, ("window", "series"))
     C.choice("clip_scope", config.clip_scope, ("variable", "global"))
-    C.choice("interval_scale", config.interval_scale, INTERVAL_SCALES)
+    C.choice("interval_scale", config.interval_scale, INTERVAL_SCALE_SETTINGS)
     if config.interval_scale == "ets":
         require_ets_scale()
     C.choice("interval_scores", config.interval_scores, INTERVAL_SCORES)

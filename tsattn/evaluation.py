@@ -78,9 +78,37 @@ def calibrate(model, data, insample: np.ndarray, season: int):
     origins, first, series = origins_of(data, "validation")
     point, quantiles = (floored(forecasts, data.floor) for forecasts in
                         model.forecast_distribution(data.source, origins, first, series, data.scaler))
-    return Calibration.calibrate(data.y("validation", scaled=False), point, quantiles,
-                                 scales_at(data, origins, first, series, insample, season),
-                                 **data.calibration_settings)
+    return calibrate_forecasts(data, data.y("validation", scaled=False), point, quantiles, series, insample,
+                               lambda kind: scales_at(data, origins, first, series, insample, season, kind))
+
+
+def calibrate_forecasts(data, actual, point, quantiles, series, insample: np.ndarray, scale_of) -> Calibration:
+    """The :class:`tsattn.intervals.Calibration` of validation forecasts ``point`` (and a quantile model's own
+    ``quantiles``) of ``actual`` (windows, horizon), in ``data.interval_scale``; ``scale_of(kind)`` gives every
+    window's scale of that kind (:func:`scales_at`), ``series`` each window's series, ``insample`` each series' scale.
+    With "auto" the scale is chosen among :data:`tsattn.intervals.SCALE_CANDIDATES` on these forecasts
+    (:func:`tsattn.intervals.choose_scale`; the calibration's ``scale_choice`` keeps the scores), blend where the
+    halves hold too few windows or statsforecast (which "ets" fits) is not installed."""
+    from .baselines import statsforecast_installed
+    from .intervals import SCALE_CANDIDATES, choice_folds, choose_scale
+
+    settings = dict(data.calibration_settings)
+    if settings["kind"] != "auto":
+        return Calibration.calibrate(actual, point, quantiles, scale_of(settings["kind"]), **settings)
+    folds = choice_folds(series)
+    candidates = SCALE_CANDIDATES if statsforecast_installed() else SCALE_CANDIDATES[:1]
+    choice, scales = {}, {}
+    chosen = candidates[0]
+    if folds is not None and len(candidates) > 1:
+        scales = {kind: scale_of(kind) for kind in candidates}
+        normaliser = np.asarray(insample, dtype=np.float64)[np.asarray(series)]
+        chosen, choice = choose_scale(actual, point, quantiles, scales, folds, normaliser, settings["floor"],
+                                      settings["scores"])
+    settings["kind"] = chosen
+    calibration = Calibration.calibrate(actual, point, quantiles,
+                                        scales[chosen] if chosen in scales else scale_of(chosen), **settings)
+    calibration.scale_choice = choice
+    return calibration
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:
@@ -172,8 +200,7 @@ def score_windows(network, baselines: list, data, season: int, parts=PARTS, leve
                 distributions[key] = quantiles
             if calibrated and part == "validation" and model is not network:
                 # a baseline's own intervals are reported raw (<key>_native); it is calibrated on its point forecasts
-                calibrations[model.key] = Calibration.calibrate(actual, point, None, scale_of(data.interval_scale),
-                                                                **data.calibration_settings)
+                calibrations[model.key] = calibrate_forecasts(data, actual, point, None, series, insample, scale_of)
         predicted = points.pop("model")
         intervals = {}
         if levels and part in ("validation", "test"):

@@ -955,7 +955,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
                              data.horizon, insample)
     end_deviation = ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season, data.horizon) \
-        if data.interval_scale == "ets" else None
+        if calibration is not None and calibration.scale == "ets" else None
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,

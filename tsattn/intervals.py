@@ -152,6 +152,13 @@ def interval_source(loss) -> str:
 # split-conformal bands against blend by 2-14% on every frequency and level but one
 # (benchmarks/results/intervals_ets_scale_o2.md). It needs statsforecast and costs one AutoETS fit per origin.
 INTERVAL_SCALES = ("expanding", "insample", "recent", "blend", "ets")
+# "auto" (a setting, never a calibration's scale): blend or ets, whichever gives the lower interval score on the
+# validation forecasts themselves, cross-fitted over series (:func:`choose_scale`); blend where that cannot be told
+# (statsforecast missing, a single series, fewer than CHOICE_MIN_WINDOWS windows in either half).
+INTERVAL_SCALE_SETTINGS = (*INTERVAL_SCALES, "auto")
+SCALE_CANDIDATES = ("blend", "ets")  # what "auto" chooses between, the first kept on a tie or without the others
+CHOICE_LEVELS = (80, 95)  # the levels whose interval scores (MSIS's numerator) "auto" compares
+CHOICE_MIN_WINDOWS = 40  # validation windows each half of the series must hold for "auto" to compare scales
 ETS_DEVIATION_LEVEL = 80  # AutoETS's deviation is read off its own interval at this level: (hi - lo) / (2 z)
 
 # What a split-conformal score is (RunConfig.interval_scores): "absolute", the scaled absolute error, one radius per
@@ -215,6 +222,60 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
                               "(tsattn.baselines.interval_scale_at computes it)")
         return blended if kind == "blend" else ets_scale(blended, deviation)
     return over(recent_span(season, horizon) if kind == "recent" else len(values))
+
+
+def choice_folds(series) -> np.ndarray | None:
+    """(windows,) the half (0 or 1) of the series each validation window belongs to (alternate series by number), for
+    :func:`choose_scale`; None when either half holds fewer than :data:`CHOICE_MIN_WINDOWS` windows."""
+    folds = np.asarray(series, dtype=np.int64) % 2
+    counts = np.bincount(folds, minlength=2)
+    return folds if counts.min() >= CHOICE_MIN_WINDOWS else None
+
+
+def interval_score(actual, lower, upper, level: float, normaliser) -> float:
+    """The mean interval score (Gneiting & Raftery; MSIS's numerator) of bands (windows, steps) at ``level``, each
+    window's divided by its ``normaliser`` (windows,): width plus 2 / alpha times the miss below or above."""
+    alpha = (100 - float(level)) / 100
+    actual, lower, upper = (np.asarray(a, dtype=np.float64) for a in (actual, lower, upper))
+    score = (upper - lower) + 2 / alpha * (np.maximum(lower - actual, 0) + np.maximum(actual - upper, 0))
+    score = score / np.asarray(normaliser, dtype=np.float64)[:, None]
+    return float(np.nanmean(score)) if np.isfinite(score).any() else float("nan")
+
+
+def choose_scale(actual, point, quantiles, scales: dict, folds, normaliser, floor=None,
+                 scores: str = "absolute") -> tuple[str, dict]:
+    """The interval scale (a key of ``scales``: {kind: that scale of each validation window}) whose split-conformal
+    bands score best on the validation forecasts, and each candidate's score as a ratio to the first's.
+
+    Cross-fitted over series (``folds``: :func:`choice_folds`): the bands of one half are calibrated on the other
+    half's windows, so every window is scored by a calibration that never saw it, at the same origins as the
+    calibration (the scales read only values up to each origin). A candidate's score is the mean over
+    :data:`CHOICE_LEVELS` of its interval score (each window's divided by ``normaliser``, its series' scale) as a
+    ratio to the first candidate's; the lowest wins, the first on a tie."""
+    actual, point = np.asarray(actual, dtype=np.float64), np.asarray(point, dtype=np.float64)
+    folds = np.asarray(folds)
+    normaliser = np.asarray(normaliser, dtype=np.float64)
+    totals = {}
+    for kind, scale in scales.items():
+        scale = np.asarray(scale, dtype=np.float64)
+        per_level = {level: [] for level in CHOICE_LEVELS}
+        for fold in (0, 1):
+            fit, held = folds != fold, folds == fold
+            own = None if quantiles is None else {q: np.asarray(v)[fit] for q, v in quantiles.items()}
+            calibration = Calibration.calibrate(actual[fit], point[fit], own, scale[fit], floor, kind, scores)
+            shown = None if quantiles is None else {q: np.asarray(v)[held] for q, v in quantiles.items()}
+            predicted = calibration.quantiles(point[held], shown, scale[held], CHOICE_LEVELS)
+            for level, (lower, upper) in bands(predicted, CHOICE_LEVELS).items():
+                per_level[level].append((interval_score(actual[held], lower, upper, level, normaliser[held]),
+                                         int(held.sum())))
+        totals[kind] = {level: sum(s * n for s, n in parts) / sum(n for _, n in parts)
+                        for level, parts in per_level.items()}
+    first = next(iter(scales))
+    ratios = {kind: float(np.mean([totals[kind][level] / totals[first][level] for level in CHOICE_LEVELS]))
+              for kind in scales}
+    finite = {kind: ratio for kind, ratio in ratios.items() if np.isfinite(ratio)}
+    chosen = min(finite, key=lambda kind: (finite[kind], kind != first)) if first in finite else first
+    return chosen, ratios
 
 
 def ets_scale(blended, deviation) -> np.ndarray:
@@ -511,10 +572,14 @@ class Calibration:
     """A fitted model's interval calibration on its validation part: the one object a fitted state keeps, saves and
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
 
-    def __init__(self, methods: dict, floor: float | None = None, scale: str = "insample"):
+    def __init__(self, methods: dict, floor: float | None = None, scale: str = "insample",
+                 scale_choice: dict | None = None):
         self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
         self.floor = floor  # bounds below it are raised to it (0 for non-negative data), None: none
         self.scale = scale  # what the scores are measured in (INTERVAL_SCALES): forecasts are scaled alike
+        # with interval_scale "auto": {candidate: its cross-fitted validation score as a ratio to blend's}
+        # (choose_scale), or {} when the choice could not be made (blend then); None when the scale was set
+        self.scale_choice = scale_choice
 
     @classmethod
     def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
@@ -544,20 +609,22 @@ class Calibration:
 
     def state(self) -> dict:
         return {**{name: method.state() for name, method in self.methods.items()}, "floor": self.floor,
-                "scale": self.scale}
+                "scale": self.scale, **({} if self.scale_choice is None else {"scale_choice": self.scale_choice})}
 
     @classmethod
     def from_state(cls, state: dict) -> "Calibration":
         state = dict(state)
         floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
         scale = state.pop("scale", "insample")  # absent in models saved before interval_scale: the in-sample one
+        choice = state.pop("scale_choice", None)  # with interval_scale "auto" only
         if scale not in INTERVAL_SCALES:
             raise ValueError(f"unknown interval scale {scale!r}")
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
         if unknown:
             raise ValueError(f"unknown interval method(s) {', '.join(unknown)}")
         return cls({name: INTERVAL_METHODS[name].from_state(value) for name, value in state.items()
-                    if value is not None}, floor, scale)
+                    if value is not None}, floor, scale,
+                   None if choice is None else {str(k): float(v) for k, v in dict(choice).items()})
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:

@@ -141,9 +141,9 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
     from . import metrics as M
-    from .baselines import Combination, NetworkModel, combine
-    from .evaluation import origins_of, scales_at, score_windows
-    from .intervals import Calibration, series_scale
+    from .baselines import Combination, NetworkModel, combine, ets_deviation
+    from .evaluation import calibrate_forecasts, origins_of, scales_at, score_windows
+    from .intervals import series_scale
     if data.count("validation") == 0:
         needed = data.window + 2 * data.horizon if data.split.method != "shuffled" else None
         raise DataError("model auto chooses on the validation part and this data has none; "
@@ -218,14 +218,18 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         selected = Combination([members[name][1] for name in best], best, weights, data.floor)
         origins, starts, series = origins_of(data, "validation")
         insample = series_scale(first.mase_scale, data.scaler.scale)
-        calibration = Calibration.calibrate(part.actual, combined, None,
-                                            scales_at(data, origins, starts, series, insample, first.season),
-                                            **data.calibration_settings)
+        calibration = calibrate_forecasts(data, part.actual, combined, None, series, insample,
+                                          lambda kind: scales_at(data, origins, starts, series, insample,
+                                                                 first.season, kind))
+        panel = data.panel
+        end_deviation = ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], first.season,
+                                      data.horizon) if calibration.scale == "ets" else None
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(
             network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
-            calibration=calibration, tails=tails_of(data.panel, kept_values(data.panel, data.window, final, first.season)),
+            calibration=calibration, end_deviation=end_deviation,
+            tails=tails_of(data.panel, kept_values(data.panel, data.window, final, first.season)),
             selection=(selected, (first.selection or (None, first.baselines))[1]),
             fit_seconds=sum(s.fit_seconds for s in states.values()),
             params=dict(params) if params is not None else {"model": AUTO, "window": data.window,
