@@ -663,3 +663,73 @@ def test_the_ets_interval_scale_without_statsforecast_says_how_to_install_it(mon
                                        "--set", "interval_scale=ets", "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and "interval_scale ets fits statsforecast's AutoETS" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "run").exists()
+
+
+def test_choose_scale_keeps_the_scale_that_sizes_each_series_errors_cross_fitted():
+    """interval_scale auto's choice: each half of the series is scored by bands calibrated on the other half; the scale
+    that matches how widely each window's errors spread wins, whichever is listed first, and a tie keeps the first."""
+    from tsattn.intervals import CHOICE_MIN_WINDOWS, choice_folds, choose_scale
+
+    rng = np.random.default_rng(0)
+    n = 200
+    spread = np.exp(rng.normal(0, 1, n))  # each window's own error spread, 20x from the smallest to the largest
+    actual = rng.normal(0, 1, (n, 2)) * spread[:, None]
+    point, flat, series = np.zeros((n, 2)), np.ones(n), np.arange(n)
+    folds = choice_folds(series)
+    assert folds is not None and set(folds) == {0, 1}
+    assert choice_folds(np.arange(2 * CHOICE_MIN_WINDOWS - 1)) is None  # one half short of the minimum
+    assert choice_folds(np.zeros(500, dtype=int)) is None  # one series: no halves
+    chosen, ratios = choose_scale(actual, point, None, {"blend": flat, "ets": np.stack([spread, spread], 1)}, folds,
+                                  flat)
+    assert chosen == "ets" and ratios["blend"] == 1.0 and ratios["ets"] < 0.8
+    chosen, ratios = choose_scale(actual, point, None, {"blend": spread, "ets": np.stack([flat, flat], 1)}, folds, flat)
+    assert chosen == "blend" and ratios["ets"] > 1.25
+    chosen, ratios = choose_scale(actual, point, None, {"blend": flat, "ets": np.stack([flat, flat], 1)}, folds, flat)
+    assert chosen == "blend" and ratios == {"blend": 1.0, "ets": 1.0}
+
+
+def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypatch, tmp_path):
+    """interval_scale="auto" on a panel of random walks and noise around a level: the naive forecast's errors grow
+    with the step on the walks only, as AutoETS's deviation does, so the ets scale scores better on the validation
+    forecasts and is chosen; the choice and its scores are saved, and a reloaded model gives the same bands. Without
+    statsforecast (or with too few series) the scale is blend, with no choice made."""
+    pytest.importorskip("statsforecast")
+    rng = np.random.default_rng(5)
+    frames = []
+    for i in range(100):
+        steps = rng.normal(0, 1 + i % 7, 40)
+        y = 100 + (np.cumsum(steps) if i % 2 else 3 * steps)
+        frames.append(pd.DataFrame({"unique_id": f"s{i}", "ds": pd.date_range("2020-01-01", periods=40, freq="D"),
+                                    "y": y}))
+    frame = pd.concat(frames, ignore_index=True)
+    fitted = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(frame)
+    calibration = fitted.calibration_
+    assert calibration.scale == "ets" and calibration.scale_choice["blend"] == 1.0
+    assert calibration.scale_choice["ets"] < 1.0
+    assert fitted.state_.end_deviation is not None and fitted.state_.end_deviation.shape == (100, 4)
+    band = fitted.predict(level=[80, 95])
+    again = Forecaster.load(fitted.save(tmp_path / "m"))
+    assert again.calibration_.scale == "ets" and again.calibration_.scale_choice == calibration.scale_choice
+    pd.testing.assert_frame_equal(again.predict(level=[80, 95]), band)
+    short = frame[frame["unique_id"].isin([f"s{i}" for i in range(20)])]
+    few = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(short)
+    assert few.calibration_.scale == "blend" and few.calibration_.scale_choice == {}
+
+    import tsattn.baselines
+
+    monkeypatch.setattr(tsattn.baselines, "statsforecast_installed", lambda: False)
+    without = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(frame)
+    assert without.calibration_.scale == "blend" and without.calibration_.scale_choice == {}
+    assert without.state_.end_deviation is None
+
+
+def test_the_ets_scale_stays_within_a_bounded_factor_of_blend():
+    """An AutoETS deviation that explodes along the horizon (or collapses) moves the ets scale at most
+    ETS_SCALE_BOUND times away from the blend figure; in between it is sqrt(blend x deviation), and a missing
+    deviation gives blend."""
+    from tsattn.intervals import ETS_SCALE_BOUND, ets_scale
+
+    blended = np.array([2.0, 3.0])
+    deviation = np.array([[2.0, 8.0, 1e6], [1e-9, np.nan, 3.0]])
+    np.testing.assert_allclose(ets_scale(blended, deviation),
+                               [[2.0, 4.0, 2.0 * ETS_SCALE_BOUND], [3.0 / ETS_SCALE_BOUND, 3.0, 3.0]])

@@ -169,7 +169,9 @@ class RunConfig:
                                      # test part ("insample": tsattn's scale before this setting; a validation score
                                      # is scaled on values after its origin too), the last 3 seasons / 2 horizons
                                      # before the origin ("recent") or the mean of expanding and recent ("blend");
-                                     # chosen before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md)
+                                     # chosen before M3's and M1's hold-outs (benchmarks/results/intervals_scale.md);
+                                     # "ets" (per step, sqrt(blend x AutoETS's deviation)) or "auto" (blend or ets,
+                                     # whichever scores better on the validation forecasts: tsattn.intervals)
     interval_scores: str = "absolute"  # a conformal score is the scaled absolute error, a band symmetric about the
                                      # forecast ("absolute"), or the scaled signed error, each side of the band from
                                      # its own tail ("signed"; Darts' symmetric=False): tsattn.intervals.INTERVAL_SCORES
