@@ -652,7 +652,8 @@ def predict_command(model_dir, steps, dataset, csv, column, date_column, id_colu
                 "steps": int(steps if steps is not None else forecaster.horizon_), "rows": int(len(frame)),
                 "level": levels, "intervals": None if not levels else (
                     "the model's own quantiles" if forecaster.quantiles_ is not None else
-                    "split conformal, calibrated on the validation part") + (
+                    "split conformal, calibrated on the validation part, scores in "
+                    + forecaster.calibration_.describe_scale()) + (
                     "" if getattr(forecaster.calibration_, "floor", None) is None else
                     "; forecasts and bounds floored at 0 (every fitted value is non-negative)"),
                 "data": dataset or (str(csv) if csv else "the series the model was fitted on"), "tsattn": version})

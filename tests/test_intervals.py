@@ -268,7 +268,8 @@ def test_cli_fit_and_predict_write_interval_columns(tmp_path, small_csv):
     assert result.exit_code == 0, result.output
     forecast = pd.read_csv(out / "forecast.csv")
     assert list(forecast.columns) == ["unique_id", "date", "simple-rnn", "simple-rnn-lo-80", "simple-rnn-hi-80"]
-    assert json.loads((out / "forecast.json").read_text())["level"] == [80]
+    written = json.loads((out / "forecast.json").read_text())
+    assert written["level"] == [80] and "scores in the blend scale" in written["intervals"]
 
 
 def test_conformalized_quantile_bands_by_hand():
@@ -706,6 +707,8 @@ def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypa
     calibration = fitted.calibration_
     assert calibration.scale == "ets" and calibration.scale_choice["blend"] == 1.0
     assert calibration.scale_choice["ets"] < 1.0
+    assert calibration.describe_scale().startswith("the ets scale, chosen on the validation forecasts (interval "
+                                                   "score against blend's: ets 0.")
     assert fitted.state_.end_deviation is not None and fitted.state_.end_deviation.shape == (100, 4)
     band = fitted.predict(level=[80, 95])
     again = Forecaster.load(fitted.save(tmp_path / "m"))
@@ -714,6 +717,7 @@ def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypa
     short = frame[frame["unique_id"].isin([f"s{i}" for i in range(20)])]
     few = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(short)
     assert few.calibration_.scale == "blend" and few.calibration_.scale_choice == {}
+    assert "could not choose" in few.calibration_.describe_scale()
 
     import tsattn.baselines
 
