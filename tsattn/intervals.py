@@ -603,7 +603,7 @@ class Calibration:
 
     def describe_scale(self) -> str:
         """What the conformal scores are measured in, as run files say it: "the blend scale", or with interval_scale
-        auto "the ets scale, chosen on the validation forecasts (score 0.946 of blend's)"."""
+        auto "the ets scale, chosen on the validation forecasts (interval score against blend's: ets 0.946)"."""
         text = f"the {self.scale} scale"
         if self.scale_choice is None:
             return text
