@@ -714,6 +714,13 @@ def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypa
     again = Forecaster.load(fitted.save(tmp_path / "m"))
     assert again.calibration_.scale == "ets" and again.calibration_.scale_choice == calibration.scale_choice
     pd.testing.assert_frame_equal(again.predict(level=[80, 95]), band)
+    from tsattn.verdicts import interval_verdict
+
+    run = fit(RunConfig(model="naive", horizon=4, season=1, level=[80], interval_scale="auto"), series=frame)
+    assert run.state.calibration.scale == "ets"
+    assert "Scores in the ets scale, chosen on the validation forecasts" in interval_verdict(run)
+    assert "Scores in" not in interval_verdict(fit(RunConfig(model="naive", horizon=4, season=1, level=[80]),
+                                                   series=frame))
     short = frame[frame["unique_id"].isin([f"s{i}" for i in range(20)])]
     few = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(short)
     assert few.calibration_.scale == "blend" and few.calibration_.scale_choice == {}

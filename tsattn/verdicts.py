@@ -165,10 +165,13 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
         judgement = "wider than needed here (above the level)"
     else:
         judgement = "off the level in both directions"
-    floor = getattr(result.state.calibration, "floor", None)
+    calibration = result.state.calibration
+    floor = getattr(calibration, "floor", None)
     clipped = "" if floor is None else (" Forecasts and bounds are floored at 0 (every fitted value is "
                                         "non-negative; clip_intervals=false keeps them as they come).")
-    return f"{covered} ({source}, calibrated on the validation part): {judgement}.{clipped}"
+    chosen = "" if getattr(calibration, "scale_choice", None) is None else \
+        f" Scores in {calibration.describe_scale()} (interval_scale auto)."
+    return f"{covered} ({source}, calibrated on the validation part): {judgement}.{clipped}{chosen}"
 
 
 def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
