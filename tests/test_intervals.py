@@ -687,6 +687,11 @@ def test_choose_scale_keeps_the_scale_that_sizes_each_series_errors_cross_fitted
     assert chosen == "blend" and ratios["ets"] > 1.25
     chosen, ratios = choose_scale(actual, point, None, {"blend": flat, "ets": np.stack([flat, flat], 1)}, folds, flat)
     assert chosen == "blend" and ratios == {"blend": 1.0, "ets": 1.0}
+    # a quantile model whose own quantiles bound the 80% level only: scored there (conformalized quantiles)
+    own = {0.1: point - 1.28, 0.5: point, 0.9: point + 1.28}
+    chosen, ratios = choose_scale(actual, point, own, {"blend": flat, "ets": np.stack([spread, spread], 1)}, folds,
+                                  flat)
+    assert chosen == "ets" and np.isfinite(ratios["ets"]) and ratios["ets"] < 1
 
 
 def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypatch, tmp_path):

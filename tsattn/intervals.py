@@ -250,8 +250,9 @@ def choose_scale(actual, point, quantiles, scales: dict, folds, normaliser, floo
     Cross-fitted over series (``folds``: :func:`choice_folds`): the bands of one half are calibrated on the other
     half's windows, so every window is scored by a calibration that never saw it, at the same origins as the
     calibration (the scales read only values up to each origin). A candidate's score is the mean over
-    :data:`CHOICE_LEVELS` of its interval score (each window's divided by ``normaliser``, its series' scale) as a
-    ratio to the first candidate's; the lowest wins, the first on a tie."""
+    :data:`CHOICE_LEVELS` (those a quantile model's own quantiles bound) of its interval score (each window's divided
+    by ``normaliser``, its series' scale) as a ratio to the first candidate's; the lowest wins, the first on a tie or
+    when no level can be scored."""
     actual, point = np.asarray(actual, dtype=np.float64), np.asarray(point, dtype=np.float64)
     folds = np.asarray(folds)
     normaliser = np.asarray(normaliser, dtype=np.float64)
@@ -269,10 +270,11 @@ def choose_scale(actual, point, quantiles, scales: dict, folds, normaliser, floo
                 per_level[level].append((interval_score(actual[held], lower, upper, level, normaliser[held]),
                                          int(held.sum())))
         totals[kind] = {level: sum(s * n for s, n in parts) / sum(n for _, n in parts)
-                        for level, parts in per_level.items()}
+                        for level, parts in per_level.items() if parts}  # a quantile model's own levels only
     first = next(iter(scales))
-    ratios = {kind: float(np.mean([totals[kind][level] / totals[first][level] for level in CHOICE_LEVELS]))
-              for kind in scales}
+    levels = [level for level in CHOICE_LEVELS if all(level in totals[kind] for kind in scales)]
+    ratios = {kind: float(np.mean([totals[kind][level] / totals[first][level] for level in levels]))
+              if levels else float("nan") for kind in scales}
     finite = {kind: ratio for kind, ratio in ratios.items() if np.isfinite(ratio)}
     chosen = min(finite, key=lambda kind: (finite[kind], kind != first)) if first in finite else first
     return chosen, ratios
