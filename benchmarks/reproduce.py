@@ -370,6 +370,9 @@ ARCHIVED = {
     "nbeats with 4 layers per block before the M3 quarterly, yearly, other and M1 monthly hold-outs (2 candidates x 3 "
     "seeds x 2 origins, 14 minutes on the AMD EPYC with AVX-512 they name; the code path of nbeats_size_others_o1.md, "
     "whose cell reruns it)": ("nbeats_layers_o1.md", "nbeats_layers_o2.md"),
+    "auto's intervals before the hold-outs with interval_scale auto, seeds 1 and 2 (20 minutes on the AMD EPYC with "
+    "AVX-512 it names; the code path of intervals_scale_choice_auto.md, whose cell reruns it)":
+        ("intervals_scale_choice_auto_seeds12.md",),
     "auto's conformal intervals on the M3 monthly hold-out with interval_scale auto, an option (8 minutes on the AMD "
     "EPYC with AVX-512 it names; the calibration code of intervals_scale_choice_auto.md, whose cell reruns it)":
         ("intervals_auto_scale.md",),
