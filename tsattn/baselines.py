@@ -642,6 +642,14 @@ def ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarr
     return ETS_DEVIATIONS[key].copy()
 
 
+def end_deviation(panel, season: int, horizon: int, calibration) -> np.ndarray | None:
+    """(series, horizon) AutoETS's forecast deviation after each series' end (:func:`ets_deviation`), what a fitted
+    state keeps when ``calibration`` measures its scores in the ets scale (set, or chosen by "auto"); else None."""
+    if calibration is None or calibration.scale != "ets":
+        return None
+    return ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season, horizon)
+
+
 def _ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarray:
     import warnings
 

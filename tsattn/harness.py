@@ -29,7 +29,7 @@ import tensorflow as tf
 from keras import layers
 
 from . import metrics as M
-from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, ets_deviation,
+from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, end_deviation,
                         forecaster_baseline, linear_coefficients, statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, settings_text, window_config
 from .errors import ConfigError, TooShortError, TrainingError, user_stacklevel
@@ -954,15 +954,14 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     keep = kept_values(panel, data.window, estimator, season)
     end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
                              data.horizon, insample)
-    end_deviation = ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season, data.horizon) \
-        if calibration is not None and calibration.scale == "ets" else None
+    deviation = end_deviation(panel, season, data.horizon, calibration)
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,
                        columns=tuple(columns) if columns else (config.id_column or "unique_id",
                                                               config.date_column or "ds", config.column or "y"),
                        params=dict(params), epochs_run=epochs_run, best_epoch=best, fit_seconds=fit_seconds,
-                       end_scale=end_scale, end_deviation=end_deviation, floor=data.floor,
+                       end_scale=end_scale, end_deviation=deviation, floor=data.floor,
                        covariates=data.covariates, baselines=baselines, selection=selection)
 
 

@@ -141,7 +141,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     :class:`tsattn.baselines.Combination` of their final fits. ``fit_state`` is :func:`tsattn.harness.fit_state`
     (passed to keep the layers apart)."""
     from . import metrics as M
-    from .baselines import Combination, NetworkModel, combine, ets_deviation
+    from .baselines import Combination, NetworkModel, combine, end_deviation
     from .evaluation import calibrate_forecasts, origins_of, scales_at, score_windows
     from .intervals import series_scale
     if data.count("validation") == 0:
@@ -221,14 +221,11 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         calibration = calibrate_forecasts(data, part.actual, combined, None, series, insample,
                                           lambda kind: scales_at(data, origins, starts, series, insample,
                                                                  first.season, kind))
-        panel = data.panel
-        end_deviation = ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], first.season,
-                                      data.horizon) if calibration.scale == "ets" else None
         from .state import kept_values, tails_of
 
         state = dataclasses.replace(
             network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
-            calibration=calibration, end_deviation=end_deviation,
+            calibration=calibration, end_deviation=end_deviation(data.panel, first.season, data.horizon, calibration),
             tails=tails_of(data.panel, kept_values(data.panel, data.window, final, first.season)),
             selection=(selected, (first.selection or (None, first.baselines))[1]),
             fit_seconds=sum(s.fit_seconds for s in states.values()),
