@@ -104,6 +104,9 @@ def main() -> None:
     parser.add_argument("--before-holdout", action="store_true",
                         help="cut each panel's competition hold-out off first and measure on the last horizon of what "
                              "is left (validation data: for choosing a default such as validation_windows)")
+    parser.add_argument("--origin", type=int, default=1,
+                        help="with --before-holdout, measure on the K-th horizon before each hold-out (default 1: the "
+                             "last horizon before it; 2: one horizon earlier, data a choice made at 1 has not seen)")
     parser.add_argument("--statistical", default="ets",
                         help="statistical baselines beside the first model ('' for none: with several validation "
                              "windows per series every origin refits them, which takes long)")
@@ -116,6 +119,8 @@ def main() -> None:
     parser.add_argument("--set", dest="settings", default="{}",
                         help="JSON settings for every network run (e.g. an ensemble: ensemble_lookbacks, ensemble_losses)")
     args = parser.parse_args()
+    if args.origin < 1 or (args.origin > 1 and not args.before_holdout):
+        parser.error(f"--origin takes 1 or more, and more than 1 only with --before-holdout; got {args.origin}")
     import json
 
     given = json.loads(args.settings)
@@ -145,7 +150,7 @@ def main() -> None:
         frame, settings = C.dataset_for_run(name, args.quick)
         if args.before_holdout and frame is not None:
             horizon = frame.attrs["horizon"]
-            frame = C.without_last(frame, horizon)
+            frame = C.without_last(frame, horizon * args.origin)
             frame.attrs["horizon"] = horizon
         rows, coverage, baseline_rows, ets = [], {}, [], {}
         for model in models:
@@ -177,7 +182,8 @@ def main() -> None:
             print(f"{name} attention-rnn quantile seed {seed}: {seconds:.0f} s", file=sys.stderr)
         rows += baseline_rows
         n_series = result.panel.n_series
-        lines += [f"## {name} ({n_series} series, test part, levels {', '.join(map(str, LEVELS))})", ""]
+        part = "test part" + (f", ending {args.origin - 1} horizon(s) before the hold-out" if args.origin > 1 else "")
+        lines += [f"## {name} ({n_series} series, {part}, levels {', '.join(map(str, LEVELS))})", ""]
         lines += C.table(headers, rows) + [""]
         variants = [what for what in coverage if what not in ("quantile", "cqr")]
         if len(kinds) * len(score_kinds) > 1 and len(seeds) > 1:  # the variants side by side, mean over seeds
