@@ -12,6 +12,13 @@ section, row and column). The cell's command is run at the working tree into a t
 from there the same way as from the published file. Run it before committing results: a change to the code that moves
 a published figure must regenerate that file (or say in it why the figure stands).
 
+Most, not all, of that difference is the instruction set of oneDNN's kernels: on an AMD EPYC with AVX-512 (9ccefda),
+with them capped at AVX2 (``ONEDNN_MAX_CPU_ISA=AVX2 python benchmarks/reproduce.py --cells ...``), m3_main.md's M3
+yearly nbeats cell gave 16.26 as published on AVX2 (16.39 uncapped), M3 other attention-rnn 4.47 as published, Tourism
+yearly nbeats 2.744 (2.739) and M3 other nbeats over 3 seeds 4.26 (4.27), but M1 monthly nbeats 14.84 (14.82), M3
+other patch-transformer 4.40 (4.37) and a whole M3 monthly nbeats fit 13.929 (13.939 on AVX2). So a capped rerun can
+confirm an AVX2 figure on an AVX-512 processor; a capped figure that differs still says nothing against the code.
+
 The README's M3 table is checked against the results file it cites, cell by cell, as text.
 
 Results files not listed in CELLS were measured at earlier commits and are not rerun (``ARCHIVED`` says why for each
