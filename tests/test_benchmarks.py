@@ -88,6 +88,8 @@ def test_speed_refuses_bad_options_in_one_line_before_any_section(options, messa
 @pytest.mark.parametrize("options, message", [
     (["--interval-scales", "blend,history"], "--interval-scales takes expanding, insample, recent, blend"),
     (["--interval-scores", "both"], "--interval-scores takes absolute, signed"),
+    (["--origin", "2"], "more than 1 only with --before-holdout"),
+    (["--before-holdout", "--origin", "0"], "--origin takes 1 or more"),
 ])
 def test_intervals_refuses_unknown_scales_and_scores_before_any_fit(options, message):
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "intervals.py"), "--quick", *options],
