@@ -380,8 +380,12 @@ ARCHIVED = {
     "auto's intervals before the hold-outs with interval_scale auto, seeds 1 and 2 (20 minutes on the AMD EPYC with "
     "AVX-512 it names; the code path of intervals_scale_choice_auto.md, whose cell reruns it)":
         ("intervals_scale_choice_auto_seeds12.md",),
-    "auto's conformal intervals on the M3 monthly hold-out with interval_scale auto, an option (8 minutes on the AMD "
-    "EPYC with AVX-512 it names; the calibration code of intervals_scale_choice_auto.md, whose cell reruns it)":
+    "auto's intervals two horizons before the hold-outs with interval_scale auto, seeds 0-2, which made it auto's "
+    "default (10 minutes on the AMD EPYC with AVX-512 it names; the code path of intervals_scale_choice_auto.md, whose "
+    "cell reruns it)": ("intervals_scale_choice_auto_o2.md",),
+    "auto's conformal intervals on the M3 monthly hold-out with interval_scale auto, measured while it was an option "
+    "(8 minutes on the AMD EPYC with AVX-512 it names; the calibration code of intervals_scale_choice_auto.md, whose "
+    "cell reruns it)":
         ("intervals_auto_scale.md",),
     "auto's conformal intervals with interval_scale blend and ets before the M3 monthly hold-out (13 minutes on the "
     "AMD EPYC with AVX-512 it names; the calibration code of intervals_scale_ets.md, whose cell reruns it; ets not "

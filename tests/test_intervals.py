@@ -749,3 +749,25 @@ def test_the_ets_scale_stays_within_a_bounded_factor_of_blend():
     deviation = np.array([[2.0, 8.0, 1e6], [1e-9, np.nan, 3.0]])
     np.testing.assert_allclose(ets_scale(blended, deviation),
                                [[2.0, 4.0, 2.0 * ETS_SCALE_BOUND], [3.0 / ETS_SCALE_BOUND, 3.0, 3.0]])
+
+
+def test_auto_chooses_its_interval_scale_by_default_under_the_recipe_and_other_models_keep_blend():
+    """Under the N-BEATS recipe (a panel of 40 series or more, a horizon of 2 or more) auto's intervals default to
+    interval_scale auto (chosen before the M3 and M1 hold-outs at two origins: benchmarks/results/
+    intervals_scale_choice_auto*.md); every other model, and auto on one series or a few, keep blend; a scale the
+    user names wins."""
+    from tsattn.config import settle
+    from tsattn.panel import as_panel
+
+    frame = pd.DataFrame({"unique_id": np.repeat([f"s{i}" for i in range(40)], 30),
+                          "ds": np.tile(pd.date_range("2020-01-01", periods=30, freq="D"), 40),
+                          "y": np.random.default_rng(0).normal(10, 1, 1200)})
+    many, few = as_panel(frame), as_panel(frame[frame["unique_id"].isin(["s0", "s1"])])
+    assert settle(RunConfig(model="auto", horizon=4), many).interval_scale == "auto"
+    assert RunConfig(model="auto", preset="nbeats-recipe").interval_scale == "auto"
+    for model in ("nbeats", "patch-transformer", "naive", "ets"):
+        assert settle(RunConfig(model=model, horizon=4), many).interval_scale == "blend", model
+    assert settle(RunConfig(model="auto", horizon=4), few).interval_scale == "blend"
+    assert settle(RunConfig(model="auto", horizon=1), many).interval_scale == "blend"
+    assert settle(RunConfig(model="auto", horizon=4, interval_scale="blend"), many).interval_scale == "blend"
+    assert Forecaster("auto", horizon=4, interval_scale="expanding").run_config().interval_scale == "expanding"
