@@ -771,3 +771,50 @@ def test_auto_chooses_its_interval_scale_by_default_under_the_recipe_and_other_m
     assert settle(RunConfig(model="auto", horizon=1), many).interval_scale == "blend"
     assert settle(RunConfig(model="auto", horizon=4, interval_scale="blend"), many).interval_scale == "blend"
     assert Forecaster("auto", horizon=4, interval_scale="expanding").run_config().interval_scale == "expanding"
+
+
+def test_autoets_points_carry_the_deviation_the_ets_scale_reads_without_a_second_fit(monkeypatch):
+    """AutoETS fitted for its points (auto's candidate, the ets baseline) asks statsforecast for its 80% interval
+    beside them, so ets_deviation at the same origins reads the remembered fit instead of fitting again; the points
+    are those of a fit without levels even where the interval alone fails (it is NaN there, the scale falls back to
+    blend), and a history AutoETS cannot fit is still said once in a warning."""
+    pytest.importorskip("statsforecast")
+    import tsattn.baselines as baselines
+    from tsattn.baselines import StatisticalModel, ets_deviation
+
+    rng = np.random.default_rng(4)
+    values = np.concatenate([50 + np.cumsum(rng.normal(0, 1, 60)), 20 + rng.normal(0, 2, 60)])
+    origins, first = np.array([59, 2, 119]), np.array([0, 0, 60])  # the second: three values, too few for AutoETS
+    monkeypatch.setattr(baselines, "_STATISTICAL_MEMO", {})
+    monkeypatch.setattr(baselines, "ETS_DEVIATIONS", {})
+    fits = []
+    real_fit_each = StatisticalModel._fit_each
+    monkeypatch.setattr(StatisticalModel, "_fit_each",
+                        lambda self, *a, **k: fits.append(self.key) or real_fit_each(self, *a, **k))
+    model = StatisticalModel("ets", 3, 1)
+    with pytest.warns(UserWarning, match="could not be fitted on 1 of 3 histories"):
+        point = model.forecast(values, origins, first, None, None)
+    deviation = ets_deviation(values, origins, first, 1, 3)
+    assert fits == ["ets"]  # one fit served both
+    assert np.isnan(deviation[1]).all() and np.isfinite(deviation[[0, 2]]).all()
+    point_80, bounds = model.forecast_distribution(values, origins, first, None, None, levels=(80,))
+    np.testing.assert_array_equal(point_80, point)
+    np.testing.assert_allclose((bounds[0.9] - bounds[0.1])[[0, 2]] / (2 * 1.2815515655446004), deviation[[0, 2]])
+    assert set(bounds) == {0.1, 0.5, 0.9}
+
+    # where statsforecast's interval fails alone, the points stay AutoETS's (not the naive stand-in)
+    monkeypatch.setattr(baselines, "_STATISTICAL_MEMO", {})
+    monkeypatch.setattr(baselines, "ETS_DEVIATIONS", {})
+    method = model._method().__class__
+    real_forward = method.forward
+
+    def forward(self, *args, level=None, **kwargs):
+        if level:
+            raise ValueError("no interval here")
+        return real_forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(method, "forward", forward)
+    with pytest.warns(UserWarning, match="could not be fitted on 1 of 3"):
+        again = model.forecast(values, origins, first, None, None)
+    np.testing.assert_array_equal(again, point)
+    assert np.isnan(ets_deviation(values, origins, first, 1, 3)).all()

@@ -442,7 +442,8 @@ class LinearAR(WindowModel):
                 "per_series": None if self.per_series is None else self.per_series.tolist()}
 
 
-_STATISTICAL_MEMO: dict = {}  # (method, horizon, season, levels, digest of values/origins) -> (point, bounds)
+_STATISTICAL_MEMO: dict = {}  # (method, horizon, season, fits, levels, digest of values/origins) -> [point, bounds, seconds,
+#                                histories it could not fit, not yet said in a warning]
 STATISTICAL_MEMO_SIZE = 8
 
 
@@ -502,22 +503,48 @@ class StatisticalModel(WindowModel):
         Remembered for the process (a few recent calls): every run of a comparison scores the same baselines on the
         same targets, and refitting AutoETS at hundreds of origins of a long series for each model and seed
         cost minutes per run."""
-        from .intervals import check_levels
+        from .intervals import check_levels, level_bounds
 
         levels = check_levels(levels)
+        point, bounds = self._remembered(values, origins, first, levels)
+        if not levels:
+            return point.copy(), None
+        wanted = {0.5} | {q for level in levels for q in level_bounds(level)}
+        return point.copy(), {q: v.copy() for q, v in bounds.items() if q in wanted}
+
+    def optional_levels(self, levels) -> tuple:
+        """The levels a fit asks statsforecast for beside ``levels`` without depending on them: AutoETS's
+        :data:`tsattn.intervals.ETS_DEVIATION_LEVEL` interval, whose width :func:`ets_deviation` reads, so the ets
+        interval scale at the origins auto's AutoETS candidate was fitted at costs no second fit (M3 monthly: about
+        90 s on one core each time)."""
+        from .intervals import ETS_DEVIATION_LEVEL
+
+        return (ETS_DEVIATION_LEVEL,) if self.key == "ets" and ETS_DEVIATION_LEVEL not in levels else ()
+
+    def _remembered(self, values, origins, first, levels, warn: bool = True) -> tuple:
+        """(point, bounds of ``levels`` and of :meth:`optional_levels`, or None) of one fit per origin, remembered.
+        ``warn``: say (once per remembered fit) on how many histories the method could not be fitted."""
+        import warnings
+
         regressors = self._regressors(values)
         values = target_column(values)
         origins, first = np.asarray(origins, dtype=np.int64), np.asarray(first, dtype=np.int64)
+        optional = self.optional_levels(levels)
         key = self._memo_key(values if regressors is None else np.column_stack([values, regressors]), origins, first,
-                             levels)
+                             (levels, optional))
         if key not in _STATISTICAL_MEMO:
             if len(_STATISTICAL_MEMO) >= STATISTICAL_MEMO_SIZE:
                 _STATISTICAL_MEMO.pop(next(iter(_STATISTICAL_MEMO)))
             began = time.perf_counter()
-            point, bounds = self._fit_each(values, origins, first, levels, regressors)
-            _STATISTICAL_MEMO[key] = point, bounds, time.perf_counter() - began
-        point, bounds, self.compute_seconds = _STATISTICAL_MEMO[key]  # what fitting cost, even when remembered
-        return point.copy(), None if bounds is None else {q: v.copy() for q, v in bounds.items()}
+            point, bounds, failed = self._fit_each(values, origins, first, levels, regressors, optional)
+            _STATISTICAL_MEMO[key] = [point, bounds, time.perf_counter() - began, failed]
+        point, bounds, self.compute_seconds, failed = _STATISTICAL_MEMO[key]  # what fitting cost, even remembered
+        if warn and failed:
+            _STATISTICAL_MEMO[key][3] = 0  # said once
+            warnings.warn(f"{self.label} could not be fitted on {failed} of {len(origins)} histories (too short or "
+                          "degenerate); the naive forecast stands in there (a zero-width interval)", UserWarning,
+                          stacklevel=user_stacklevel())
+        return point, bounds
 
     def _memo_key(self, values, origins, first, levels) -> tuple:
         import hashlib
@@ -528,15 +555,22 @@ class StatisticalModel(WindowModel):
             digest.update(b"|")
         return self.key, self.horizon, self.season, self.fits, levels, digest.hexdigest()
 
-    def _fit_each(self, values, origins, first, levels, regressors=None):
+    def _fit_each(self, values, origins, first, levels, regressors=None, optional=()):
+        """One fit per origin: the point forecasts and the bounds of ``levels`` (a history where either fails gets the
+        naive forecast, a zero-width band), and of the ``optional`` levels, NaN where only they fail: the points are
+        those of a fit without them."""
         import warnings
 
         from .intervals import level_bounds
 
         out = np.empty((len(origins), self.horizon))
-        bounds = {q: np.empty((len(origins), self.horizon)) for level in levels for q in level_bounds(level)}
+        required = [q for level in levels for q in level_bounds(level)]
+        spare = [q for level in optional for q in level_bounds(level)]  # the optional levels' bounds
+        bounds = {q: np.empty((len(origins), self.horizon)) for q in required + spare}
         failed = 0
-        arguments = {"level": list(levels)} if levels else {}  # ints stay ints: statsforecast names lo-80, not lo-80.0
+        # ints stay ints: statsforecast names lo-80, not lo-80.0
+        arguments = {"level": sorted({*levels, *optional})} if levels or optional else {}
+        alone = {"level": list(levels)} if levels else {}  # the levels without the optional ones
         # per series (its first position), origins in time order; refits at every k-th (see the class docstring)
         order = np.lexsort((origins, first))
         _, starts, counts = np.unique(first[order], return_index=True, return_counts=True)
@@ -564,27 +598,35 @@ class StatisticalModel(WindowModel):
                 try:
                     if fitted is None:
                         fitted = (start, self._method().fit(y=history, **({"X": extra["X"]} if extra else {})))
-                    result = fitted[1].forward(y=history, h=self.horizon, **arguments, **extra)
+                    try:
+                        result = fitted[1].forward(y=history, h=self.horizon, **arguments, **extra)
+                    except Exception:  # noqa: BLE001 - the optional levels may fail alone: without them
+                        if not optional:
+                            raise
+                        result = fitted[1].forward(y=history, h=self.horizon, **alone, **extra)
                     found = {"mean": np.asarray(result["mean"], dtype=np.float64)}
-                    for level in levels:
+                    for level in (*levels, *optional):
                         low, high = level_bounds(level)
-                        found[low] = np.asarray(result[f"lo-{level}"], dtype=np.float64)
-                        found[high] = np.asarray(result[f"hi-{level}"], dtype=np.float64)
-                    if any(v.shape != (self.horizon,) or not np.isfinite(v).all() for v in found.values()):
+                        found[low] = np.asarray(result.get(f"lo-{level}", np.full(self.horizon, np.nan)),
+                                                dtype=np.float64)
+                        found[high] = np.asarray(result.get(f"hi-{level}", np.full(self.horizon, np.nan)),
+                                                 dtype=np.float64)
+                    if any(found[q].shape != (self.horizon,) or not np.isfinite(found[q]).all()
+                           for q in ["mean", *required]):
                         raise ValueError("non-finite forecast")
+                    for q in spare:
+                        if found[q].shape != (self.horizon,) or not np.isfinite(found[q]).all():
+                            found[q] = np.full(self.horizon, np.nan)
                 except Exception:  # noqa: BLE001 - any failure of the method on this history: naive instead
-                    found = {key: np.full(self.horizon, last) for key in ["mean", *bounds]}
+                    found = {key: np.full(self.horizon, last) for key in ["mean", *required]}
+                    found.update({q: np.full(self.horizon, np.nan) for q in spare})
                     failed += 1
                 out[i] = found["mean"]
                 for q in bounds:
                     bounds[q][i] = found[q]
-        if failed:
-            warnings.warn(f"{self.label} could not be fitted on {failed} of {len(origins)} histories (too short or "
-                          "degenerate); the naive forecast stands in there (a zero-width interval)", UserWarning,
-                          stacklevel=user_stacklevel())
-        if not levels:
-            return out, None
-        return out, dict(sorted({0.5: out, **bounds}.items()))
+        if not levels and not optional:
+            return out, None, failed
+        return out, dict(sorted({0.5: out, **bounds}.items())), failed
 
     def state(self) -> dict:
         return {**super().state(), "season": self.season, "layout": None if self.layout is None else list(self.layout),
@@ -659,9 +701,10 @@ def _ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndar
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "could not be fitted on N histories": those get the blend figure instead
-        _, bounds = StatisticalModel("ets", int(horizon), max(int(season), 1)).forecast_distribution(
-            np.asarray(values, dtype=np.float64), np.asarray(origins), np.asarray(first), None, None,
-            levels=(ETS_DEVIATION_LEVEL,))
+        # the points-only fit of AutoETS (auto's candidate, the ets baseline) carries this level's bounds beside its
+        # points (StatisticalModel.optional_levels): the same fit, remembered, serves both
+        _, bounds = StatisticalModel("ets", int(horizon), max(int(season), 1))._remembered(
+            np.asarray(values, dtype=np.float64), np.asarray(origins), np.asarray(first), (), warn=False)
     low, high = level_bounds(ETS_DEVIATION_LEVEL)
     deviation = (bounds[high] - bounds[low]) / (2 * norm.ppf(high))
     return np.where(np.isfinite(deviation) & (deviation > 0), deviation, np.nan)
