@@ -135,8 +135,8 @@ CELLS = (
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-yearly", "--models",
           "nbeats", "--interval-scales", "blend,ets"),
          "m3-yearly", "nbeats seed 0 (conformal, ets scale)", "MSIS 80%"),
-    Cell("auto's 80% MSIS before the hold-out with interval_scale=auto (not the default; it chose ets there), M3 other, "
-         "seed 0", "intervals_scale_choice_auto.md",
+    Cell("auto's 80% MSIS before the hold-out with interval_scale=auto (auto's default since dba613b; it chose ets "
+         "there), M3 other, seed 0", "intervals_scale_choice_auto.md",
          ("benchmarks/intervals.py", "--before-holdout", "--statistical", "", "--datasets", "m3-other", "--models",
           "auto", "--interval-scales", "blend,ets,auto"),
          "m3-other", "auto seed 0 (conformal, auto scale, chose ets; validation score blend 1.000, ets 0.990)",

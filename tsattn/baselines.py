@@ -442,8 +442,9 @@ class LinearAR(WindowModel):
                 "per_series": None if self.per_series is None else self.per_series.tolist()}
 
 
-_STATISTICAL_MEMO: dict = {}  # (method, horizon, season, fits, levels, digest of values/origins) -> [point, bounds, seconds,
-#                                histories it could not fit, not yet said in a warning]
+# (method, horizon, season, fits, levels, digest of values/origins) -> [point, bounds, seconds, histories it could
+# not fit and has not yet said so in a warning]
+_STATISTICAL_MEMO: dict = {}
 STATISTICAL_MEMO_SIZE = 8
 
 
