@@ -773,6 +773,61 @@ def test_auto_chooses_its_interval_scale_by_default_under_the_recipe_and_other_m
     assert Forecaster("auto", horizon=4, interval_scale="expanding").run_config().interval_scale == "expanding"
 
 
+def _counted_statistical_fits(monkeypatch) -> list:
+    """Empties the statistical memos and returns the list every StatisticalModel fit appends its method's key to."""
+    import tsattn.baselines as baselines
+    from tsattn.baselines import StatisticalModel
+
+    monkeypatch.setattr(baselines, "_STATISTICAL_MEMO", {})
+    monkeypatch.setattr(baselines, "ETS_DEVIATIONS", {})
+    fits = []
+    real_fit_each = StatisticalModel._fit_each
+    monkeypatch.setattr(StatisticalModel, "_fit_each",
+                        lambda self, *a, **k: fits.append(self.key) or real_fit_each(self, *a, **k))
+    return fits
+
+
+def test_autoets_on_the_same_histories_laid_out_as_forecast_contexts_is_one_fit(monkeypatch, tmp_path):
+    """StatisticalModel's memo keys on the histories, not on the arrays' layout: a panel's values and the NaN-padded
+    rows a predict passes a local model are one fit (a changed value or origin is another). So a local model with
+    ets-scaled intervals keeps no end deviation at fit (its tails hold every value): its band at the data's end fits
+    AutoETS once for both its points and its scale, and equals the band from the deviation computed directly."""
+    pytest.importorskip("statsforecast")
+    import tsattn.baselines as baselines
+    from tsattn.baselines import StatisticalModel, interval_scale_at
+
+    rng = np.random.default_rng(6)
+    lengths = (60, 45)
+    values = np.concatenate([40 + np.cumsum(rng.normal(0, sd, n)) for n, sd in zip(lengths, (1.0, 3.0))])
+    fits = _counted_statistical_fits(monkeypatch)
+    model = StatisticalModel("ets", 3, 1)
+    point = model.forecast(values, np.array([59, 104]), np.array([0, 60]), None, None)
+    rows = np.full((2, 60), np.nan)
+    rows[0], rows[1, 15:] = values[:60], values[60:]
+    again = model.forecast(rows.ravel(), np.array([59, 119]), np.array([0, 60]), None, None)
+    assert fits == ["ets"]
+    np.testing.assert_array_equal(again, point)
+    changed = rows.copy()
+    changed[1, -1] += 1.0
+    model.forecast(changed.ravel(), np.array([59, 119]), np.array([0, 60]), None, None)
+    model.forecast(values, np.array([58, 104]), np.array([0, 60]), None, None)
+    assert fits == ["ets"] * 3
+
+    frame = pd.DataFrame({"unique_id": np.repeat(["a", "b"], lengths), "y": values,
+                          "ds": np.concatenate([pd.date_range("2020-01-01", periods=n, freq="D") for n in lengths])})
+    monkeypatch.setattr(baselines, "_STATISTICAL_MEMO", {})  # the histories above are these series' own
+    fitted = Forecaster("ets", horizon=3, season=1, interval_scale="ets").fit(frame, validation=0.2)
+    assert fitted.state_.end_deviation is None
+    fits.clear()
+    band = fitted.predict(level=[80])
+    assert fits == ["ets"]  # the points and the ets scale at the ends: one fit
+    expected = interval_scale_at("ets", values, np.array([59, 104]), np.array([0, 60]), 1, 3, fitted.mase_scale_)
+    radius = fitted.calibration_.get("conformal").radius(80)[0]
+    widths = (band["ets-hi-80"] - band["ets-lo-80"]).to_numpy().reshape(2, 3) / 2
+    np.testing.assert_allclose(widths, radius[None, :] * expected)
+    pd.testing.assert_frame_equal(Forecaster.load(fitted.save(tmp_path / "m")).predict(level=[80]), band)
+
+
 def test_autoets_points_carry_the_deviation_the_ets_scale_reads_without_a_second_fit(monkeypatch):
     """AutoETS fitted for its points (auto's candidate, the ets baseline) asks statsforecast for its 80% interval
     beside them, so ets_deviation at the same origins reads the remembered fit instead of fitting again; the points
@@ -785,12 +840,7 @@ def test_autoets_points_carry_the_deviation_the_ets_scale_reads_without_a_second
     rng = np.random.default_rng(4)
     values = np.concatenate([50 + np.cumsum(rng.normal(0, 1, 60)), 20 + rng.normal(0, 2, 60)])
     origins, first = np.array([59, 2, 119]), np.array([0, 0, 60])  # the second: three values, too few for AutoETS
-    monkeypatch.setattr(baselines, "_STATISTICAL_MEMO", {})
-    monkeypatch.setattr(baselines, "ETS_DEVIATIONS", {})
-    fits = []
-    real_fit_each = StatisticalModel._fit_each
-    monkeypatch.setattr(StatisticalModel, "_fit_each",
-                        lambda self, *a, **k: fits.append(self.key) or real_fit_each(self, *a, **k))
+    fits = _counted_statistical_fits(monkeypatch)
     model = StatisticalModel("ets", 3, 1)
     with pytest.warns(UserWarning, match="could not be fitted on 1 of 3 histories"):
         point = model.forecast(values, origins, first, None, None)

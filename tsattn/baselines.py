@@ -548,13 +548,30 @@ class StatisticalModel(WindowModel):
         return point, bounds
 
     def _memo_key(self, values, origins, first, levels) -> tuple:
+        """The memo's key: what the fits read, not how the arrays lay it out. Per series (each distinct ``first``,
+        in order), its values from the first finite one to its last origin; per origin, its series and its place
+        in them. The same histories as a panel's values (the fitted tails) or as NaN-padded forecast contexts (what
+        a predict passes a local member) are one key: auto's AutoETS member and the ets interval scale at the
+        series' ends share one fit."""
         import hashlib
 
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        target = values if values.ndim == 1 else values[:, 0]
+        starts, series = np.unique(first, return_inverse=True)
+        ends = np.full(len(starts), -1, dtype=np.int64)
+        np.maximum.at(ends, series, origins)
         digest = hashlib.sha1()
-        for array in (np.ascontiguousarray(values, dtype=np.float64), origins, first):
-            digest.update(np.ascontiguousarray(array).tobytes())
+        begins = np.empty(len(starts), dtype=np.int64)
+        for number, (start, end) in enumerate(zip(starts, ends)):
+            finite = np.isfinite(target[start:end + 1])
+            begins[number] = start + (int(np.argmax(finite)) if finite.any() else 0)
+            kept = values[begins[number]:end + 1]
+            digest.update(np.int64(len(kept)).tobytes())
+            digest.update(kept.tobytes())
+        for array in (series.astype(np.int64), origins - begins[series]):
             digest.update(b"|")
-        return self.key, self.horizon, self.season, self.fits, levels, digest.hexdigest()
+            digest.update(np.ascontiguousarray(array, dtype=np.int64).tobytes())
+        return self.key, self.horizon, self.season, self.fits, values.shape[1:], levels, digest.hexdigest()
 
     def _fit_each(self, values, origins, first, levels, regressors=None, optional=()):
         """One fit per origin: the point forecasts and the bounds of ``levels`` (a history where either fails gets the
@@ -685,10 +702,16 @@ def ets_deviation(values, origins, first, season: int, horizon: int) -> np.ndarr
     return ETS_DEVIATIONS[key].copy()
 
 
-def end_deviation(panel, season: int, horizon: int, calibration) -> np.ndarray | None:
+def end_deviation(panel, season: int, horizon: int, calibration, kept: int | None = None) -> np.ndarray | None:
     """(series, horizon) AutoETS's forecast deviation after each series' end (:func:`ets_deviation`), what a fitted
-    state keeps when ``calibration`` measures its scores in the ets scale (set, or chosen by "auto"); else None."""
+    state keeps when ``calibration`` measures its scores in the ets scale (set, or chosen by "auto"); else None. Also
+    None when the state's tails keep every value (``kept``, :func:`tsattn.state.kept_values`: a local model's, or
+    auto's combination with one): a forecast's bands fit AutoETS on the tails when they first need it, the same
+    histories an AutoETS member forecasts from, so one fit serves both (StatisticalModel's memo), and a fit that never
+    forecasts after the data's end (``tsattn fit`` scores the test part) pays for none."""
     if calibration is None or calibration.scale != "ets":
+        return None
+    if kept is not None and kept >= int(panel.lengths.max()):
         return None
     return ets_deviation(panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season, horizon)
 

@@ -883,7 +883,8 @@ REUSE_TRAINED_GRAPH = True
 
 
 def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.Callback | None = None,
-              engine=None, params: dict | None = None, columns: tuple | None = None) -> FittedState:
+              engine=None, params: dict | None = None, columns: tuple | None = None,
+              ends: bool = True) -> FittedState:
     """Fit one model on windowed data and calibrate it: the one fit path of every caller.
 
     Args:
@@ -895,6 +896,9 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
         params: the facade's parameters, kept with the state (``Forecaster.get_params()``); default: the
             config's model, window and horizon and its model parameters.
         columns: the long frame's id, time and value columns.
+        ends: whether the state keeps AutoETS's deviation at the series' ends when its intervals are in the ets
+            scale (:func:`tsattn.baselines.end_deviation`); auto's candidates do not (auto fits it for the state
+            it keeps).
 
     Returns:
         A :class:`tsattn.state.FittedState`: the trained estimator, scalers, per-series scales (over the values
@@ -954,7 +958,7 @@ def fit_state(config: RunConfig, data: WindowedPanel, progress: keras.callbacks.
     keep = kept_values(panel, data.window, estimator, season)
     end_scale = window_scale("expanding", panel.values, panel.offsets[1:] - 1, panel.offsets[:-1], season,
                              data.horizon, insample)
-    deviation = end_deviation(panel, season, data.horizon, calibration)
+    deviation = end_deviation(panel, season, data.horizon, calibration, keep) if ends else None
     return FittedState(config=config, estimator=estimator, window=data.window, horizon=data.horizon,
                        scaler=data.scaler, season=season, mase_scale=mase_scale, tails=tails_of(panel, keep),
                        trained_until=seen_until(data), history=history, calibration=calibration,

@@ -157,7 +157,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         candidate = candidate_config(config, name, data.panel)
         if hasattr(progress, "stage"):  # each candidate's epoch lines name it
             progress.stage(f"auto, {name}: ", candidate.epochs)
-        state = fit_state(candidate, data, progress, engine, params=params, columns=columns)
+        state = fit_state(candidate, data, progress, engine, params=params, columns=columns, ends=False)
         states[name] = state
         estimator, baselines = state.selection or (state.estimator, state.baselines)
         scores = score_windows(estimator, baselines, data, state.season, parts=("validation",),
@@ -223,10 +223,12 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                                                                  first.season, kind))
         from .state import kept_values, tails_of
 
+        kept = kept_values(data.panel, data.window, final, first.season)
         state = dataclasses.replace(
             network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
-            calibration=calibration, end_deviation=end_deviation(data.panel, first.season, data.horizon, calibration),
-            tails=tails_of(data.panel, kept_values(data.panel, data.window, final, first.season)),
+            calibration=calibration, end_deviation=end_deviation(data.panel, first.season, data.horizon, calibration,
+                                                                 kept),
+            tails=tails_of(data.panel, kept),
             selection=(selected, (first.selection or (None, first.baselines))[1]),
             fit_seconds=sum(s.fit_seconds for s in states.values()),
             params=dict(params) if params is not None else {"model": AUTO, "window": data.window,
@@ -236,6 +238,12 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
             states[winner] = fit_state(candidate_config(config, winner, data.panel), data, progress, engine,
                                        params=params, columns=columns)
         state = states[winner]
+        if state.end_deviation is None:  # a candidate's fit left it to auto: the kept state's own
+            from .state import kept_values
+
+            state = dataclasses.replace(state, end_deviation=end_deviation(
+                data.panel, state.season, data.horizon, state.calibration,
+                kept_values(data.panel, data.window, state.estimator, state.season)))
     state.choice = choice
     return state
 
