@@ -346,3 +346,39 @@ def test_a_hold_out_longer_than_the_one_series_is_refused_not_replaced(tmp_path)
     assert "holdout=1000 asks for a test part as long as the series or longer (it has 120 values); give a holdout " \
            "below 120, e.g. 24" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_auto_keeps_autoets_deviation_at_the_ends_once_for_the_state_it_keeps(monkeypatch):
+    """interval_scale="ets": auto's candidates leave AutoETS's deviation at the series' ends to auto, which fits it
+    for a single network it keeps (its tails hold a window, too few values to fit AutoETS at predict); a combination
+    with a statistical member keeps every value instead, and its bands at the ends (AutoETS fitted when first needed)
+    equal those from the deviation computed at fit."""
+    pytest.importorskip("statsforecast")
+    import dataclasses
+
+    import tsattn.selection as S
+    from tsattn.baselines import ets_deviation
+    from tsattn.state import FittedState
+
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    monkeypatch.setattr(S, "statistical_candidates", lambda: ("ets",))
+    frame = panel(n=4)
+    values = frame["y"].to_numpy()
+    ends, starts = np.arange(1, 5) * 60 - 1, np.arange(4) * 60
+    kept = []
+    real = FittedState.__init__
+    monkeypatch.setattr(FittedState, "__init__", lambda self, *a, **k: kept.append(k.get("end_deviation")) or
+                        real(self, *a, **k))
+    monkeypatch.setattr(S, "chosen_by_margin", lambda choice, metric, label: "simple-rnn")
+    single = Forecaster("auto", horizon=4, epochs=1, interval_scale="ets").fit(frame, verbose=0)
+    assert single.config_.model == "simple-rnn"
+    assert [d is None for d in kept] == [True, True, False]  # the two candidates' states, then the one auto keeps
+    np.testing.assert_allclose(single.state_.end_deviation, ets_deviation(values, ends, starts, 12, 4))
+
+    monkeypatch.setattr(S, "chosen_by_margin", lambda choice, metric, label: label)
+    combined = Forecaster("auto", horizon=4, epochs=1, interval_scale="ets").fit(frame, verbose=0)
+    assert combined.choice_["candidate"].iloc[0].startswith("weighted mean of ")
+    assert combined.state_.end_deviation is None and (combined.state_.tails.lengths == 60).all()
+    band = combined.predict(level=[80])
+    combined.state_ = dataclasses.replace(combined.state_, end_deviation=ets_deviation(values, ends, starts, 12, 4))
+    pd.testing.assert_frame_equal(combined.predict(level=[80]), band)
