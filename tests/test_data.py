@@ -139,6 +139,11 @@ def test_csv_reading(tmp_path):
     pairs.write_text("month,visitors\n2015-01,1\n2015-02,2\n2015-03,3\n2015-04,4\n")
     read = read_csv_series(pairs)
     assert read.index.freqstr == "MS" and list(read) == [1.0, 2.0, 3.0, 4.0]
+    stray = tmp_path / "stray.csv"  # dates and values with one stray text value: that value is named (it asked to
+    stray.write_text("ds,y\n2020-01-01,1\n2020-01-02,2\n2020-01-03,x\n")  # choose among "several columns")
+    with pytest.raises(DataError, match=r"column 'y' of stray.csv is not numeric: 1 value\(s\) such as 'x' at "
+                                        r"2020-01-03 cannot be read as numbers"):
+        read_csv_series(stray)
     years = tmp_path / "years.csv"  # integers counting up by one: integer time steps, labelled by the year
     years.write_text("year,sales\n1990,10.5\n1991,11.2\n1992,12.0\n")
     assert list(read_csv_series(years).index) == [1990, 1991, 1992]

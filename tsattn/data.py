@@ -395,13 +395,16 @@ def _looks_like_dates(column: pd.Series) -> bool:
 
 def time_and_values(frame: pd.DataFrame, columns) -> tuple[str | None, str | None]:
     """(time column, value column) when ``columns`` (two) are one of dates (or of integers counting up by one: years,
-    steps) and one of numbers, so nothing is left to choose; else (None, None)."""
+    steps) and one of values, so nothing is left to choose; else (None, None). The values need not read as numbers
+    here: a stray text value ("n/a") is then named by the value check (its column, value and date), not taken for a
+    second series to choose between."""
     columns = list(columns)
     if len(columns) != 2:
         return None, None
     dates = [c for c in columns if _looks_like_dates(frame[c])] or [c for c in columns if _counts_steps(frame[c])]
-    values = [c for c in columns if c not in dates and pd.api.types.is_numeric_dtype(frame[c].dtype)]
-    return (dates[0], values[0]) if len(dates) == 1 and len(values) == 1 else (None, None)
+    if len(dates) != 1:
+        return None, None
+    return dates[0], next(c for c in columns if c != dates[0])
 
 
 def _counts_steps(column: pd.Series) -> bool:
