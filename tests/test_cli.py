@@ -188,13 +188,31 @@ def test_fit_data_errors(runner, tmp_path, small_csv):
         assert not out.exists()
 
 
-def test_unwritable_out(runner, tmp_path):
+def test_unwritable_out(runner, tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     result = invoke(runner, ["fit", "--dataset", "sunspots", "--out", str(blocker / "run"), "--quiet"])
     assert_clean_error(result, "is a file; choose another place|cannot create")
     result = invoke(runner, ["fit", "--dataset", "sunspots", "--out", str(blocker), "--quiet"])
     assert_clean_error(result, "is a file, not a directory")
+    # a place the permissions allow that refuses files (as root: /proc, a read-only mount) is said before training
+    # (it trained, then failed writing); one that takes them keeps no trace of the check
+    import tempfile
+
+    real = tempfile.mkstemp
+    refusing = tmp_path / "refusing"
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and str(dir) == str(refusing):
+            raise OSError(30, "Read-only file system")
+        return real(*args, dir=dir, **kwargs)
+
+    refusing.mkdir()
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    result = invoke(runner, ["fit", "--dataset", "sunspots", "--out", str(refusing / "run")])
+    assert_clean_error(result, f"cannot write to {refusing / 'run'}: {refusing} refuses new files \\(Read-only file "
+                               "system\\); choose a writable place")
+    assert "Training" not in result.output and list(refusing.iterdir()) == []
 
 
 def test_non_finite_loss_error(runner, tmp_path):

@@ -59,6 +59,13 @@ def _check_parent_writable(target: Path) -> Path:
         raise ConfigError(f"cannot create {parent} ({exc.strerror or exc}); choose a writable place") from None
     if not os.access(parent, os.W_OK):
         raise ConfigError(f"cannot write to {target}: {parent} is not writable; choose a writable place")
+    try:  # a place the permissions allow may still refuse files (a read-only mount for root, /proc): before any work
+        handle, probe = tempfile.mkstemp(prefix=f".{target.name}.probe-", dir=parent)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError(f"cannot write to {target}: {parent} refuses new files ({exc.strerror or exc}); choose a "
+                          "writable place") from None
     return parent
 
 
