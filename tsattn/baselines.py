@@ -629,12 +629,10 @@ class StatisticalModel(WindowModel):
                                                 dtype=np.float64)
                         found[high] = np.asarray(result.get(f"hi-{level}", np.full(self.horizon, np.nan)),
                                                  dtype=np.float64)
-                    if any(found[q].shape != (self.horizon,) or not np.isfinite(found[q]).all()
-                           for q in ["mean", *required]):
+                    unusable = [q for q in found if found[q].shape != (self.horizon,) or not np.isfinite(found[q]).all()]
+                    if set(unusable) - set(spare):  # the points or a level asked for: the naive stand-in (below)
                         raise ValueError("non-finite forecast")
-                    for q in spare:
-                        if found[q].shape != (self.horizon,) or not np.isfinite(found[q]).all():
-                            found[q] = np.full(self.horizon, np.nan)
+                    found.update({q: np.full(self.horizon, np.nan) for q in unusable})  # an optional level's: NaN
                 except Exception:  # noqa: BLE001 - any failure of the method on this history: naive instead
                     found = {key: np.full(self.horizon, last) for key in ["mean", *required]}
                     found.update({q: np.full(self.horizon, np.nan) for q in spare})
