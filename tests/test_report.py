@@ -56,6 +56,13 @@ def test_verdict_weighs_the_lead_against_the_seed_spread():
     results = results_table(close)
     lines = comparison_verdict(results, summarise(results), "sun", close)
     assert "the lead is within the seed-to-seed spread" in lines[1]
+    # one seed has no spread: no "± 0", no intervals said not to overlap
+    one = [record("simple-rnn", 0, 18.0), record("transformer", 0, 19.0)]
+    results = results_table(one)
+    lines = comparison_verdict(results, summarise(results), "sun", one)
+    assert lines[0].endswith("**simple-rnn**, 18 (one seed: no seed-to-seed spread).") and "±" not in " ".join(lines)
+    assert lines[1] == ("It beats the runner-up network, transformer (19), on 1 of 1 seed; one seed cannot say whether "
+                        "the lead exceeds the seed-to-seed spread.")
 
 
 def test_report_files_from_records(tmp_path):

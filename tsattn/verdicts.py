@@ -300,6 +300,12 @@ def _zeros_caution(table: pd.DataFrame, records: list[dict], dataset: str) -> li
             f"order is {order}."]
 
 
+def _spread(row, metric: str) -> str:
+    """A summary row's mean, with its standard deviation over seeds when there are several (one seed has none)."""
+    mean = number_text(row[f"{metric}_mean"])
+    return f"{mean} ± {number_text(row[f'{metric}_std'], 2)}" if int(row["seeds"]) > 1 else mean
+
+
 def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: str, records: list[dict] | None = None) -> list[str]:
     """Plain-language conclusions for one dataset, with the seed-to-seed spread taken into account and, for a
     panel, each model compared with the runner-up and the baselines series by series (paired)."""
@@ -319,14 +325,13 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
     neural = neural.sort_values("rank", kind="stable")
     best = neural.iloc[0]
     seeds = int(best["seeds"])
+    over = f"(mean ± standard deviation over {seeds} seeds)" if seeds > 1 else "(one seed: no seed-to-seed spread)"
     if winner["model"] in BASELINE_ROWS.values():
         lines.append(f"Best model on {name}: **{winner['model']}** ({number_text(winner[f'{metric}_mean'])}), a baseline: no "
                      f"network beats it here. Best network: {best['model']}, rank {int(best['rank'])} of "
-                     f"{int(table['headline_mean'].notna().sum())}, {number_text(best[f'{metric}_mean'])} ± {number_text(best[f'{metric}_std'], 2)} (mean ± standard "
-                     f"deviation over {seeds} seed(s)).")
+                     f"{int(table['headline_mean'].notna().sum())}, {_spread(best, metric)} {over}.")
     else:
-        lines.append(f"Best model on {name}: **{best['model']}**, {number_text(best[f'{metric}_mean'])} ± "
-                     f"{number_text(best[f'{metric}_std'], 2)} (mean ± standard deviation over {seeds} seed(s)).")
+        lines.append(f"Best model on {name}: **{best['model']}**, {_spread(best, metric)} {over}.")
     # the runner-up is another architecture: the best network's own twin without covariates is asked about below
     others = neural[neural["model"].map(_architecture) != _architecture(best["model"])]
     if len(others):
@@ -338,9 +343,11 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         high = runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]
         overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
             else "the mean ± std intervals do not overlap"
+        if len(mine) < 2 or len(theirs) < 2:
+            overlap = "one seed cannot say whether the lead exceeds the seed-to-seed spread"
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
-        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({number_text(runner_up[f'{metric}_mean'])} ± "
-                     f"{number_text(runner_up[f'{metric}_std'], 2)}), on {wins} of {len(mine)} seeds; {overlap}.")
+        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({_spread(runner_up, metric)}), on {wins} "
+                     f"of {len(mine)} seed{'s' if len(mine) != 1 else ''}; {overlap}.")
         paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"], per_series) \
             if panel else None
         if paired:
