@@ -303,12 +303,27 @@ def test_statistical_forecasters_through_the_forecaster_equal_statsforecast(name
     np.testing.assert_allclose(Forecaster.load(path).predict()[name].to_numpy(), ours[name].to_numpy())
 
 
-def test_statistical_forecaster_needs_statsforecast_and_says_how_to_install(monkeypatch):
+def test_statistical_forecaster_needs_statsforecast_and_says_how_to_install(monkeypatch, tmp_path):
+    """Fitting a statistical method without statsforecast, and forecasting with one saved where it was installed and
+    loaded where it is not, is one line naming the install (the loaded one forecast the naive value on every
+    history, warned as 'could not be fitted on 8 of 8 histories')."""
+    import warnings
+
+    import tsattn.baselines
     from tsattn import Forecaster
 
+    saved = Forecaster("theta", horizon=4).fit(quarterly_panel()).save(tmp_path / "theta.tsattn")
     monkeypatch.setitem(sys.modules, "statsforecast", None)
+    monkeypatch.setitem(sys.modules, "statsforecast.models", None)
     with pytest.raises(ConfigError, match=r"need statsforecast, which is not installed: pip install 'tsattn\[bench\]'"):
         Forecaster("theta", horizon=4).fit(quarterly_panel())
+    monkeypatch.setattr(tsattn.baselines, "_STATISTICAL_MEMO", {})  # as in a new process
+    loaded = Forecaster.load(saved)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "could not be fitted" on the way
+        with pytest.raises(ConfigError, match=r"the statistical methods \(theta, dynamic-theta, ets, arima; also as "
+                                              r"auto's members\) need statsforecast, which is not installed"):
+            loaded.predict()
 
 
 def test_pooled_linear_baseline_fits_unscaled_series_of_every_size():

@@ -581,6 +581,8 @@ class StatisticalModel(WindowModel):
 
         from .intervals import level_bounds
 
+        statsforecast_models()  # missing, it is one line (a model saved with statsforecast, loaded without), not the
+        # naive stand-in on every history below under "could not be fitted"
         out = np.empty((len(origins), self.horizon))
         required = [q for level in levels for q in level_bounds(level)]
         spare = [q for level in optional for q in level_bounds(level)]  # the optional levels' bounds
@@ -745,8 +747,8 @@ def statsforecast_models():
     try:
         from statsforecast import models
     except ImportError:
-        raise ConfigError(f"the statistical baselines (theta, dynamic-theta, ets, arima) need statsforecast, which is not "
-                          f"installed: {INSTALL_HINT}") from None
+        raise ConfigError(f"the statistical methods (theta, dynamic-theta, ets, arima; also as auto's members) need "
+                          f"statsforecast, which is not installed: {INSTALL_HINT}") from None
     return models
 
 
