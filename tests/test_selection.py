@@ -382,3 +382,22 @@ def test_auto_keeps_autoets_deviation_at_the_ends_once_for_the_state_it_keeps(mo
     band = combined.predict(level=[80])
     combined.state_ = dataclasses.replace(combined.state_, end_deviation=ets_deviation(values, ends, starts, 12, 4))
     pd.testing.assert_frame_equal(combined.predict(level=[80]), band)
+
+
+def test_auto_without_statsforecast_says_which_methods_it_did_not_try(monkeypatch, tmp_path):
+    """On a core install (no statsforecast) auto chooses among the networks and the baselines, and its choice line
+    says DynamicOptimizedTheta and AutoETS were not tried and how to install them, also after save and load."""
+    import tsattn.baselines
+    import tsattn.selection as S
+    from tsattn.selection import describe_choice
+
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    monkeypatch.setattr(tsattn.baselines, "statsforecast_installed", lambda: False)
+    fitted = Forecaster("auto", horizon=4, epochs=1).fit(panel(n=2), verbose=0)
+    assert not {"dynamic-theta", "ets"} & set(fitted.choice_["candidate"])
+    line = describe_choice(fitted.choice_)
+    assert line.endswith("; not tried: dynamic-theta and ets (statsforecast is not installed: pip install "
+                         "'tsattn[bench]')")
+    assert describe_choice(Forecaster.load(fitted.save(tmp_path / "auto")).choice_) == line
+    monkeypatch.setattr(tsattn.baselines, "statsforecast_installed", lambda: True)
+    assert "not tried" not in describe_choice(Forecaster("auto", horizon=4, epochs=1).fit(panel(n=2), verbose=0).choice_)

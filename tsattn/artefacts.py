@@ -103,7 +103,8 @@ def metadata(state) -> dict:
         "floor": state.floor,
         "note": state.note,
         "choice": None if state.choice is None else {**{key: state.choice.attrs.get(key)
-                                                         for key in ("metric", "margin", "windows", "steps")},
+                                                         for key in ("metric", "margin", "windows", "steps",
+                                                                     "left_out")},
                                                       "rows": json_records(state.choice)},
         "config": state.config.to_dict(),
         "versions": versions(),
@@ -409,8 +410,8 @@ def load(path: Path):
         if state.get("choice"):  # model auto: what it chose among
             fitted.choice = pd.DataFrame(state["choice"]["rows"])
             fitted.choice.attrs["metric"] = state["choice"]["metric"]
-            for key in ("margin", "windows", "steps"):  # artefacts written before the margin rule (or before the
-                if state["choice"].get(key) is not None:  # windows the choice rests on were kept) lack them
+            for key in ("margin", "windows", "steps", "left_out"):  # artefacts written before the margin rule (or
+                if state["choice"].get(key) is not None:  # before the windows or the left-out methods were kept) lack them
                     fitted.choice.attrs[key] = state["choice"][key]
         if fitted.covariates is not None:
             fitted.covariates.check_panel(tails)

@@ -34,6 +34,10 @@ AUTO_STATISTICAL = ("dynamic-theta", "ets")  # with statsforecast (tsattn[bench]
 # Theta made the median of the best three purely statistical on quarterly); docs/api.md
 
 
+STATISTICAL_LEFT_OUT = ("not tried: dynamic-theta and ets (statsforecast is not installed: pip install "
+                        "'tsattn[bench]')")
+
+
 def statistical_candidates() -> tuple:
     from .baselines import statsforecast_installed
 
@@ -200,6 +204,8 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     choice.attrs["windows"] = int(M.has_mase(np.asarray(first.mase_scale, dtype=np.float64)[part.series]).sum()) \
         if metric == "mase" else int(len(part.actual))
     choice.attrs["steps"] = int(data.horizon)
+    if not statistical_candidates():  # a core install: said, since they are often what auto keeps (README, M3)
+        choice.attrs["left_out"] = STATISTICAL_LEFT_OUT
     note = few_windows_note(choice.attrs["windows"], choice.attrs["steps"])
     if note:
         import warnings
@@ -278,6 +284,8 @@ def describe_choice(choice: pd.DataFrame) -> str:
                      f"{rule}; {len(choice)} candidates)")
         else:
             text += f" (next: {second['candidate']} {second[metric]:.4g}; {len(choice)} candidates)"
+    if choice.attrs.get("left_out"):
+        text += f"; {choice.attrs['left_out']}"
     return text
 
 
