@@ -375,6 +375,13 @@ def test_a_csv_across_a_daylight_saving_change_reads_as_the_api_reads_it(tmp_pat
     result = _cli(["fit", "--model", "simple-rnn", "--csv", str(path), "--column", "v", "--date-column", "time",
                    "--window", "6", "--epochs", "1", "--set", "units=2", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0 and "Warning" not in result.output, result.output
+    # daily dates with their offsets (a database's timestamptz): regular in local time, not in UTC (midnight is 23:00
+    # UTC in winter, 22:00 in summer), so read in local time (they were refused as "irregular timestamps")
+    days = pd.date_range("2022-03-01", periods=60, freq="D", tz="Europe/Berlin")
+    daily = tmp_path / "daily.csv"
+    pd.DataFrame({"ds": [t.isoformat() for t in days], "y": np.arange(60.0)}).to_csv(daily, index=False)
+    series = read_csv_panel(daily).series(0)
+    assert series.index.freqstr == "D" and series.index[0] == pd.Timestamp("2022-03-01") and len(series) == 60
 
 
 def test_two_levels_never_share_a_column():

@@ -422,7 +422,9 @@ _DAY_MONTH = re.compile(r"\s*\d{1,2}([./-])\d{1,2}\1\d{2,4}(\s.*|T.*)?")
 
 def parse_timestamps(column: pd.Series, expected: pd.Index | None = None) -> pd.DatetimeIndex:
     """Text timestamps as a DatetimeIndex, as the Python API reads them: UTC offsets that change along the column
-    (daylight saving: +01:00 then +02:00) are read in UTC, where the steps stay regular. Dates that start with the
+    (daylight saving: +01:00 then +02:00) are read in UTC, where hourly steps stay regular, unless only the local
+    times are regular (daily or longer steps: midnight every day is 23:00 UTC in winter, 22:00 in summer), which
+    are then read without their offsets. Dates that start with the
     day and the month as numbers (``01.02.2015``, ``01/02/2015``) are read both ways: the one way that parses every
     value, or that holds more of the ``expected`` times (a future frame's steps), or that gives regular steps, wins,
     and dots (never month first) read day first; a column that reads as regular steps both ways is refused
@@ -442,10 +444,32 @@ def _timestamps(column: pd.Series, dayfirst: bool = False) -> pd.DatetimeIndex:
         except (ValueError, TypeError) as exc:
             if "utc=True" not in str(exc):
                 raise
-            parsed = pd.to_datetime(column, errors="raise", utc=True, dayfirst=dayfirst)
+            parsed = _utc_or_local(column, dayfirst)
         if parsed.dtype == object:  # mixed offsets kept as objects by older pandas
-            parsed = pd.to_datetime(column, errors="raise", utc=True, dayfirst=dayfirst)
+            parsed = _utc_or_local(column, dayfirst)
     return pd.DatetimeIndex(parsed)
+
+
+_OFFSET = re.compile(r"\s*(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})$")  # a timestamp's trailing UTC offset
+
+
+def _utc_or_local(column: pd.Series, dayfirst: bool):
+    """Timestamps whose UTC offsets change along the column: in UTC when their steps are regular there or irregular
+    both ways, else their local times (the offsets dropped) when those are regular."""
+    utc = pd.to_datetime(column, errors="raise", utc=True, dayfirst=dayfirst)
+
+    def regular(times) -> bool:
+        distinct = pd.DatetimeIndex(times).dropna().unique().sort_values()
+        return len(distinct) >= 3 and infer_freq(distinct) is not None
+
+    if regular(utc) or not pd.api.types.is_string_dtype(column.dtype):
+        return utc
+    try:
+        local = pd.to_datetime(column.map(lambda v: _OFFSET.sub("", v) if isinstance(v, str) else v),
+                               errors="raise", dayfirst=dayfirst)
+    except (ValueError, TypeError):
+        return utc
+    return local if regular(local) else utc
 
 
 def _day_or_month_first(column: pd.Series, expected: pd.Index | None = None) -> pd.DatetimeIndex:
