@@ -361,6 +361,30 @@ def test_cross_validation_returns_the_nixtla_frame_with_honest_cutoffs():
         Forecaster("naive", window=8, horizon=4).cross_validation(frame, n_windows=10, step_size=4)
 
 
+def test_cross_validation_of_a_competition_frame_splits_each_fit_as_fit_does(monkeypatch):
+    """A frame with a hold-out (a dataset's attrs["horizon"]) validates on its last h values in fit; the histories
+    cross_validation refits on are made from it and keep that hold-out (they validated on the last 10% of each
+    series: on the first 50 M3 other series 25 had no whole validation window, with a warning)."""
+    import warnings
+
+    import tsattn.harness
+    from tsattn.panel import as_panel
+
+    frame = pd.concat([pd.DataFrame({"unique_id": f"s{i}", "ds": np.arange(30 + i), "y": 50 + np.cumsum(
+        np.random.default_rng(i).normal(0, 1, 30 + i))}) for i in range(3)], ignore_index=True)
+    frame.attrs["horizon"] = 4
+    splits = []
+    real = tsattn.harness.window_config
+    monkeypatch.setattr(tsattn.harness, "window_config", lambda data, config, *a, **k: splits.append(
+        (config.split, as_panel(data).horizon)) or real(data, config, *a, **k))
+    Forecaster("naive", horizon=4).fit(frame, verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "series have no whole window in their validation part"
+        Forecaster("naive", horizon=4).cross_validation(frame, n_windows=2, refit=True, verbose=0)
+    assert splits == [("auto", 4)] * 3
+    assert as_panel(frame).heads(np.array([20, 21, 22])).to_frame().attrs["horizon"] == 4
+
+
 
 
 def test_cross_validation_says_what_it_fits_in_one_line_and_verbose_chooses_how_much(capsys):

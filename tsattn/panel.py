@@ -124,11 +124,16 @@ class Panel:
     # -- conversions -------------------------------------------------------------------------------------
     def to_frame(self, id_column: str = ID_COLUMN, time_column: str = TIME_COLUMN,
                  value_column: str = VALUE_COLUMN) -> pd.DataFrame:
-        """The long frame: one row per (series, timestamp)."""
+        """The long frame: one row per (series, timestamp); with the panel's hold-out length as ``attrs["horizon"]``,
+        as the datasets carry it, so a frame made from a competition panel's values (cross_validation's histories)
+        splits as the panel does (its hold-out, not the last 10% of each series)."""
         ids = pd.Categorical.from_codes(np.repeat(np.arange(self.n_series), self.lengths), categories=self.ids)
         exog = {} if self.exog is None else {name: self.exog[:, j] for j, name in enumerate(self.exog_names)}
-        return pd.DataFrame({id_column: ids, time_column: np.asarray(self.index) if self.index_kind == "range"
-                             else self.index, value_column: self.values, **exog})
+        frame = pd.DataFrame({id_column: ids, time_column: np.asarray(self.index) if self.index_kind == "range"
+                              else self.index, value_column: self.values, **exog})
+        if self.horizon:
+            frame.attrs["horizon"] = int(self.horizon)
+        return frame
 
     def subset(self, keep: np.ndarray) -> "Panel":
         """The panel of the series numbered in ``keep`` (in that order)."""
