@@ -317,6 +317,9 @@ def test_plot_returns_figures_with_chosen_series_actuals_and_fans(tmp_path):
     figure = forecaster.plot(ids=["b", "d", "e"], level=[80, 95], actuals=frame)
     axes = [ax for ax in figure.axes if ax.get_visible()]
     assert [ax.get_title() for ax in axes] == ["b", "d", "e"]
+    assert figure._suptitle.get_text() == "seasonal-naive: forecast of the next 6 steps"  # the series asked for
+    assert forecaster.plot()._suptitle.get_text() == ("seasonal-naive: forecast of the next 6 steps (the first 4 of 5 "
+                                                      "series)")  # by default: said that it is a few of them
     assert figure.get_layout_engine() is not None  # constrained: titles and labels never overlap
     lines = {line.get_label(): line for line in axes[0].get_lines()}
     assert set(lines) == {"actual", "seasonal-naive"}

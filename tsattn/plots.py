@@ -829,11 +829,15 @@ def plot_series(df=None, forecasts_df=None, ids=None, level=None, models=None, m
                   and "-lo-" not in str(c) and "-hi-" not in str(c)]
     models = list(models or [])
     source = forecasts if forecasts is not None else df
-    if ids is None:
-        ids = list(pd.unique(source[id_col]))[:max_ids]
+    available = pd.unique(source[id_col])
+    first = ids is None
+    if first:
+        ids = list(available)[:max_ids]
     ids = list(ids)
     if not ids:
         raise ValueError("no series to plot")
+    if title and first and len(ids) < len(available):  # a panel's first few: said (as plot_backtest does)
+        title = f"{title} (the first {len(ids)} of {len(available)} series)"
     columns = 1 if len(ids) <= 2 else 2
     rows = -(-len(ids) // columns)
     fig, axes = _subplots(rows, columns, figsize=(7.5 * columns, 2.9 * rows + (0.5 if title else 0.2)),
