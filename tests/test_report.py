@@ -63,6 +63,11 @@ def test_verdict_weighs_the_lead_against_the_seed_spread():
     assert lines[0].endswith("**simple-rnn**, 18 (one seed: no seed-to-seed spread).") and "±" not in " ".join(lines)
     assert lines[1] == ("It beats the runner-up network, transformer (19), on 1 of 1 seed; one seed cannot say whether "
                         "the lead exceeds the seed-to-seed spread.")
+    # model auto's records carry what it kept (compare's _record): said seed by seed, after the rest
+    chosen = [{**record("auto", s, 18.0 + s), "choice": f"auto chose ets: validation sMAPE {s}"} for s in (1, 0)]
+    results = results_table(chosen + one)
+    lines = comparison_verdict(results, summarise(results), "sun", chosen + one)
+    assert lines[-2:] == ["Seed 0: auto chose ets: validation sMAPE 0.", "Seed 1: auto chose ets: validation sMAPE 1."]
 
 
 def test_report_files_from_records(tmp_path):

@@ -278,12 +278,19 @@ def test_auto_combination_auto_offers_both_combinations_and_keeps_the_lower(monk
     assert (f.estimator_.weights is None) == (chosen == "median of ")
 
 
-def test_compare_takes_auto_beside_the_networks():
+def test_compare_takes_auto_beside_the_networks(monkeypatch, tmp_path):
+    """compare runs auto beside the networks, and its report says what auto kept (the run's choice line)."""
+    import tsattn.selection as S
     from tsattn.compare import build_spec
 
     assert build_spec(models=["nbeats", "auto"], seeds=[0]).models == ["nbeats", "auto"]
     with pytest.raises(ConfigError, match="unknown model.*auto"):
         build_spec(models=["automatic"], seeds=[0])
+    monkeypatch.setattr(S, "AUTO_NETWORKS", ("simple-rnn",))
+    results = tsattn.compare(models=["auto"], data=panel(n=3), seeds=[0], horizon=4, epochs=1, out=tmp_path / "c")
+    lines = results.attrs["verdict"]["data"]
+    assert lines[-1].startswith("Seed 0: auto chose ") and "validation sMAPE" in lines[-1]
+    assert lines[-1] in (tmp_path / "c" / "report.md").read_text()
 
 
 def test_a_margin_keeps_the_median_unless_a_single_candidate_beats_it_by_more(monkeypatch):

@@ -354,6 +354,7 @@ def slow_scoring(record: dict) -> str:
 def _record(result, key, max_windows: int = 600) -> dict:
     from .baselines import StatisticalModel
     from .models import attention_per_lag, patches_layer, read_attention
+    from .selection import describe_choice
 
     dataset, model, seed = key
     test = result.forecasts.get("test")
@@ -376,6 +377,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "test": _test_record(result, test) if single else None,
         "series_name": str(result.panel.name) if single and result.panel.name is not None else dataset,
         "attention": None,
+        "choice": None if result.state.choice is None else describe_choice(result.state.choice),  # model auto's
     }
     weights = read_attention(result.model, result.data.X("test")[-max_windows:])
     if weights is not None:

@@ -405,4 +405,7 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
             if paired:
                 line += f"; {best['model']} is better on {paired[0]} of {paired[1]} series" + _wilcoxon(paired[2])
         lines.append(line + ".")
+    for record in sorted((r for r in records or () if r["dataset"] == dataset and r.get("choice")),
+                         key=lambda r: (r["model"], r["seed"])):  # what auto kept, seed by seed
+        lines.append(f"Seed {record['seed']}: {record['choice']}.")
     return lines
