@@ -415,29 +415,60 @@ def _worker_identity() -> dict:
     return identity
 
 
-def _defaults_in(base, dimensions: dict, window: int | None = None) -> dict:
-    """The run's own value of each search dimension, for those the space holds (a choice it lists, a number in its
-    range); the others are left to the sampler. ``window``: the input window the run's own settings give on the
-    trials' data (the automatic one when neither window nor lookback is set), as ``window`` or as a ``lookback`` of
-    whole horizons."""
+def _own_values(base, dimensions: dict, window: int | None = None) -> dict:
+    """The run's own value of each search dimension that has one (None where the sampler must choose). ``window``:
+    the input window the run's own settings give on the trials' data (the automatic one when neither window nor
+    lookback is set), as ``window`` or as a ``lookback`` of whole horizons."""
     params = base.resolved_model_params()  # the model's parameters as a fit of ``base`` resolves them
     found = {}
-    for name, dimension in dimensions.items():
-        if name in params:
-            value = params[name]
-        else:
-            value = getattr(base, name, None)
+    for name in dimensions:
+        value = params[name] if name in params else getattr(base, name, None)
         if value is None and window is not None and name in ("window", "lookback"):
             value = window if name == "window" else window // base.horizon if window % base.horizon == 0 else None
-        if value is None:
+        found[name] = value
+    return found
+
+
+def _holds(dimension, value) -> bool:
+    """Whether a search dimension holds ``value`` (a choice it lists, a number in its range of its kind)."""
+    if dimension.kind == "choice":
+        return any(value == choice and type(value) is type(choice) for choice in dimension.choices)
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and dimension.low <= value <= dimension.high \
+        and (dimension.kind == "float" or float(value).is_integer())
+
+
+def _defaults_in(base, dimensions: dict, window: int | None = None) -> dict:
+    """The run's own value of each search dimension, for those the space holds; the others are left to the sampler
+    (see :func:`_own_values` for ``window``)."""
+    found = {}
+    for name, value in _own_values(base, dimensions, window).items():
+        if value is not None and _holds(dimensions[name], value):
+            found[name] = int(value) if dimensions[name].kind == "int" else \
+                float(value) if dimensions[name].kind == "float" else value
+    return found
+
+
+def holding_defaults(base, dimensions: dict, window: int | None = None, given=()) -> dict:
+    """The space widened to hold the run's own value of each of its default dimensions (``given``: the ones a user
+    named, kept as given), so the first trial is the defaults and a search is never worse on validation than not
+    searching. Under the N-BEATS recipe (batches of 1024) the default batch_size choices (16-128) held no default: the
+    first trial sampled a batch of 32, and on M3 other (3 trials, 1 epoch) the best trial scored 4.353 on validation
+    where the defaults scored 4.279, reported as 'tuned'."""
+    from .specs import Search
+
+    widened = dict(dimensions)
+    for name, value in _own_values(base, dimensions, window).items():
+        dimension = dimensions[name]
+        if name in given or value is None or _holds(dimension, value):
             continue
         if dimension.kind == "choice":
-            if any(value == choice and type(value) is type(choice) for choice in dimension.choices):
-                found[name] = value
+            if isinstance(value, (str, bool, int, float)):
+                widened[name] = Search("choice", choices=(*dimension.choices, value))
         elif not isinstance(value, bool) and isinstance(value, (int, float)) and \
-                dimension.low <= value <= dimension.high and (dimension.kind == "float" or float(value).is_integer()):
-            found[name] = int(value) if dimension.kind == "int" else float(value)
-    return found
+                (dimension.kind == "float" or float(value).is_integer()) and (not dimension.log or value > 0):
+            widened[name] = Search(dimension.kind, min(dimension.low, type(dimension.low)(value)),
+                                   max(dimension.high, type(dimension.high)(value)), log=dimension.log)
+    return widened
 
 
 def _search_worker(job: _Search, worker: int) -> int:
@@ -653,6 +684,7 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
     from .config import resolved_window
 
     default_window = resolved_window(seen.heads(seen.lengths - extra) if extra else seen, base)  # as a trial's fit
+    dimensions = holding_defaults(base, dimensions, default_window, given=set(space or ()))
     if metric == "auto":  # what compare ranks by: RMSE for one series, sMAPE (scale-free) for a panel, MASE for a
         metric = split.headline  # panel with values of 0 or below before the test part
     runner.check()  # an unreachable cluster is refused before anything is written
