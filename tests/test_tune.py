@@ -359,6 +359,24 @@ def test_the_defaults_trial_takes_the_head_a_fit_would_use():
     assert _defaults_in(RunConfig(model="nbeats", horizon=4), lookback, window=22) == {}  # not whole horizons
 
 
+def test_a_tuned_result_worse_on_validation_too_says_the_space_missed_the_defaults():
+    """The verdict blamed the validation part ("did not rank these settings as the test part does") when the tuned
+    settings were worse than the defaults on validation as well: a space that did not hold the defaults."""
+    from tsattn.tuning import TuneResult, report_blocks
+
+    def refit(validation, test):
+        return {"validation": {"smape": validation}, "test": {"smape": test}, "naive": {"smape": 9.0}, "epochs_run": 1}
+
+    trials = pd.DataFrame({"state": ["COMPLETE"] * 3, "defaults": [False] * 3, "number": [0, 1, 2]})
+    result = TuneResult({"units": 8}, 4.353, "smape", trials, test={"tuned": refit(4.353, 4.685),
+                                                                   "defaults": refit(4.279, 4.573)})
+    verdict = report_blocks(result, None, importance=False)[0][1][0]
+    assert verdict.startswith("The tuned settings are WORSE than the defaults on validation too (sMAPE 4.353 against "
+                              "4.279; on test 4.685 against 4.573): the search space did not hold the defaults")
+    result.test["defaults"] = refit(4.4, 4.573)  # better on validation, worse on test: the validation part's ranking
+    assert "did not rank these settings as the test part does" in report_blocks(result, None, importance=False)[0][1][0]
+
+
 def test_the_default_space_is_widened_to_hold_the_runs_own_settings():
     """Under the N-BEATS recipe (batches of 1024) the default batch_size choices (16-128) held no default, so the first
     trial was not the defaults and a search could end worse on validation than its defaults (found on M3 other: best
@@ -477,7 +495,10 @@ def test_the_report_comes_as_markdown_and_html_and_says_when_tuning_lost_on_test
     md = (tmp_path / "t" / "report.md").read_text()
     assert "e-0" not in md and "0.0027583" not in md  # numbers as people read them
     tuned, plain = (result.test[label]["test"]["rmse"] for label in ("tuned", "defaults"))
-    assert ("WORSE on test than the defaults" in md) == (tuned > plain)
+    checked = [result.test[label]["validation"]["rmse"] for label in ("tuned", "defaults")]
+    assert ("WORSE on test than the defaults" in md) == (tuned > plain and checked[0] <= checked[1])
+    # worse on validation too (a space without the defaults): said so, not blamed on the validation part
+    assert ("WORSE than the defaults on validation too" in md) == (tuned > plain and checked[0] > checked[1])
     head, verdict = md.split("\n\n")[1:3]  # the verdict first, either way, with the caveat on 2 trials
     assert head == "**Verdict.**" and verdict.startswith("- The tuned settings ") and "Only 2 trial(s)" in verdict
     assert html.index("class='verdict'") < html.index("<h2>")  # first on the page too

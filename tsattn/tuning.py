@@ -1057,7 +1057,13 @@ def report_blocks(result: TuneResult, protocol: dict | None, importance: bool, p
                    ("p", f"Naive on test: {scores_text(result.test['tuned']['naive'], metric)}.")]
         tuned, plain = result.test["tuned"]["test"].get(metric), result.test["defaults"]["test"].get(metric)
         if tuned is not None and plain is not None:  # the verdict, either way, first
-            if tuned > plain:
+            checked = (result.test["tuned"]["validation"].get(metric), result.test["defaults"]["validation"].get(metric))
+            if tuned > plain and None not in checked and checked[0] > checked[1]:  # a space without the defaults
+                verdict = (f"The tuned settings are WORSE than the defaults on validation too ({metric_label(metric)} "
+                           f"{number_text(checked[0])} against {number_text(checked[1])}; on test "
+                           f"{number_text(tuned)} against {number_text(plain)}): the search space did not hold the "
+                           "defaults and found nothing better; keep the defaults, or widen the space to hold them.")
+            elif tuned > plain:
                 verdict = (f"The tuned settings are WORSE on test than the defaults ({metric_label(metric)} "
                            f"{number_text(tuned)} against {number_text(plain)}): the validation part did not rank "
                            "these settings as the test part does; more validation windows (--windows) or the "
