@@ -143,7 +143,8 @@ def test_series_long_enough_for_a_window_but_not_for_the_split_are_named_and_not
 
     result = fit_linear()
     assert result.exit_code == 0, result.output
-    assert "Test sMAPE (mean over 1 of 3 series; not scored, too short for a test window: b, c)" in result.output
+    assert "Test sMAPE (mean over 1 of 3 series; the last 20% of each; not scored, too short for a test window: b, c)" \
+        in result.output
     scored = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
     assert set(scored.loc[scored["part"] == "test", "unique_id"]) == {"a"}  # as predictions.csv
     assert json.loads((tmp_path / "run" / "metrics.json").read_text())["series"] == 1
@@ -347,9 +348,10 @@ def test_cli_fit_panel_csv(tmp_path):
                                       "--window", "8", "--epochs", "2", "--set", "units=4", "--set", "split=holdout",
                                       "--set", "holdout=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert "Test sMAPE (mean over 4 series)" in result.output and "better on" in result.output
+    # which values of each series the test figures are on (a hold-out here, never confused with a file's last 20%)
+    assert "Test sMAPE (mean over 4 series; the last 4 values of each)" in result.output and "better on" in result.output
     # two decimals beside the baselines' (a round figure reads 16.00, not 16)
-    verdict = re.search(r"Test sMAPE \(mean over 4 series\) (\d+\.\d\d) (beats|does NOT beat) the naive forecast "
+    verdict = re.search(r"Test sMAPE \(mean over 4 series; the last 4 values of each\) (\d+\.\d\d) (beats|does NOT beat) the naive forecast "
                         r"\((\d+\.\d\d), [+-]\d+\.\d%; model better on \d of 4 series\); seasonal-naive \d+\.\d\d "
                         r"\(model better", result.output)
     assert verdict, result.output
@@ -468,7 +470,7 @@ def test_a_panel_with_zeros_is_ranked_and_judged_on_mase_through_fit_compare_and
         result = runner.invoke(main, ["fit", "--model", "simple-rnn", *data, "--horizon", "2", "--window", "8",
                                       "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    assert re.search(r"Test MASE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below\) "
+    assert re.search(r"Test MASE \(mean over 4 series; the last 20% of each; not sMAPE: some values before the test part are 0 or below\) "
                      r"\d\.\d{3} (beats|does NOT beat) the naive forecast \(\d\.\d{3}, ", result.output), result.output
     assert "sMAPE is 200" not in result.output  # the caution for zeros in the test part alone
     header = next(line for line in result.output.splitlines() if "validation MASE" in line)
@@ -762,7 +764,7 @@ def test_a_panel_constant_before_its_test_part_is_judged_on_mae_through_fit_and_
         result = CliRunner().invoke(main, ["fit", "--model", "simple-rnn", *data, "--horizon", "2", "--window", "8",
                                            "--epochs", "1", "--set", "units=4", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
-    said = r"Test MAE \(mean over 4 series; not sMAPE: some values before the test part are 0 or below, and every " \
+    said = r"Test MAE \(mean over 4 series; the last 20% of each; not sMAPE: some values before the test part are 0 or below, and every " \
         r"series is constant there, where MASE is undefined\) \d\.\d{3} "
     assert re.search(said, result.output), result.output
     assert (tmp_path / "run" / "plots" / "mae_distribution.png").is_file()

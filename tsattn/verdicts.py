@@ -75,6 +75,18 @@ def _resting_on(count: int | None, horizon: int) -> str:
     return f" over {count} forecasts ({counted(count // horizon, 'origin')} x {horizon} steps)"
 
 
+def _test_part(split) -> str:
+    """Which values of each series a panel's test figures are on, so a competition's hold-out and a data file's last
+    fifth are never read as one protocol: "; the last 8 values of each", "; the last 20% of each"."""
+    if split is None:
+        return ""
+    if split.method == "holdout" and split.holdout_test:
+        return f"; the last {counted(split.holdout, 'value')} of each"
+    if split.method == "chronological":
+        return f"; the last {split.test:.0%} of each"
+    return ""
+
+
 def panel_verdict(result, seeded: bool = True) -> str:
     """One line for a panel run: mean test sMAPE (MASE where the values before the test part include 0 or below)
     beside the baselines, and the share of series won."""
@@ -97,7 +109,8 @@ def panel_verdict(result, seeded: bool = True) -> str:
     else:
         shown = len(scores)
     model = test["model"][metric]
-    parts = [f"Test {metric_label(metric)} (mean over {shown} {of}series{unscored}{why}) {model:.{digits}f}"]
+    where = _test_part(getattr(result.data, "split", None))
+    parts = [f"Test {metric_label(metric)} (mean over {shown} {of}series{where}{unscored}{why}) {model:.{digits}f}"]
     labels = baseline_labels()
     for key in result.beside:
         wins = f"model better on {int((scores['model'] < scores[key]).sum())} of {int(scores[key].notna().sum())} series"
