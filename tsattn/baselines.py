@@ -442,8 +442,8 @@ class LinearAR(WindowModel):
                 "per_series": None if self.per_series is None else self.per_series.tolist()}
 
 
-# (method, horizon, season, fits, levels, digest of values/origins) -> [point, bounds, seconds, histories it could
-# not fit and has not yet said so in a warning]
+# (method, horizon, season, fits, columns, (levels, optional levels), digest of the histories: _memo_key) -> [point,
+# bounds, seconds, histories it could not fit and has not yet said so in a warning]
 _STATISTICAL_MEMO: dict = {}
 STATISTICAL_MEMO_SIZE = 8
 

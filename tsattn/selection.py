@@ -148,6 +148,7 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
     from .baselines import Combination, NetworkModel, combine, end_deviation
     from .evaluation import calibrate_forecasts, origins_of, scales_at, score_windows
     from .intervals import series_scale
+    from .state import kept_values, tails_of
     if data.count("validation") == 0:
         needed = data.window + 2 * data.horizon if data.split.method != "shuffled" else None
         raise DataError("model auto chooses on the validation part and this data has none; "
@@ -227,8 +228,6 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
         calibration = calibrate_forecasts(data, part.actual, combined, None, series, insample,
                                           lambda kind: scales_at(data, origins, starts, series, insample,
                                                                  first.season, kind))
-        from .state import kept_values, tails_of
-
         kept = kept_values(data.panel, data.window, final, first.season)
         state = dataclasses.replace(
             network, config=dataclasses.replace(network.config, model=AUTO, model_params={}), estimator=final,
@@ -245,8 +244,6 @@ def fit_auto(config, data, fit_state, progress=None, engine=None, params=None, c
                                        params=params, columns=columns)
         state = states[winner]
         if state.end_deviation is None:  # a candidate's fit left it to auto: the kept state's own
-            from .state import kept_values
-
             state = dataclasses.replace(state, end_deviation=end_deviation(
                 data.panel, state.season, data.horizon, state.calibration,
                 kept_values(data.panel, data.window, state.estimator, state.season)))

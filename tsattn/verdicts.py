@@ -352,12 +352,12 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         mine = runs[runs["model"] == best["model"]].set_index("seed")[metric]
         theirs = runs[runs["model"] == runner_up["model"]].set_index("seed")[metric]
         wins = int((mine < theirs.reindex(mine.index)).sum())
-        low = best[f"{metric}_mean"] + best[f"{metric}_std"]
-        high = runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]
-        overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread" if low >= high \
-            else "the mean ± std intervals do not overlap"
-        if len(mine) < 2 or len(theirs) < 2:
+        if int(best["seeds"]) < 2 or int(runner_up["seeds"]) < 2:  # as _spread: one seed has no spread
             overlap = "one seed cannot say whether the lead exceeds the seed-to-seed spread"
+        elif best[f"{metric}_mean"] + best[f"{metric}_std"] >= runner_up[f"{metric}_mean"] - runner_up[f"{metric}_std"]:
+            overlap = "the mean ± std intervals overlap, so the lead is within the seed-to-seed spread"
+        else:
+            overlap = "the mean ± std intervals do not overlap"
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
         lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({_spread(runner_up, metric)}), on {wins} "
                      f"of {len(mine)} seed{'s' if len(mine) != 1 else ''}; {overlap}.")
