@@ -186,7 +186,9 @@ def _search_worker_once_all_joined(job, worker: int) -> int:
     def wait_for(kind: str) -> None:
         (barrier / f"{kind}-{worker}-{os.getpid()}").touch()
         deadline = time.time() + 300
-        while len(list(barrier.glob(f"{kind}-*"))) < 2 and time.time() < deadline:
+        while len(list(barrier.glob(f"{kind}-*"))) < 2:
+            if time.time() > deadline:  # the worker's error, echoed by the search: the test says why it failed
+                raise RuntimeError(f"the test's barrier: no other process reached '{kind}' in 300 s")
             time.sleep(0.05)
 
     wait_for("joined")
@@ -210,6 +212,7 @@ def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_pa
     result = T.tune("simple-rnn", data=make_series(n=80), trials=4, space=SPACE, settings=FIXED, out=tmp_path / "t",
                     refit=False, jobs=2, echo=lines.append)
     assert (result.trials["state"] == "COMPLETE").sum() == 4 and len(result.trials) == 4  # exactly the trials asked
+    assert not [line for line in lines if "stopped early" in line], lines  # no worker lost (its error, if one was)
     workers = _workers(result.trials, tmp_path / "t" / "study.db")
     assert len({worker["pid"] for worker in workers.values()}) == 2  # both processes ran trials
     assert len(list((tmp_path / "barrier").glob("joined-*"))) == 2  # ... through the wrapper: two processes, one each
@@ -217,6 +220,49 @@ def test_two_local_processes_share_one_study_and_stop_at_the_number_asked(tmp_pa
     assert lines[0].startswith("0 of 4 trials done") and "with 2 workers (local, 2 processes)" in lines[0]
     trials = [line for line in lines if not line.startswith("tune: ")]  # the heartbeat's lines between them
     assert len(trials) == 5 and trials[-1].startswith("[4/4] trial")  # a line for each trial, whichever process ran it
+
+
+def test_a_worker_that_stops_while_the_others_finish_the_search_is_said(tmp_path, monkeypatch):
+    real = T._search_worker
+
+    def second_fails(job, worker):  # e.g. a process that could not open the study
+        if worker == 1:
+            raise RuntimeError("database is locked")
+        return real(job, worker)
+
+    monkeypatch.setattr(T, "_search_worker", second_fails)
+    lines = []
+    result = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, refit=False,
+                    workers=2, storage=f"sqlite:///{tmp_path / 'study.db'}", echo=lines.append)
+    assert (result.trials["state"] == "COMPLETE").sum() == 2
+    assert "tune: worker 2 of 2 stopped early (RuntimeError: database is locked); the other workers ran the trials " \
+           "asked" in lines
+
+
+def test_two_workers_on_a_sqlite_study_never_claim_the_same_waiting_trial(tmp_path):
+    import threading
+    import warnings
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(storage=T._storage(url), study_name="s")
+    for x in range(40):
+        study.enqueue_trial({"x": float(x)})
+    claimed = [[], []]
+
+    def worker(k):  # each its own storage and connections, as two processes have (SQLite locks the same way)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Heartbeat of storage is supposed to be used with Study.optimize"
+            mine = optuna.load_study(study_name="s", storage=T._storage(url))
+            for _ in range(20):
+                claimed[k].append(mine.ask()._trial_id)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # without BEGIN IMMEDIATE both read a trial WAITING and both set it RUNNING: 7-12 of 40-60 were claimed twice
+    assert not set(claimed[0]) & set(claimed[1]) and len(study.trials) == 40
 
 
 def test_of_two_trials_started_at_once_for_the_last_place_the_later_created_one_is_surplus(tmp_path):

@@ -351,6 +351,22 @@ def in_memory_sqlite(url) -> bool:
     return url.get_backend_name() == "sqlite" and (database == ":memory:" or database.startswith("file::memory:"))
 
 
+def _immediate_transactions(engine) -> None:
+    """Make every transaction on a SQLite study take the database's write lock when it begins (BEGIN IMMEDIATE).
+    Optuna claims a waiting trial (the defaults, enqueued first) by reading it WAITING and setting it RUNNING in one
+    transaction, with SELECT ... FOR UPDATE, which SQLite ignores; and pysqlite begins a transaction only at the
+    first write, so two workers could both read WAITING and both run the same trial: the second to finish stopped
+    with "Cannot tell a COMPLETE trial" and the search lost that worker (1 of 4 runs of the two-process test under
+    load; 7-12 of 60 waiting trials popped twice by two threads). A PostgreSQL or MySQL study locks the row."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    engine.dispose()  # the connections the storage opened to create its tables begin no transaction of their own
+
+
 def _storage(storage):
     """An Optuna storage: an SQLAlchemy URL opened with heartbeats (a trial lost with its machine is failed by the
     others), Optuna's in-memory storage for an in-memory SQLite URL, or a storage object as it is. A database that
@@ -368,12 +384,17 @@ def _storage(storage):
         # with a traceback ("no such table: trial_heartbeats"). No heartbeat is needed: only this process's trials
         # use it (parallel trials are refused an in-memory study), and they end with it
         return optuna.storages.InMemoryStorage()
-    engine = {"connect_args": {"timeout": 60}} if storage.startswith("sqlite") else None  # workers wait for the lock
+    sqlite = storage.startswith("sqlite")
+    # workers wait for the lock; pysqlite's own transaction handling off (see _immediate_transactions)
+    engine = {"connect_args": {"timeout": 60, "isolation_level": None}} if sqlite else None
     try:
         with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words since 2.9
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS,
-                                              grace_period=GRACE_SECONDS, heartbeat_stale_trial_callback=_interrupted)
+            opened = optuna.storages.RDBStorage(storage, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_SECONDS,
+                                                grace_period=GRACE_SECONDS, heartbeat_stale_trial_callback=_interrupted)
+        if sqlite:
+            _immediate_transactions(opened.engine)
+        return opened
     except (ImportError, ConfigError):
         raise
     except Exception as exc:  # noqa: BLE001 - sqlalchemy's OperationalError, DatabaseError...: the first line
@@ -771,18 +792,21 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                               protocol["step"], trial_line if runner.in_process else None)
                 try:
                     if runner.in_process:
-                        outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
+                        outcomes = dict(runner.map(_search_worker, job, range(count)))
                     else:
                         with _Progress(storage, name, metric, trials, trial_line):
-                            outcomes = [outcome for _, outcome in runner.map(_search_worker, job, range(count))]
+                            outcomes = dict(runner.map(_search_worker, job, range(count)))
                 except KeyboardInterrupt:
                     beat.echo("stopped: the finished trials are in the study; rerun the same command to resume"
                               if resumable else "stopped: the study was in memory and ends with this run; a search "
                               "in a database resumes (--out's study.db, or --storage with a file or server URL)")
                     raise
-            errors = [outcome.error for outcome in outcomes if not outcome.ok]
+            errors = {worker: outcome.error for worker, outcome in sorted(outcomes.items()) if not outcome.ok}
             if errors and _counted(study) < trials and (timeout is None or time.perf_counter() - started < timeout):
-                raise TsattnError(errors[0])
+                raise TsattnError(next(iter(errors.values())))
+            for worker, error in errors.items():  # the others ran the trials asked; a worker lost is still said
+                echo(f"tune: worker {worker + 1} of {count} stopped early ({error}); the other workers ran the "
+                     "trials asked")
         result = _finish(study, model, panel, base, settings, dimensions, metric, seed, refit, out, echo)
         result.study_name = name
         return result
