@@ -753,13 +753,20 @@ def test_interval_scale_auto_chooses_on_validation_and_keeps_its_choice(monkeypa
     short = frame[frame["unique_id"].isin([f"s{i}" for i in range(20)])]
     few = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(short)
     assert few.calibration_.scale == "blend" and few.calibration_.scale_choice == {}
-    assert "could not choose" in few.calibration_.describe_scale()
+    assert few.calibration_.describe_scale() == ("the blend scale (interval_scale auto could not choose: it compares "
+                                                 "scales on two halves of the series, each holding at least 40 "
+                                                 "validation windows; these hold 10 and 10)")
+    assert Forecaster.load(few.save(tmp_path / "few")).calibration_.describe_scale() == \
+        few.calibration_.describe_scale()
 
     import tsattn.baselines
 
     monkeypatch.setattr(tsattn.baselines, "statsforecast_installed", lambda: False)
     without = Forecaster("naive", horizon=4, season=1, interval_scale="auto").fit(frame)
     assert without.calibration_.scale == "blend" and without.calibration_.scale_choice == {}
+    assert without.calibration_.describe_scale().endswith("could not choose: statsforecast, which the ets scale fits, "
+                                                          "is not installed: pip install 'tsattn[bench]' (or pip "
+                                                          "install statsforecast))")
     assert without.state_.end_deviation is None
 
 

@@ -774,3 +774,37 @@ def test_a_panel_constant_before_its_test_part_is_judged_on_mae_through_fit_and_
             echo=lambda line: None)
     report = (tmp_path / "report" / "report.md").read_text()
     assert "ranked on test MAE, mean over series (not sMAPE" in report and "Per-series test MAE of every" in report
+
+
+def test_a_panel_of_mixed_lengths_is_validated_and_tested_on_the_last_horizons_of_every_series(tmp_path):
+    """Found on a user path: the first 50 M3 other series read from a CSV (h = 8) split 70/10/20 per series, so the 10%
+    of the short ones held no forecast (25 of 50 never validated nor calibrated on) and the panel was tested on the
+    last 20% of each where the same series as a dataset are tested on their last 8. When a fraction of the shortest
+    series holds less than one forecast, split "auto" is the hold-out of one horizon for every series."""
+    from tsattn.config import settle, window_config
+
+    def windowed(frame):
+        return window_config(frame, settle(RunConfig(model="linear", horizon=5, window=8), as_panel(frame)))
+
+    mixed = long_frame(lengths=(40, 120, 200))  # 10% of 40 = 4 values < horizon 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no series left without a validation window
+        data = windowed(mixed)
+    assert data.split.method == "holdout" and data.split.holdout == 5 and not data.unscored
+    for part, first in (("validation", 10), ("test", 5)):  # the last 5 values of every series test, 5 before validate
+        targets = data.starts[part] + 8
+        owners = data.panel.series_of(targets)
+        assert sorted(set(owners)) == [0, 1, 2]
+        local = targets - data.panel.offsets[owners]  # the first target's place in its series
+        assert (local >= data.panel.lengths[owners] - first).all()
+    long_enough = long_frame(lengths=(60, 120, 200))  # 10% of 60 = 6 values: the fractions hold a forecast
+    assert windowed(long_enough).split.method == "chronological"
+    path = tmp_path / "mixed.csv"
+    mixed.to_csv(path, index=False)
+    result = CliRunner().invoke(main, ["fit", "--model", "linear", "--csv", str(path), "--column", "y", "--date-column",
+                                       "ds", "--id-column", "unique_id", "--horizon", "5", "--window", "8",
+                                       "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "(mean over 3 series; the last 5 values of each)" in result.output, result.output
+    scored = pd.read_csv(tmp_path / "run" / "metrics_by_series.csv")
+    assert set(scored.loc[scored["part"] == "validation", "unique_id"]) == {"a", "b", "c"}

@@ -858,9 +858,10 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     """Window, split and scale ``data`` as ``config`` says: the one place where the CLI, compare, benchmarks and
     ``Forecaster.fit`` turn settings into windows. ``with_test=False`` keeps no test part (a Forecaster is fitted
     on everything it is given; the split's validation part stays at the end of each series). With ``split="auto"``,
-    when the validation fraction of the longest series holds fewer values than one forecast (``horizon``), the
-    last ``horizon`` values of every series are the validation part instead (short series work, as in
-    statsforecast)."""
+    when the validation (or test) fraction of the shortest series holds fewer values than one forecast (``horizon``),
+    the split is the competitions' hold-out instead: the last ``horizon`` values of every series are the test part and
+    the ``validation_windows`` horizons before them the validation part (short series and series of mixed lengths
+    work, as in statsforecast)."""
     if config.preset == "auto":
         raise ConfigError("preset 'auto' is chosen from the data: call settle(config, panel) before window_config")
     panel = as_panel(data, fill=config.fill, freq=config.freq)
@@ -868,8 +869,14 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
     if not with_test:
         split = split_for_fit(split)
     if config.split == "auto" and split.method == "chronological" and split.validation > 0:
-        longest = int(panel.lengths.max())  # fractions too small to hold one forecast: the hold-out of one horizon
-        held = int(round(longest * (split.train + split.validation))) - int(round(longest * split.train))
+        # fractions too small to hold one forecast in some series: the hold-out of one horizon for every series. On the
+        # shortest series, not the longest: on series of mixed lengths (the first 50 M3 other series from a CSV, h = 8)
+        # 10% of the short ones held no forecast, so 25 of 50 were never validated nor calibrated on, and the panel was
+        # tested on the last 20% of each where the same series as a dataset are tested on their last 8 values
+        shortest = int(panel.lengths.min())
+        bounds = [int(round(shortest * fraction)) for fraction in (split.train, split.train + split.validation)]
+        tested = with_test and split.test > 1e-9  # fractions that leave no test part (0.7 + 0.3) are refused later
+        held = min([bounds[1] - bounds[0], *([shortest - bounds[1]] if tested else [])])
         if held < config.horizon:
             split = SplitSpec("holdout", split.train, split.validation, split.within_parts, split.shuffle_seed,
                               config.horizon, validation_holdout=config.validation_windows * config.horizon)

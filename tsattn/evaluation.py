@@ -89,8 +89,8 @@ def calibrate_forecasts(data, actual, point, quantiles, series, insample: np.nda
     With "auto" the scale is chosen among :data:`tsattn.intervals.SCALE_CANDIDATES` on these forecasts
     (:func:`tsattn.intervals.choose_scale`; the calibration's ``scale_choice`` keeps the scores), blend where the
     halves hold too few windows or statsforecast (which "ets" fits) is not installed."""
-    from .baselines import statsforecast_installed
-    from .intervals import SCALE_CANDIDATES, choice_folds, choose_scale
+    from .baselines import INSTALL_HINT, statsforecast_installed
+    from .intervals import CHOICE_MIN_WINDOWS, SCALE_CANDIDATES, choice_folds, choose_scale
 
     settings = dict(data.calibration_settings)
     if settings["kind"] != "auto":
@@ -108,7 +108,17 @@ def calibrate_forecasts(data, actual, point, quantiles, series, insample: np.nda
     calibration = Calibration.calibrate(actual, point, quantiles,
                                         scales[chosen] if chosen in scales else scale_of(chosen), **settings)
     calibration.scale_choice = choice
+    if not choice:
+        calibration.unchosen = (f"statsforecast, which the ets scale fits, is not installed: {INSTALL_HINT}"
+                                if len(candidates) < 2 else
+                                f"it compares scales on two halves of the series, each holding at least "
+                                f"{CHOICE_MIN_WINDOWS} validation windows; these hold {_halves(series)}")
     return calibration
+
+
+def _halves(series) -> str:
+    counts = np.bincount(np.asarray(series, dtype=np.int64) % 2, minlength=2)
+    return f"{counts[0]} and {counts[1]}"
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:

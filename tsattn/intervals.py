@@ -582,13 +582,14 @@ class Calibration:
     forecasts intervals with, whatever the methods (:data:`INTERVAL_METHODS`)."""
 
     def __init__(self, methods: dict, floor: float | None = None, scale: str = "insample",
-                 scale_choice: dict | None = None):
+                 scale_choice: dict | None = None, unchosen: str | None = None):
         self.methods = dict(methods)  # name -> calibrated method, in INTERVAL_METHODS' order
         self.floor = floor  # bounds below it are raised to it (0 for non-negative data), None: none
         self.scale = scale  # what the scores are measured in (INTERVAL_SCALES): forecasts are scaled alike
         # with interval_scale "auto": {candidate: its cross-fitted validation score as a ratio to blend's}
         # (choose_scale), or {} when the choice could not be made (blend then); None when the scale was set
         self.scale_choice = scale_choice
+        self.unchosen = unchosen  # why "auto" could not choose (scale_choice {}), as a run's files say it
 
     @classmethod
     def calibrate(cls, actual, point, quantiles, scale, floor: float | None = None,
@@ -609,8 +610,9 @@ class Calibration:
         text = f"the {self.scale} scale"
         if self.scale_choice is None:
             return text
-        if not self.scale_choice or len(self.scale_choice) < 2:
-            return text + " (interval_scale auto could not choose: too few validation windows, or no statsforecast)"
+        if not self.scale_choice or len(self.scale_choice) < 2:  # a model saved before the reason was kept: both
+            why = self.unchosen or "too few validation windows, or no statsforecast"
+            return text + f" (interval_scale auto could not choose: {why})"
         first = next(iter(self.scale_choice))
         scores = ", ".join(f"{kind} {ratio:.3f}" for kind, ratio in self.scale_choice.items() if kind != first)
         return text + f", chosen on the validation forecasts (interval score against {first}'s: {scores})"
@@ -630,7 +632,8 @@ class Calibration:
 
     def state(self) -> dict:
         return {**{name: method.state() for name, method in self.methods.items()}, "floor": self.floor,
-                "scale": self.scale, **({} if self.scale_choice is None else {"scale_choice": self.scale_choice})}
+                "scale": self.scale, **({} if self.scale_choice is None else {"scale_choice": self.scale_choice}),
+                **({} if self.unchosen is None else {"unchosen": self.unchosen})}
 
     @classmethod
     def from_state(cls, state: dict) -> "Calibration":
@@ -638,6 +641,7 @@ class Calibration:
         floor = state.pop("floor", None)  # absent in models saved before intervals were clipped
         scale = state.pop("scale", "insample")  # absent in models saved before interval_scale: the in-sample one
         choice = state.pop("scale_choice", None)  # with interval_scale "auto" only
+        unchosen = state.pop("unchosen", None)  # ... when it could not choose (absent in models saved before)
         if scale not in INTERVAL_SCALES:
             raise ValueError(f"unknown interval scale {scale!r}")
         unknown = sorted(set(state) - set(INTERVAL_METHODS))
@@ -645,7 +649,8 @@ class Calibration:
             raise ValueError(f"unknown interval method(s) {', '.join(unknown)}")
         return cls({name: INTERVAL_METHODS[name].from_state(value) for name, value in state.items()
                     if value is not None}, floor, scale,
-                   None if choice is None else {str(k): float(v) for k, v in dict(choice).items()})
+                   None if choice is None else {str(k): float(v) for k, v in dict(choice).items()},
+                   None if unchosen is None else str(unchosen))
 
 
 def bands(quantiles: dict, levels) -> dict[float, tuple[np.ndarray, np.ndarray]]:
