@@ -68,6 +68,7 @@ def test_verdict_weighs_the_lead_against_the_seed_spread():
     results = results_table(chosen + one)
     lines = comparison_verdict(results, summarise(results), "sun", chosen + one)
     assert lines[-2:] == ["Seed 0: auto chose ets: validation sMAPE 0.", "Seed 1: auto chose ets: validation sMAPE 1."]
+    assert lines[1].startswith("It beats the runner-up model, auto (18.5 ± 0.7")  # auto is no network: it chose ets
 
 
 def test_report_files_from_records(tmp_path):

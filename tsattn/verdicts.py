@@ -359,7 +359,9 @@ def comparison_verdict(results: pd.DataFrame, summary: pd.DataFrame, dataset: st
         else:
             overlap = "the mean ± std intervals do not overlap"
         first = "It" if winner["model"] == best["model"] else f"{best['model']}"
-        lines.append(f"{first} beats the runner-up network, {runner_up['model']} ({_spread(runner_up, metric)}), on {wins} "
+        # auto chooses among the networks and the baselines: "the runner-up network" would misname it
+        kind = "model" if "auto" in (best["model"], runner_up["model"]) else "network"
+        lines.append(f"{first} beats the runner-up {kind}, {runner_up['model']} ({_spread(runner_up, metric)}), on {wins} "
                      f"of {len(mine)} seed{'s' if len(mine) != 1 else ''}; {overlap}.")
         paired = _paired_over_series(records or [], dataset, best["model"], runner_up["model"], per_series) \
             if panel else None
