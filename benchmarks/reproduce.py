@@ -413,7 +413,8 @@ ARCHIVED = {
     "speed, memory and scale-out timings (machine-dependent seconds, not figures a rerun can match to 0.01)": (
         "engines.md", "fit_memory.md", "panel.md", "paths.md", "profile_fit.md", "progress.md", "speed.md",
         "speed_m3.md", "speed_m3_epyc512.md", "speed_m3_epyc_avx2.md", "speed_m3_epyc_avx2_adam.md",
-        "speed_m3_epyc_avx2_shared.md", "speed_m3_epyc512_untuned.md", "speed_m3_xeon.md", "xla.md"),
+        "speed_m3_epyc_avx2_shared.md", "speed_m3_epyc512_untuned.md", "speed_m3_fresh.md", "speed_m3_xeon.md",
+        "xla.md"),
 }
 
 
