@@ -9,10 +9,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow  # each script's quick mode trains several models: tens of seconds
-# engines.py starts a local Ray instance (its scheduling overhead) in its own process. It runs among the workers, not
-# with the Ray tests after them: no other test there starts Ray (those that do are marked ray and run after), and
-# there its ~50 s, mostly waiting on processes, no longer adds to the run (the Ray part leaves the cores ~40% idle)
-STARTS_RAY = {"engines.py"}
 
 
 @pytest.mark.parametrize("script, expected", [
@@ -34,7 +30,7 @@ STARTS_RAY = {"engines.py"}
     ("short_series.py", ["## Nile flow, 1871-1970 (100 values)", "| attention-rnn | classic |", "| naive |",
                          "QUICK MODE"]),
     ("xla.py", ["| XLA |", "validation sMAPE", "QUICK MODE"]),
-    ("engines.py", ["--jobs 2", "ray, local instance", "Scheduling overhead", "QUICK MODE"]),
+    ("engines.py", ["--jobs 2", "ray, local instance | not measured in quick mode", "Scheduling overhead", "QUICK MODE"]),
     ("early_stopping.py", ["## Summary", "val loss p=10 / p=20", "QUICK MODE"]),
     ("profile_fit.py", ["import tsattn.harness", "tracing (first - median) s", "epochs after the best", "QUICK MODE"]),
     ("paths.py", ["tsattn.Forecaster", "tsattn fit", "harness (compare, benchmarks)", "the paths agree", "QUICK MODE"]),
@@ -54,21 +50,17 @@ STARTS_RAY = {"engines.py"}
 ])
 def test_benchmark_quick_mode(script, expected, tmp_path, monkeypatch):
     """Run in this process as ``python benchmarks/SCRIPT --quick`` runs it (TensorFlow is imported once per worker, not
-    once per script: 4 s each); the script that starts Ray runs in its own process."""
+    once per script: 4 s each)."""
     out = tmp_path / "result.md"
     script, *options = script.split()  # "script.py --option value": the script, then its options
     argv = [str(ROOT / "benchmarks" / script), "--quick", *options, "--out", str(out)]
-    if script in STARTS_RAY:
-        result = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=tmp_path)
-        assert result.returncode == 0, result.stderr[-3000:]
-    else:
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr(sys, "argv", argv)
-        monkeypatch.setattr(sys, "path", list(sys.path))  # the script puts benchmarks/ first: taken back after
-        try:
-            runpy.run_path(argv[0], run_name="__main__")
-        except SystemExit as stop:
-            assert stop.code in (None, 0), f"{script} exited with {stop.code}"
+    monkeypatch.chdir(tmp_path)  # no script starts Ray in quick mode (the Ray tests, marked ray, run after the workers)
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the script puts benchmarks/ first: taken back after
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as stop:
+        assert stop.code in (None, 0), f"{script} exited with {stop.code}"
     text = out.read_text()
     for fragment in expected:
         assert fragment in text, fragment
