@@ -210,7 +210,11 @@ def test_the_report_names_the_series_forecast_but_not_scored(tmp_path):
     whole = [dict(r, series_left_out=[]) for r in records]
     (tmp_path / "whole").mkdir()
     md, _ = write_report(tmp_path / "whole", Spec, whole, results, summarise(results))
-    assert "9 series; ranked on" in md.read_text()
+    assert "9 series; ranked on" in md.read_text()  # records written before they said their test part: nothing said
+    (tmp_path / "fifth").mkdir()
+    fifth = [dict(r, test_part="the last 20% of each") for r in whole]
+    md, _ = write_report(tmp_path / "fifth", Spec, fifth, results, summarise(results))
+    assert "9 series, tested on the last 20% of each; ranked on" in md.read_text()
 
 
 def test_baseline_labels_of_the_bar_chart_never_overlap():

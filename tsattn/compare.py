@@ -28,7 +28,7 @@ from .errors import ConfigError, TrainingError, TsattnError
 from .covariates import KINDS as COVARIATE_KINDS
 from .io import atomic_file, metric_label, number_text, write_json
 from .report import is_complete_record, record_headline, results_table, summarise, write_report
-from .verdicts import WITHOUT_COVARIATES, comparison_verdict, count_test_zeros
+from .verdicts import WITHOUT_COVARIATES, comparison_verdict, count_test_zeros, test_part_text
 
 SPEC_FILE = "comparison.json"
 COVARIATE_SETTINGS = COVARIATE_KINDS  # the settings a run without covariates leaves out
@@ -371,6 +371,8 @@ def _record(result, key, max_windows: int = 600) -> dict:
         "headline": result.data.headline,  # the metric the dataset is ranked on (MASE for a panel with zeros)
         # too short for a window in the test part: forecast, not scored
         "series_left_out": result.data.not_scored,
+        # which values of each series the test figures are on (a panel's report says it: hold-out or last fifth)
+        "test_part": test_part_text(getattr(result.data, "split", None)),
         # [zeros, values] of the test part: where a panel ranked on sMAPE needs MASE beside it (comparison_verdict)
         "test_zeros": None if single else list(count_test_zeros(result)),
         "by_series": None if single else _by_series(result),

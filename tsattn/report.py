@@ -362,7 +362,8 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         header, rows = summary_table(table)
         blocks += [{"kind": "h2", "text": dataset_label(dataset)},
                    {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
-                   {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}; "
+                   {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}"
+                                         f"{_tested_on_text(records, dataset, int(table['series'].iloc[0]))}; "
                                          f"ranked on {ranked_on_text(table)}; ratio to naive on the same "
                                          "metric."},
                    {"kind": "table", "header": header, "rows": rows,
@@ -414,6 +415,13 @@ def _left_out_text(records: list[dict], dataset: str) -> str:
         return ""
     return (f", of which {len(left)} {'is' if len(left) == 1 else 'are'} too short for a test window (forecast, "
             f"not scored: {few_names(left)})")
+
+
+def _tested_on_text(records: list[dict], dataset: str, series: int) -> str:
+    """", tested on the last 8 values of each" for a panel whose runs say which values their test figures are on
+    (records written before they said it: ""); one series' test part is told by its own figures."""
+    parts = {record.get("test_part") for record in records if record["dataset"] == dataset} - {None, ""}
+    return f", tested on {parts.pop()}" if series > 1 and len(parts) == 1 else ""
 
 
 def _column_means(table: pd.DataFrame, columns) -> list[dict]:

@@ -75,16 +75,21 @@ def _resting_on(count: int | None, horizon: int) -> str:
     return f" over {count} forecasts ({counted(count // horizon, 'origin')} x {horizon} steps)"
 
 
-def _test_part(split) -> str:
+def test_part_text(split) -> str:
     """Which values of each series a panel's test figures are on, so a competition's hold-out and a data file's last
-    fifth are never read as one protocol: "; the last 8 values of each", "; the last 20% of each"."""
+    fifth are never read as one protocol: "the last 8 values of each", "the last 20% of each" ("" if neither)."""
     if split is None:
         return ""
     if split.method == "holdout" and split.holdout_test:
-        return f"; the last {counted(split.holdout, 'value')} of each"
+        return f"the last {counted(split.holdout, 'value')} of each"
     if split.method == "chronological":
-        return f"; the last {split.test:.0%} of each"
+        return f"the last {split.test:.0%} of each"
     return ""
+
+
+def _test_part(split) -> str:
+    text = test_part_text(split)
+    return f"; {text}" if text else ""
 
 
 def panel_verdict(result, seeded: bool = True) -> str:
