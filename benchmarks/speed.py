@@ -136,12 +136,8 @@ def scaling_child(model: str, length: int, epochs: int, batch_size: int, plain: 
 
 
 def m3_child(model: str, quick: bool) -> dict:
-    """One global fit on M3 monthly at the defaults in this (fresh) interpreter, as `tsattn fit --dataset m3-monthly
-    --horizon 18` runs it in its own process."""
-    return _m3_fit(model, quick)
-
-
-def _m3_fit(model: str, quick: bool) -> dict:
+    """One global fit on M3 monthly at the defaults, as `tsattn fit --dataset m3-monthly --horizon 18` runs it (in a
+    fresh interpreter with --fresh, else in this process)."""
     import tsattn
     from tsattn.config import RunConfig
     from tsattn.harness import fit
@@ -272,7 +268,7 @@ def m3_section(quick: bool, before: dict, models: list[str] | None = None, round
 
                 keras.backend.clear_session()
                 TRAINED_GRAPHS.clear()  # every round a first fit, as `tsattn fit` is (its final fit restarts its first)
-                found = _m3_fit(model, quick)
+                found = m3_child(model, quick)
             seconds[model].append(found["fit_seconds"])
             if round_:
                 continue

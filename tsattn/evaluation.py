@@ -90,7 +90,7 @@ def calibrate_forecasts(data, actual, point, quantiles, series, insample: np.nda
     (:func:`tsattn.intervals.choose_scale`; the calibration's ``scale_choice`` keeps the scores), blend where the
     halves hold too few windows or statsforecast (which "ets" fits) is not installed."""
     from .baselines import INSTALL_HINT, statsforecast_installed
-    from .intervals import CHOICE_MIN_WINDOWS, SCALE_CANDIDATES, choice_folds, choose_scale
+    from .intervals import CHOICE_MIN_WINDOWS, SCALE_CANDIDATES, choice_folds, choose_scale, fold_counts
 
     settings = dict(data.calibration_settings)
     if settings["kind"] != "auto":
@@ -112,13 +112,9 @@ def calibrate_forecasts(data, actual, point, quantiles, series, insample: np.nda
         calibration.unchosen = (f"statsforecast, which the ets scale fits, is not installed: {INSTALL_HINT}"
                                 if len(candidates) < 2 else
                                 f"it compares scales on two halves of the series, each holding at least "
-                                f"{CHOICE_MIN_WINDOWS} validation windows; these hold {_halves(series)}")
+                                f"{CHOICE_MIN_WINDOWS} validation windows; these hold "
+                                f"{' and '.join(str(count) for count in fold_counts(series))}")
     return calibration
-
-
-def _halves(series) -> str:
-    counts = np.bincount(np.asarray(series, dtype=np.int64) % 2, minlength=2)
-    return f"{counts[0]} and {counts[1]}"
 
 
 def forecast_part(model, data, part: str) -> np.ndarray:

@@ -224,12 +224,15 @@ def window_scale(kind: str, values, origins, first, season: int, horizon: int, i
     return over(recent_span(season, horizon) if kind == "recent" else len(values))
 
 
+def fold_counts(series) -> np.ndarray:
+    """(2,) the validation windows in each half of the series (:func:`choice_folds`' halves)."""
+    return np.bincount(np.asarray(series, dtype=np.int64) % 2, minlength=2)
+
+
 def choice_folds(series) -> np.ndarray | None:
     """(windows,) the half (0 or 1) of the series each validation window belongs to (alternate series by number), for
     :func:`choose_scale`; None when either half holds fewer than :data:`CHOICE_MIN_WINDOWS` windows."""
-    folds = np.asarray(series, dtype=np.int64) % 2
-    counts = np.bincount(folds, minlength=2)
-    return folds if counts.min() >= CHOICE_MIN_WINDOWS else None
+    return np.asarray(series, dtype=np.int64) % 2 if fold_counts(series).min() >= CHOICE_MIN_WINDOWS else None
 
 
 def interval_score(actual, lower, upper, level: float, normaliser) -> float:
