@@ -472,7 +472,7 @@ def auto_preset(panel: Panel, horizon: int) -> tuple[str, dict]:
     """
     if panel.n_series >= AUTO_MIN_SERIES and horizon >= AUTO_MIN_HORIZON:
         return "nbeats-recipe", {"pad": True}
-    return "classic", {}
+    return "classic", ({"pad": True} if ragged(panel, horizon) else {})
 
 
 def settle(config: RunConfig, panel: Panel) -> RunConfig:
@@ -522,6 +522,8 @@ def settings_text(config: RunConfig, panel: Panel, automatic: bool) -> str:
     text = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
                                             if automatic else "")
     named = set(config.given)
+    if automatic and config.preset == "classic" and config.pad and "pad" not in named:
+        text += ", the shorter series padded (one window for series of mixed lengths)"
     for key, (value, why) in _data_model_rules(config, panel).items():
         if config.model_params.get(key) == value and key not in named and "model_params" not in named:
             text += f", {key} {value} (for {why})"
@@ -532,6 +534,8 @@ def _settled_preset(config: RunConfig, panel: Panel) -> RunConfig:
     if config.preset != "auto":
         return config
     name, extra = auto_preset(panel, config.horizon)
+    if config.split == "shuffled" or config.within_parts:  # splits a padded window cannot be cut from
+        extra = {key: value for key, value in extra.items() if key != "pad"}
     defaults = RunConfig()
     kept = {key: getattr(config, key) for key in config.fields()
             if key not in ("preset", "given", "model_params")
@@ -823,11 +827,20 @@ def split_of(config: RunConfig, panel: Panel) -> SplitSpec:
 DEFAULT_WINDOW = 24
 
 
-def auto_window(panel: Panel, horizon: int) -> int:
+def auto_window(panel: Panel, horizon: int, pad: bool = False) -> int:
     """The default input window: DEFAULT_WINDOW, shortened to the shortest series' length minus the horizon
     so that every series of a panel of short series (M3 yearly: 20 values, h = 6 -> 14) is forecast rather
-    than left out; never below 2. Longer series still train on every window they hold."""
-    return int(max(2, min(DEFAULT_WINDOW, int(panel.lengths.min()) - horizon)))
+    than left out; never below 2. Longer series still train on every window they hold. With ``pad`` (windows may
+    start before their series) the median series' length bounds it instead: shorter series are padded, so one short
+    series does not shorten the window of every other."""
+    reference = int(np.median(panel.lengths)) if pad else int(panel.lengths.min())
+    return int(max(2, min(DEFAULT_WINDOW, reference - horizon)))
+
+
+def ragged(panel: Panel, horizon: int) -> bool:
+    """Whether the shortest series of ``panel`` would shorten the default window below what its median series holds
+    (a few new series among long ones): the classic settings then pad the short series instead."""
+    return auto_window(panel, horizon) < auto_window(panel, horizon, pad=True)
 
 
 def resolved_window(panel: Panel, config: RunConfig) -> int:
@@ -838,7 +851,7 @@ def resolved_window(panel: Panel, config: RunConfig) -> int:
         return max(2, config.lookback * config.horizon)
     if config.ensemble_lookbacks:  # the longest member's window; each member reads its own last steps
         return max(2, max(config.ensemble_lookbacks) * config.horizon)
-    return config.window if config.window is not None else auto_window(panel, config.horizon)
+    return config.window if config.window is not None else auto_window(panel, config.horizon, config.pad)
 
 
 def split_for_fit(split: SplitSpec) -> SplitSpec:

@@ -1,0 +1,144 @@
+"""Ragged panels (a few short series among long ones) under the classic settings: the default window shortened to
+the shortest series for every series ("shrink", as tsattn did before this script) against the short series padded and the
+window bounded by the median series ("pad").
+
+    python benchmarks/ragged.py                   # -> benchmarks/results/ragged.md: the selection part (the last
+                                                  #    horizon before each M3 hold-out), what the choice is made on
+    python benchmarks/ragged.py --holdout --out benchmarks/results/ragged_holdout.md   # the hold-outs, after it
+    python benchmarks/ragged.py --quick           # one panel, one model, 2 epochs
+
+Panels of 10 M3 series (fewer than 40, so the classic settings: per-series scaling, epochs over every window, early
+stopping) drawn at random from the series long enough for the default window of 24; in each the first 2 are cut to
+their last horizon + 12 values (monthly, h = 18) or horizon + 8 (quarterly and other, h = 8), so that before the
+change the window of every series shrank to 12 or 8; panels of 10 M3 yearly series (h = 6) as they are, 14-41 values
+before their hold-outs. Each panel is fitted as `tsattn fit --csv FILE --horizon H`
+fits it (split auto: the last horizon of every series is the test part, the one before it validation), on the frame
+without its hold-out (the selection part is then that fit's test part) or, with --holdout, on the whole frame.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+CANDIDATES = {"shrink": {"pad": False}, "pad": {}}
+DATASETS = (("m3-monthly", 12), ("m3-quarterly", 8), ("m3-other", 8), ("m3-yearly", None))  # (dataset, the short
+# series' values beyond h; None: the series as they are)
+MODELS = ("simple-rnn", "attention-rnn", "nbeats")
+SIZE, SHORT = 10, 2
+
+
+def panels(name: str, extra: int | None, count: int, holdout: bool):
+    """``count`` ragged panels of ``name`` (long frames), the horizon, and each panel's short series (those shorter
+    than the horizon plus the window the median series allows). ``extra`` None: the series as they are (M3 yearly's
+    lengths differ by themselves), else the first 2 of each panel cut to ``extra`` values beyond one horizon."""
+    import tsattn
+
+    frame = tsattn.load_dataset(name)
+    horizon = int(frame.attrs["horizon"])
+    lengths = frame.groupby("unique_id")["y"].size()
+    pool = lengths.index.to_numpy() if extra is None else \
+        lengths.index[lengths >= 24 + 3 * horizon].to_numpy()  # a full window before the selection part
+    found = []
+    for k in range(count):
+        ids = np.random.default_rng(k).choice(pool, SIZE, replace=False)
+        part = frame[frame["unique_id"].isin(ids)]
+        if extra is not None:
+            keep = part.groupby("unique_id").cumcount(ascending=False) < horizon + extra + (0 if holdout else horizon)
+            part = part[~part["unique_id"].isin(ids[:SHORT]) | keep]
+        if not holdout:
+            part = C.without_last(part, horizon)
+        part = part.reset_index(drop=True)
+        part.attrs["horizon"] = horizon
+        sizes = part.groupby("unique_id")["y"].size()
+        short = set(sizes.index[sizes - horizon < min(24, int(np.median(sizes)) - horizon)])
+        found.append((part, short))
+    return found, horizon
+
+
+def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool, short: set) -> dict:
+    import keras
+
+    from tsattn.config import RunConfig
+    from tsattn.harness import fit
+
+    keras.backend.clear_session()
+    config = RunConfig(model=model, seed=seed, dataset=None, horizon=horizon).updated(**settings)
+    if quick:
+        config = config.updated(epochs=2)
+    start = time.perf_counter()
+    result = fit(config, series=frame)
+    scores = result.metrics_frame
+    scores = scores[(scores["part"] == "test") & (scores["model"] == "model") & (scores["metric"] == "smape")]
+    by_series = scores.set_index("series")["value"]
+    is_short = by_series.index.isin(list(short))
+    return {"all": float(by_series.mean()), "long": float(by_series[~is_short].mean()),
+            "short": float(by_series[is_short].mean()), "window": result.data.window,
+            "seconds": time.perf_counter() - start}
+
+
+def main() -> None:
+    p = C.parser(__doc__.splitlines()[0], "ragged.md")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--panels", type=int, default=4, help="ragged panels per dataset (default 4)")
+    p.add_argument("--holdout", action="store_true", help="score on the hold-outs (after the choice)")
+    args = p.parse_args()
+    models = args.models.split(",")[:1] if args.quick else args.models.split(",")
+    seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
+    count = 1 if args.quick else args.panels
+    lines = C.header("Ragged panels: shrink the window or pad the short series", C.command_line(), args.quick)
+    part = "the hold-out (the last horizon of every series)" if args.holdout else \
+        "the selection part (the last horizon before each hold-out; the hold-outs are not read)"
+    lines += [__doc__.split("\n\n", 2)[2].strip(), "", f"Scored on {part}; test sMAPE, mean over the panels' series, "
+              f"then over {count} panels x seeds {', '.join(map(str, seeds))}; 'short': the series shorter than "
+              "the horizon plus the window their panel's median series allows, 'long' the others.", ""]
+    differences: dict[str, list[float]] = {m: [] for m in models}
+    long_differences: dict[str, list[float]] = {m: [] for m in models}
+    for name, extra in DATASETS[:1] if args.quick else DATASETS:
+        found, horizon = panels(name, extra, count, args.holdout)
+        rows = []
+        for model in models:
+            runs = {label: [] for label in CANDIDATES}
+            for frame, short in found:
+                for seed in seeds:
+                    for label, settings in CANDIDATES.items():
+                        runs[label].append(score(frame, horizon, model, settings, seed, args.quick, short))
+                        print(name, model, seed, label, {k: round(v, 3) for k, v in runs[label][-1].items()},
+                              flush=True)
+            for shrink, pad in zip(runs["shrink"], runs["pad"]):
+                differences[model].append(pad["all"] - shrink["all"])
+                long_differences[model].append(pad["long"] - shrink["long"])
+            for label, done in runs.items():
+                rows.append([model, label, "/".join(sorted({str(r["window"]) for r in done})),
+                             f"{statistics.mean(r['all'] for r in done):.3f}",
+                             f"{statistics.mean(r['long'] for r in done):.3f}",
+                             f"{statistics.mean(r['short'] for r in done):.3f}",
+                             f"{statistics.mean(r['seconds'] for r in done):.1f}",
+                             "" if label == "shrink" else
+                             f"{sum(p['all'] < s['all'] for s, p in zip(runs['shrink'], done))} of {len(done)}"])
+        cut = "as they are" if extra is None else f"{SHORT} cut short"
+        shorts = statistics.mean(len(short) for _, short in found)
+        lines += [f"## {name}: {count} panels of {SIZE} series, {cut} (h = {horizon}; {shorts:g} short on average)", ""]
+        lines += C.table(["model", "candidate", "window", "sMAPE, all series", "long series", "short series",
+                          "fit s", "pad lower in"], rows) + [""]
+    every = [d for model in models for d in differences[model]]
+    every_long = [d for model in models for d in long_differences[model]]
+    lines += ["## Summary: pad minus shrink, mean over every panel, seed and dataset", ""]
+    lines += C.table(["model", "all series", "long series", "pad lower (all series)"],
+                     [[m, f"{statistics.mean(differences[m]):+.3f}", f"{statistics.mean(long_differences[m]):+.3f}",
+                       f"{sum(d < 0 for d in differences[m])} of {len(differences[m])}"] for m in models]
+                     + [["every model", f"{statistics.mean(every):+.3f}", f"{statistics.mean(every_long):+.3f}",
+                         f"{sum(d < 0 for d in every)} of {len(every)}"]]) + [""]
+    C.write(args.out, lines)
+
+
+if __name__ == "__main__":
+    main()
