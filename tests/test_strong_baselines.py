@@ -256,6 +256,8 @@ def test_default_window_shrinks_so_every_short_series_is_forecast():
     assert not settle(unpadded, data.panel).pad  # a pad the user sets wins: the window shrinks again
     shuffled = RunConfig(model="simple-rnn", dataset=None, horizon=6).updated(split="shuffled")
     assert not settle(shuffled, data.panel).pad  # a split a padded window cannot be cut from: no pad
+    assert not settle(RunConfig(model="simple-rnn", dataset=None, horizon=6, window=12), data.panel).pad  # a window
+    # given: nothing to shorten, short series as before
     with pytest.warns(UserWarning, match="left out"):
         assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20, preset="classic")).dropped
 

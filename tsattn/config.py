@@ -468,7 +468,9 @@ def auto_preset(panel: Panel, horizon: int) -> tuple[str, dict]:
     value, the sMAPE loss, a window of 2 horizons from the last 20 horizons of each series, sampled batches), padded
     so that series shorter than a window are still forecast; one series, a few, or one-step forecasts train by the
     classic settings (per-series scaling, epochs over every window, early stopping). Chosen on the values before the
-    hold-outs of M3 and sunspots (benchmarks/auto_defaults.py), never by a dataset's name.
+    hold-outs of M3 and sunspots (benchmarks/auto_defaults.py), never by a dataset's name. Under the classic settings
+    a panel whose shortest series would shorten the automatic window below what its median series holds pads its
+    shorter series instead (:func:`ragged`; benchmarks/results/ragged.md).
     """
     if panel.n_series >= AUTO_MIN_SERIES and horizon >= AUTO_MIN_HORIZON:
         return "nbeats-recipe", {"pad": True}
@@ -534,7 +536,10 @@ def _settled_preset(config: RunConfig, panel: Panel) -> RunConfig:
     if config.preset != "auto":
         return config
     name, extra = auto_preset(panel, config.horizon)
-    if config.split == "shuffled" or config.within_parts:  # splits a padded window cannot be cut from
+    if name == "classic" and (config.split == "shuffled" or config.within_parts or config.window is not None
+                              or config.lookback is not None or config.ensemble_lookbacks):
+        # the classic settings pad only in place of shortening the automatic window, and only where a padded window
+        # can be cut (not from shuffled splits)
         extra = {key: value for key, value in extra.items() if key != "pad"}
     defaults = RunConfig()
     kept = {key: getattr(config, key) for key in config.fields()
