@@ -58,6 +58,19 @@ def test_compare_writes_report_and_resumes(tmp_path, small_csv):
     pd.testing.assert_frame_equal(again.drop(columns=["fit_seconds", "predict_seconds"]),
                                   results.drop(columns=["fit_seconds", "predict_seconds"]))
 
+    # a record that other tsattn code made (an edited checkout, another version) is run again, said in a line
+    path = out / "runs" / "demand__transformer__seed0.json"
+    made = json.loads(path.read_text())
+    assert made["code"] == json.loads((out / "comparison.json").read_text())["code"]
+    path.write_text(json.dumps({**made, "code": "0123456789abcdef"}))
+    again, lines = run(out, csv=small_csv)
+    assert lines[0].startswith("resuming: 5 of 6 runs already done") and any(
+        line.startswith("running again 1 finished run(s)") and "other tsattn code made" in line for line in lines)
+    assert len([line for line in lines if line.startswith("[")]) == 1
+    assert json.loads(path.read_text())["code"] == made["code"]
+    pd.testing.assert_frame_equal(again.drop(columns=["fit_seconds", "predict_seconds"]),
+                                  results.drop(columns=["fit_seconds", "predict_seconds"]))
+
     with pytest.raises(ConfigError, match="holds a different comparison; choose another directory or pass --force"):
         run(out, csv=small_csv, seeds=[0, 1, 2])
     assert not list(out.glob(".*partial*"))

@@ -513,6 +513,21 @@ def test_a_resumed_search_must_score_its_trials_the_same_way(tmp_path):
     assert (resumed.trials["state"] == "COMPLETE").sum() == 2
 
 
+def test_a_resumed_search_names_the_trials_other_tsattn_code_scored(tmp_path, monkeypatch):
+    """Each trial records the code that scored it; a search resumed by other code (an edited checkout, another
+    version) says how many of the study's trials that code did not score, and goes on."""
+    lines = []
+    T.tune("simple-rnn", data=make_series(n=80), trials=1, space=SPACE, settings=FIXED, out=tmp_path / "t",
+           refit=False, echo=lines.append)
+    assert not any("other tsattn code" in line for line in lines)
+    monkeypatch.setattr(T, "code_digest", lambda: "0123456789abcdef")
+    resumed = T.tune("simple-rnn", data=make_series(n=80), trials=2, space=SPACE, settings=FIXED, out=tmp_path / "t",
+                     refit=False, echo=lines.append)
+    assert any(line.startswith("resuming: 1 finished trial(s) of this study were scored by other tsattn code")
+               for line in lines)
+    assert (resumed.trials["state"] == "COMPLETE").sum() == 2
+
+
 def test_cli_tune_takes_rolling_validation_windows(tmp_path):
     from click.testing import CliRunner
 

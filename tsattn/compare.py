@@ -26,7 +26,7 @@ import pandas as pd
 from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
 from .covariates import KINDS as COVARIATE_KINDS
-from .io import atomic_file, metric_label, number_text, write_json
+from .io import atomic_file, code_digest, metric_label, number_text, write_json
 from .report import is_complete_record, record_headline, results_table, summarise, write_report
 from .verdicts import WITHOUT_COVARIATES, comparison_verdict, count_test_zeros, test_part_text
 
@@ -361,6 +361,7 @@ def _record(result, key, max_windows: int = 600) -> dict:
     single = result.panel.n_series == 1
     record = {
         "dataset": dataset, "model": model, "seed": seed,
+        "code": code_digest(),  # the code that made it: a resumed comparison runs it again under other code
         "config": result.config.to_dict(),
         "parameters": result.parameter_count, "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
         "fit_seconds": result.fit_seconds, "predict_seconds": result.predict_seconds,
@@ -491,7 +492,7 @@ def _prepare_out(out: Path, spec: ComparisonSpec, clear: bool):
     from .io import versions
 
     with atomic_file(spec_path) as temporary:
-        write_json(temporary, {"spec": spec.to_dict(), "versions": versions(),
+        write_json(temporary, {"spec": spec.to_dict(), "versions": versions(), "code": code_digest(),
                                "rerun": "tsattn compare --config <this file's spec> or tsattn.compare(**spec)"})
 
 
@@ -516,8 +517,11 @@ def _load_sources(spec: ComparisonSpec, given: dict, static_df=None) -> dict:
     return panels
 
 
-def _load_done(out: Path, spec: ComparisonSpec) -> dict:
-    done = {}
+def _load_done(out: Path, spec: ComparisonSpec) -> tuple[dict, int]:
+    """The finished runs' records in ``out`` that this comparison can keep, and how many finished runs it cannot
+    because other tsattn code made them (another version or edited code: run again, so that one report never mixes
+    the figures of two codes). Damaged, failed and differently-configured records are run again too."""
+    done, other_code = {}, 0
     for key in spec.run_keys():
         path = _run_file(out, key)
         if path.exists():
@@ -528,8 +532,11 @@ def _load_done(out: Path, spec: ComparisonSpec) -> dict:
             if isinstance(record, dict) and is_complete_record(record) and \
                     record.get("requested", record.get("config")) == \
                     _run_config(spec, spec.source(key[0]), key[1], key[2]).to_dict():
-                done[key] = record
-    return done
+                if record.get("code") == code_digest():
+                    done[key] = record
+                else:
+                    other_code += 1
+    return done, other_code
 
 
 def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None = None, window=None,
@@ -583,9 +590,12 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     runner.check()  # an unreachable cluster too, before anything is written
     if out is not None:
         _prepare_out(out, spec, clear)
-        records = _load_done(out, spec)
+        records, other_code = _load_done(out, spec)
         if records:
             echo(f"resuming: {len(records)} of {len(spec.run_keys())} runs already done in {out}")
+        if other_code:
+            echo(f"running again {other_code} finished run(s) in {out} that other tsattn code made (another version, "
+                 "or code edited since), so the report holds this code's figures only")
     pending = [key for key in spec.run_keys() if key not in records]
     total, started = len(spec.run_keys()), time.perf_counter()
     if pending and not runner.in_process:

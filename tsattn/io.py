@@ -7,6 +7,8 @@ bad input never leaves a half-written directory or file where the user asked for
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import math
 import os
@@ -322,6 +324,19 @@ def future_index(description: dict, steps: int) -> pd.Index:
     step = description.get("step", 1)
     start = description["last"] + step
     return pd.RangeIndex(start, start + step * steps, step)
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A short hash of the tsattn code running (every .py file of the package, by path and content): records made by
+    other code (another version, or an edited checkout at the same version) are told apart by it, so a resumed
+    comparison never mixes their figures with this code's."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def versions() -> dict:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ConfigError, DataError, TsattnError, user_stacklevel
-from .io import atomic_file, metric_label, number_text, process_alive, write_json
+from .io import atomic_file, code_digest, metric_label, number_text, process_alive, write_json
 
 METRICS = ("smape", "mase", "rmse", "mae")
 MAX_FAILURES_IN_A_ROW = 10
@@ -426,7 +426,7 @@ def _worker_identity() -> dict:
     import os
     import sys
 
-    identity = {"host": _host(), "pid": os.getpid()}
+    identity = {"host": _host(), "pid": os.getpid(), "code": code_digest()}  # code: a resumed study names other code's
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         try:
@@ -760,6 +760,11 @@ def tune(model: str = "attention-rnn", data=None, dataset: str | None = None, tr
                 study.enqueue_trial(defaults, user_attrs={"defaults": len(defaults) == len(dimensions)})
         else:
             _check_protocol(study.user_attrs.get("protocol"), protocol, legacy_data=legacy)
+            other = _other_code_trials(study)
+            if other:
+                echo(f"resuming: {other} finished trial(s) of this study were scored by other tsattn code (another "
+                     "version, or code edited since), so the best may compare figures of two codes; --force (or "
+                     "another --out) starts the search over")
         stale = _fail_stale(study)
         if stale:
             echo(f"resuming: {stale} trial(s) left running by an interrupted search marked failed")
@@ -883,6 +888,14 @@ def _legacy_data(panel) -> str | None:
     """The fingerprint a study recorded before time labels and covariates were part of it, when this panel could
     have been searched then with nothing left out (no covariates, no static features); else None."""
     return _values_fingerprint(panel) if panel.exog is None and panel.static is None else None
+
+
+def _other_code_trials(study) -> int:
+    """How many finished trials of ``study`` a worker running other tsattn code scored (trials from before the code
+    was recorded are not counted: nothing says which code they ran)."""
+    codes = [(trial.user_attrs.get("worker") or {}).get("code") for trial in study.trials
+             if trial.state.name in ("COMPLETE", "PRUNED")]
+    return sum(1 for code in codes if code is not None and code != code_digest())
 
 
 def _check_protocol(recorded: dict | None, wanted: dict, legacy_data: str | None = None) -> None:
