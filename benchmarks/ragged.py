@@ -28,14 +28,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
-CANDIDATES = {"shrink": {"pad": False}, "pad": {}}
-DATASETS = (("m3-monthly", 12), ("m3-quarterly", 8), ("m3-other", 8), ("m3-yearly", None))  # (dataset, the short
-# series' values beyond h; None: the series as they are)
+CANDIDATES = {"shrink": {"pad": False}, "pad": {"pad": True}}  # (at 7897b80 "pad" was {}: the default then)
+DATASETS = {"m3-monthly": 12, "m3-quarterly": 8, "m3-other": 8, "m3-yearly": None,  # the short series' values beyond
+             "m1-monthly": 12, "tourism-monthly": 12}                          # h; None: the series as they are
 MODELS = ("simple-rnn", "attention-rnn", "nbeats")
 SIZE, SHORT = 10, 2
 
 
-def panels(name: str, extra: int | None, count: int, holdout: bool):
+def panels(name: str, extra: int | None, count: int, holdout: bool, origin: int = 1, first: int = 0):
     """``count`` ragged panels of ``name`` (long frames), the horizon, and each panel's short series (those shorter
     than the horizon plus the window the median series allows). ``extra`` None: the series as they are (M3 yearly's
     lengths differ by themselves), else the first 2 of each panel cut to ``extra`` values beyond one horizon."""
@@ -43,18 +43,19 @@ def panels(name: str, extra: int | None, count: int, holdout: bool):
 
     frame = tsattn.load_dataset(name)
     horizon = int(frame.attrs["horizon"])
-    lengths = frame.groupby("unique_id")["y"].size()
+    lengths = frame.groupby("unique_id")["y"].size() - (0 if holdout else horizon * (origin - 1))
     pool = lengths.index.to_numpy() if extra is None else \
         lengths.index[lengths >= 24 + 3 * horizon].to_numpy()  # a full window before the selection part
     found = []
-    for k in range(count):
+    for k in range(first, first + count):
         ids = np.random.default_rng(k).choice(pool, SIZE, replace=False)
         part = frame[frame["unique_id"].isin(ids)]
         if extra is not None:
-            keep = part.groupby("unique_id").cumcount(ascending=False) < horizon + extra + (0 if holdout else horizon)
+            keep = part.groupby("unique_id").cumcount(ascending=False) < horizon + extra + (0 if holdout else
+                                                                                           horizon * origin)
             part = part[~part["unique_id"].isin(ids[:SHORT]) | keep]
         if not holdout:
-            part = C.without_last(part, horizon)
+            part = C.without_last(part, horizon * origin)
         part = part.reset_index(drop=True)
         part.attrs["horizon"] = horizon
         sizes = part.groupby("unique_id")["y"].size()
@@ -90,20 +91,31 @@ def main() -> None:
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--panels", type=int, default=4, help="ragged panels per dataset (default 4)")
     p.add_argument("--holdout", action="store_true", help="score on the hold-outs (after the choice)")
+    p.add_argument("--datasets", default="m3-monthly,m3-quarterly,m3-other,m3-yearly",
+                   help=f"of {', '.join(DATASETS)}")
+    p.add_argument("--origin", type=int, default=1, help="score on the K-th horizon before each hold-out (default 1)")
+    p.add_argument("--first-panel", type=int, default=0, help="the random draw of the first panel (default 0)")
     args = p.parse_args()
     models = args.models.split(",")[:1] if args.quick else args.models.split(",")
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     count = 1 if args.quick else args.panels
     lines = C.header("Ragged panels: shrink the window or pad the short series", C.command_line(), args.quick)
     part = "the hold-out (the last horizon of every series)" if args.holdout else \
-        "the selection part (the last horizon before each hold-out; the hold-outs are not read)"
+        (f"the selection part (the last horizon of each series once {args.origin} horizon(s) are cut off; the "
+         "hold-outs are not read)")
+    draws = f"{args.first_panel}-{args.first_panel + count - 1}"
     lines += [__doc__.split("\n\n", 2)[2].strip(), "", f"Scored on {part}; test sMAPE, mean over the panels' series, "
-              f"then over {count} panels x seeds {', '.join(map(str, seeds))}; 'short': the series shorter than "
-              "the horizon plus the window their panel's median series allows, 'long' the others.", ""]
+              f"then over {count} panels (random draws {draws}) x seeds {', '.join(map(str, seeds))}; 'short': the "
+              "series shorter than the horizon plus the window their panel's median series allows, 'long' the "
+              "others.", ""]
     differences: dict[str, list[float]] = {m: [] for m in models}
     long_differences: dict[str, list[float]] = {m: [] for m in models}
-    for name, extra in DATASETS[:1] if args.quick else DATASETS:
-        found, horizon = panels(name, extra, count, args.holdout)
+    names = args.datasets.split(",")[:1] if args.quick else args.datasets.split(",")
+    unknown = [name for name in names if name not in DATASETS]
+    if unknown or args.origin < 1 or (args.holdout and args.origin != 1):
+        p.error(f"unknown datasets {unknown}" if unknown else "--origin takes 1 or more (1 with --holdout)")
+    for name in names:
+        found, horizon = panels(name, DATASETS[name], count, args.holdout, args.origin, args.first_panel)
         rows = []
         for model in models:
             runs = {label: [] for label in CANDIDATES}
@@ -124,7 +136,7 @@ def main() -> None:
                              f"{statistics.mean(r['seconds'] for r in done):.1f}",
                              "" if label == "shrink" else
                              f"{sum(p['all'] < s['all'] for s, p in zip(runs['shrink'], done))} of {len(done)}"])
-        cut = "as they are" if extra is None else f"{SHORT} cut short"
+        cut = "as they are" if DATASETS[name] is None else f"{SHORT} cut short"
         shorts = statistics.mean(len(short) for _, short in found)
         lines += [f"## {name}: {count} panels of {SIZE} series, {cut} (h = {horizon}; {shorts:g} short on average)", ""]
         lines += C.table(["model", "candidate", "window", "sMAPE, all series", "long series", "short series",

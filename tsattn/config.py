@@ -468,13 +468,14 @@ def auto_preset(panel: Panel, horizon: int) -> tuple[str, dict]:
     value, the sMAPE loss, a window of 2 horizons from the last 20 horizons of each series, sampled batches), padded
     so that series shorter than a window are still forecast; one series, a few, or one-step forecasts train by the
     classic settings (per-series scaling, epochs over every window, early stopping). Chosen on the values before the
-    hold-outs of M3 and sunspots (benchmarks/auto_defaults.py), never by a dataset's name. Under the classic settings
-    a panel whose shortest series would shorten the automatic window below what its median series holds pads its
-    shorter series instead (:func:`ragged`; benchmarks/results/ragged.md).
+    hold-outs of M3 and sunspots (benchmarks/auto_defaults.py), never by a dataset's name. The classic settings do
+    not pad a panel of mixed lengths (its automatic window follows the shortest series): padding the shorter series
+    and taking the window from the median series was worse before the M3 hold-outs on three of four frequencies
+    (benchmarks/results/ragged.md).
     """
     if panel.n_series >= AUTO_MIN_SERIES and horizon >= AUTO_MIN_HORIZON:
         return "nbeats-recipe", {"pad": True}
-    return "classic", ({"pad": True} if ragged(panel, horizon) else {})
+    return "classic", {}
 
 
 def settle(config: RunConfig, panel: Panel) -> RunConfig:
@@ -524,8 +525,6 @@ def settings_text(config: RunConfig, panel: Panel, automatic: bool) -> str:
     text = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
                                             if automatic else "")
     named = set(config.given)
-    if automatic and config.preset == "classic" and config.pad and "pad" not in named:
-        text += ", the shorter series padded (one window for series of mixed lengths)"
     for key, (value, why) in _data_model_rules(config, panel).items():
         if config.model_params.get(key) == value and key not in named and "model_params" not in named:
             text += f", {key} {value} (for {why})"
@@ -536,11 +535,6 @@ def _settled_preset(config: RunConfig, panel: Panel) -> RunConfig:
     if config.preset != "auto":
         return config
     name, extra = auto_preset(panel, config.horizon)
-    if name == "classic" and (config.split == "shuffled" or config.within_parts or config.window is not None
-                              or config.lookback is not None or config.ensemble_lookbacks):
-        # the classic settings pad only in place of shortening the automatic window, and only where a padded window
-        # can be cut (not from shuffled splits)
-        extra = {key: value for key, value in extra.items() if key != "pad"}
     defaults = RunConfig()
     kept = {key: getattr(config, key) for key in config.fields()
             if key not in ("preset", "given", "model_params")
@@ -835,17 +829,12 @@ DEFAULT_WINDOW = 24
 def auto_window(panel: Panel, horizon: int, pad: bool = False) -> int:
     """The default input window: DEFAULT_WINDOW, shortened to the shortest series' length minus the horizon
     so that every series of a panel of short series (M3 yearly: 20 values, h = 6 -> 14) is forecast rather
-    than left out; never below 2. Longer series still train on every window they hold. With ``pad`` (windows may
-    start before their series) the median series' length bounds it instead: shorter series are padded, so one short
-    series does not shorten the window of every other."""
+    than left out; never below 2. Longer series still train on every window they hold. With ``pad`` set (windows
+    may start before their series) the median series' length bounds it instead: the shorter series are padded, so one
+    short series does not shorten the window of every other (not the default under the classic settings:
+    benchmarks/results/ragged.md)."""
     reference = int(np.median(panel.lengths)) if pad else int(panel.lengths.min())
     return int(max(2, min(DEFAULT_WINDOW, reference - horizon)))
-
-
-def ragged(panel: Panel, horizon: int) -> bool:
-    """Whether the shortest series of ``panel`` would shorten the default window below what its median series holds
-    (a few new series among long ones): the classic settings then pad the short series instead."""
-    return auto_window(panel, horizon) < auto_window(panel, horizon, pad=True)
 
 
 def resolved_window(panel: Panel, config: RunConfig) -> int:
