@@ -42,6 +42,8 @@ pytestmark = pytest.mark.slow  # each script's quick mode trains several models:
     ("covariates_defaults.py", ["Mean validation sMAPE", "Chosen (skip_init=auto with covariates)", "QUICK MODE"]),
     ("tuning.py", ["| attention-rnn | tuned |", "linear AR (the defaults' window)", "## Settings found", "QUICK MODE"]),
     ("final_fit.py", ["## M3 yearly, 10 series (classic)", "| simple-rnn | classic |", "## Per preset", "QUICK MODE"]),
+    ("ragged.py", ["## m3-monthly: 1 panels of 10 series, 2 cut short", "| simple-rnn | pad | 24 |",
+                   "## Summary: pad minus shrink", "QUICK MODE"]),
     ("progress.py", ["Progress off a terminal", "longest quiet gap", "The five longest gaps", "QUICK MODE"]),
     ("intervals_ets_scale.py", ["| monthly | 80 | conformal, scores in sqrt(blend x ETS deviation) |",
                                 "AutoETS's own intervals", "monthly (24 series) 95%: blend", "QUICK MODE"]),
