@@ -876,7 +876,8 @@ def compare_command(models, datasets, csv, column, date_column, id_column, fill,
     for dataset in summary["dataset"].unique() if len(summary) else ():  # each dataset's table as the report shows it
         table = summary[summary["dataset"] == dataset]
         header, rows = summary_table(table, brief=True)
-        output.say(f"{dataset_label(dataset)}: {int(table['series'].iloc[0])} series, ranked on "
+        tested = (results.attrs.get("tested_on") or {}).get(dataset, "")  # ", tested on the last 8 values of each"
+        output.say(f"{dataset_label(dataset)}: {int(table['series'].iloc[0])} series{tested}, ranked on "
                    f"{ranked_on_text(table)}")
         output.say(text_table(header, rows))
         if verdicts.get(dataset):

@@ -416,6 +416,7 @@ def test_compare_on_a_panel_pairs_models_over_series(tmp_path):
     assert summary["rank"].min() == 1 and "test sMAPE" in lines[-1]
     report = (tmp_path / "report" / "report.md").read_text()
     assert "12 series, tested on the last 4 values of each; ranked on test sMAPE, mean over series" in report
+    assert results.attrs["tested_on"] == {"shops": ", tested on the last 4 values of each"}  # `tsattn compare` says it
     assert "Series by series (sMAPE averaged over seeds) it is better on" in report
     assert "better than seasonal naive on" in report and "Wilcoxon signed-rank p = " in report
     assert "Per-series test sMAPE of every model and baseline" in report

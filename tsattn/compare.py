@@ -27,7 +27,8 @@ from .checks import SEED_MAX
 from .errors import ConfigError, TrainingError, TsattnError
 from .covariates import KINDS as COVARIATE_KINDS
 from .io import atomic_file, code_digest, metric_label, number_text, write_json
-from .report import is_complete_record, record_headline, results_table, summarise, write_report
+from .report import (is_complete_record, record_headline, results_table, summarise, tested_on_text,
+                     write_report)
 from .verdicts import WITHOUT_COVARIATES, comparison_verdict, count_test_zeros, test_part_text
 
 SPEC_FILE = "comparison.json"
@@ -655,6 +656,9 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     results.attrs["failures"] = failed
     results.attrs["verdict"] = {dataset: comparison_verdict(results, summary, dataset, ordered)
                                 for dataset in dict.fromkeys(results["dataset"])}
+    series = summary.groupby("dataset")["series"].first() if len(summary) else {}
+    results.attrs["tested_on"] = {dataset: tested_on_text(ordered, dataset, int(series[dataset]))  # ", tested on ..."
+                                  for dataset in dict.fromkeys(results["dataset"]) if dataset in series}
     return results
 
 

@@ -363,7 +363,7 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         blocks += [{"kind": "h2", "text": dataset_label(dataset)},
                    {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
                    {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}"
-                                         f"{_tested_on_text(records, dataset, int(table['series'].iloc[0]))}; "
+                                         f"{tested_on_text(records, dataset, int(table['series'].iloc[0]))}; "
                                          f"ranked on {ranked_on_text(table)}; ratio to naive on the same "
                                          "metric."},
                    {"kind": "table", "header": header, "rows": rows,
@@ -417,7 +417,7 @@ def _left_out_text(records: list[dict], dataset: str) -> str:
             f"not scored: {few_names(left)})")
 
 
-def _tested_on_text(records: list[dict], dataset: str, series: int) -> str:
+def tested_on_text(records: list[dict], dataset: str, series: int) -> str:
     """", tested on the last 8 values of each" for a panel whose runs say which values their test figures are on
     (records written before they said it: ""); one series' test part is told by its own figures."""
     parts = {record.get("test_part") for record in records if record["dataset"] == dataset} - {None, ""}
