@@ -18,6 +18,7 @@ without its hold-out (the selection part is then that fit's test part) or, with 
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
@@ -95,6 +96,9 @@ def main() -> None:
                    help=f"of {', '.join(DATASETS)}")
     p.add_argument("--origin", type=int, default=1, help="score on the K-th horizon before each hold-out (default 1)")
     p.add_argument("--first-panel", type=int, default=0, help="the random draw of the first panel (default 0)")
+    p.add_argument("--uncut", action="store_true", help="every panel's series as they are (no series cut short)")
+    p.add_argument("--candidates", default=None, help='JSON {label: settings}, the first the reference (default: '
+                                                      'shrink {"pad": false} and pad {"pad": true})')
     args = p.parse_args()
     models = args.models.split(",")[:1] if args.quick else args.models.split(",")
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
@@ -108,47 +112,56 @@ def main() -> None:
               f"then over {count} panels (random draws {draws}) x seeds {', '.join(map(str, seeds))}; 'short': the "
               "series shorter than the horizon plus the window their panel's median series allows, 'long' the "
               "others.", ""]
-    differences: dict[str, list[float]] = {m: [] for m in models}
-    long_differences: dict[str, list[float]] = {m: [] for m in models}
+    candidates = json.loads(args.candidates) if args.candidates else CANDIDATES
+    first, others = list(candidates)[0], list(candidates)[1:]
+    differences = {(label, m): [] for label in others for m in models}  # candidate minus the first, per model
+    long_differences = {(label, m): [] for label in others for m in models}
     names = args.datasets.split(",")[:1] if args.quick else args.datasets.split(",")
     unknown = [name for name in names if name not in DATASETS]
-    if unknown or args.origin < 1 or (args.holdout and args.origin != 1):
-        p.error(f"unknown datasets {unknown}" if unknown else "--origin takes 1 or more (1 with --holdout)")
+    if unknown or args.origin < 1 or (args.holdout and args.origin != 1) or not others:
+        p.error(f"unknown datasets {unknown}" if unknown else "--candidates names two or more" if not others else
+                "--origin takes 1 or more (1 with --holdout)")
     for name in names:
-        found, horizon = panels(name, DATASETS[name], count, args.holdout, args.origin, args.first_panel)
+        extra = None if args.uncut else DATASETS[name]
+        found, horizon = panels(name, extra, count, args.holdout, args.origin, args.first_panel)
         rows = []
         for model in models:
-            runs = {label: [] for label in CANDIDATES}
+            runs = {label: [] for label in candidates}
             for frame, short in found:
                 for seed in seeds:
-                    for label, settings in CANDIDATES.items():
+                    for label, settings in candidates.items():
                         runs[label].append(score(frame, horizon, model, settings, seed, args.quick, short))
                         print(name, model, seed, label, {k: round(v, 3) for k, v in runs[label][-1].items()},
                               flush=True)
-            for shrink, pad in zip(runs["shrink"], runs["pad"]):
-                differences[model].append(pad["all"] - shrink["all"])
-                long_differences[model].append(pad["long"] - shrink["long"])
+            for label in others:
+                for reference, run in zip(runs[first], runs[label]):
+                    differences[label, model].append(run["all"] - reference["all"])
+                    long_differences[label, model].append(run["long"] - reference["long"])
             for label, done in runs.items():
                 rows.append([model, label, "/".join(sorted({str(r["window"]) for r in done})),
                              f"{statistics.mean(r['all'] for r in done):.3f}",
                              f"{statistics.mean(r['long'] for r in done):.3f}",
-                             f"{statistics.mean(r['short'] for r in done):.3f}",
+                             f"{statistics.mean(r['short'] for r in done):.3f}" if any(
+                                 np.isfinite(r["short"]) for r in done) else "-",
                              f"{statistics.mean(r['seconds'] for r in done):.1f}",
-                             "" if label == "shrink" else
-                             f"{sum(p['all'] < s['all'] for s, p in zip(runs['shrink'], done))} of {len(done)}"])
-        cut = "as they are" if DATASETS[name] is None else f"{SHORT} cut short"
+                             "" if label == first else
+                             f"{sum(p['all'] < s['all'] for s, p in zip(runs[first], done))} of {len(done)}"])
+        cut = "as they are" if extra is None else f"{SHORT} cut short"
         shorts = statistics.mean(len(short) for _, short in found)
         lines += [f"## {name}: {count} panels of {SIZE} series, {cut} (h = {horizon}; {shorts:g} short on average)", ""]
         lines += C.table(["model", "candidate", "window", "sMAPE, all series", "long series", "short series",
-                          "fit s", "pad lower in"], rows) + [""]
-    every = [d for model in models for d in differences[model]]
-    every_long = [d for model in models for d in long_differences[model]]
-    lines += ["## Summary: pad minus shrink, mean over every panel, seed and dataset", ""]
-    lines += C.table(["model", "all series", "long series", "pad lower (all series)"],
-                     [[m, f"{statistics.mean(differences[m]):+.3f}", f"{statistics.mean(long_differences[m]):+.3f}",
-                       f"{sum(d < 0 for d in differences[m])} of {len(differences[m])}"] for m in models]
-                     + [["every model", f"{statistics.mean(every):+.3f}", f"{statistics.mean(every_long):+.3f}",
-                         f"{sum(d < 0 for d in every)} of {len(every)}"]]) + [""]
+                          "fit s", f"{others[0] if len(others) == 1 else 'candidate'} lower in"], rows) + [""]
+    for label in others:
+        every = [d for model in models for d in differences[label, model]]
+        every_long = [d for model in models for d in long_differences[label, model]]
+        lines += [f"## Summary: {label} minus {first}, mean over every panel, seed and dataset", ""]
+        lines += C.table(["model", "all series", "long series", f"{label} lower (all series)"],
+                         [[m, f"{statistics.mean(differences[label, m]):+.3f}",
+                           f"{statistics.mean(long_differences[label, m]):+.3f}",
+                           f"{sum(d < 0 for d in differences[label, m])} of {len(differences[label, m])}"]
+                          for m in models]
+                         + [["every model", f"{statistics.mean(every):+.3f}", f"{statistics.mean(every_long):+.3f}",
+                             f"{sum(d < 0 for d in every)} of {len(every)}"]]) + [""]
     C.write(args.out, lines)
 
 
