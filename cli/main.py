@@ -410,7 +410,8 @@ def _baseline_names() -> list[str]:
                    "way, or auto: the networks and baselines compared on the validation part, the best kept.")
 @data_options
 @click.option("--window", type=int, help="input window length (default 24, shorter when the shortest series "
-                                         "needs it so that every series is forecast).")
+                                         "needs it so that every series is forecast, or when half a panel's "
+                                         "series would hold no training window).")
 @click.option("--horizon", type=int, help="steps the model forecasts directly from each window (default: the "
                                            "dataset's hold-out horizon as `tsattn datasets` lists it, e.g. 18 for "
                                            "m3-monthly; else 1).")

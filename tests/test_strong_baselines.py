@@ -1,5 +1,6 @@
 """Statistical baselines (statsforecast) beside the networks, and seed ensembles."""
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -231,8 +232,9 @@ def test_relative_skip_is_level_invariant():
 
 
 def test_default_window_shrinks_so_every_short_series_is_forecast():
-    """M3 yearly-like panel: series of 20..40 values, horizon 6: the default window becomes 14 (shortest length minus
-    the horizon) and no series is left out (padding the shorter series instead was worse before the M3 hold-outs:
+    """M3 yearly-like panel: series of 20..40 values, horizon 6: the default window becomes 12, bounded by the
+    shortest length minus the horizon (14) and by the median series' training part minus the horizon (18 - 6), and no
+    series is left out (padding the shorter series instead was worse before the M3 hold-outs:
     benchmarks/results/ragged.md); with pad set, the median series (30 values) and the longest series' training part
     (40 - 6 - 6 - 6 = 22) bound it and the shorter series are padded; an explicit window is kept as given."""
     from tsattn.config import settle, window_config
@@ -245,16 +247,42 @@ def test_default_window_shrinks_so_every_short_series_is_forecast():
     frame = pd.concat(frames, ignore_index=True)
     frame.attrs["horizon"] = 6
     data = window_config(frame, RunConfig(dataset=None, horizon=6, preset="classic"))
-    assert data.window == 14 and data.panel.n_series == 6 and not data.dropped
+    assert data.window == 12 and data.panel.n_series == 6 and not data.dropped
     assert not settle(RunConfig(model="simple-rnn", dataset=None, horizon=6), data.panel).pad
     result = fit(RunConfig(model="simple-rnn", dataset=None, horizon=6, epochs=2, model_params={"units": 3}),
                  series=frame)
-    assert result.panel.n_series == 6 and result.data.window == 14
+    assert result.panel.n_series == 6 and result.data.window == 12
     padded = fit(RunConfig(model="simple-rnn", dataset=None, horizon=6, epochs=2, model_params={"units": 3}, pad=True),
                  series=frame)
     assert padded.data.window == 22 and not padded.data.dropped
     with pytest.warns(UserWarning, match="left out"):
         assert window_config(frame, RunConfig(dataset=None, horizon=6, window=20, preset="classic")).dropped
+
+
+def test_the_default_window_leaves_half_a_panels_series_a_training_window():
+    """A small panel of short quarterly-like series (36-63 values, horizon 8, the hold-out split): the window that
+    the shortest series' forecast allows (24) leaves half the series no training window (their training parts hold
+    20-21 values); the default is bounded by the median series' training part instead (24 values -> 16). One series,
+    an even panel, a window given and pad keep their windows."""
+    from tsattn.config import window_config
+
+    lengths = [36, 36, 36, 37, 37, 44, 44, 45, 58, 63]
+    rng = np.random.default_rng(0)
+    frame = pd.concat([pd.DataFrame({"unique_id": f"q{i}", "ds": pd.period_range("1990Q1", periods=n, freq="Q")
+                                     .to_timestamp(), "y": 100 + rng.normal(0, 3, n).cumsum()})
+                       for i, n in enumerate(lengths)], ignore_index=True)
+    frame.attrs["horizon"] = 8
+    config = RunConfig(dataset=None, horizon=8, preset="classic")
+    data = window_config(frame, config)
+    assert data.window == 16 and not data.dropped
+    trained = set(np.unique(data.series_numbers("train")).tolist())
+    assert len(trained) >= 5  # at least half the series hold a training window
+    assert window_config(frame, dataclasses.replace(config, window=24)).window == 24
+    assert window_config(frame, dataclasses.replace(config, pad=True)).window == 24
+    one = frame[frame["unique_id"] == "q0"]
+    assert window_config(one, config).window == 12  # one series: its own training part (36 - 16) minus the horizon
+    even = frame[frame["unique_id"].isin(["q0", "q1", "q2"])]
+    assert window_config(even, config).window == 12  # an even panel: the same
 
 
 def test_loss_setting():

@@ -44,7 +44,8 @@ class Forecaster(BaseEstimator):
             point forecasts as ``StatsForecast(models=[Theta(season_length=...)]).forecast``); its intervals are
             conformal, calibrated on the validation part like every other model's.
         window: input length of each forecast (values before the first forecast step); None (default) chooses
-            as ``tsattn fit`` does: 24, shortened so the shortest series can still be forecast.
+            as ``tsattn fit`` does: 24, shortened so the shortest series can still be forecast and half a panel's
+            series hold a training window.
         horizon: steps the model forecasts directly (direct multi-output for horizon > 1); None (default): the
             data's hold-out horizon when it has one (M3, M1 and the covariate sets, and their subsets: 18 for M3
             monthly, as `tsattn fit --dataset` and `tsattn datasets`), else 1. Once fitted, ``horizon_`` is it.
