@@ -71,8 +71,8 @@ HALF_TRAIN = "half train"  # a candidate's window value: the longest at which ha
 def half_train_window(frame, horizon: int) -> int:
     """The default window, shortened so that at least half the series of ``frame`` hold a training window on the
     hold-out split (test and validation one horizon each): at most the median series' length minus three horizons."""
-    median = int(np.median(frame.groupby("unique_id")["y"].size()))
-    return int(max(2, min(24, int(frame.groupby("unique_id")["y"].size().min()) - horizon, median - 3 * horizon)))
+    sizes = frame.groupby("unique_id")["y"].size()
+    return int(max(2, min(24, int(sizes.min()) - horizon, int(np.median(sizes)) - 3 * horizon)))
 
 
 def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: bool, short: set) -> dict:
@@ -90,11 +90,10 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     start = time.perf_counter()
     result = fit(config, series=frame)
     scores = result.metrics_frame
-    scores = scores[(scores["part"] == "test") & (scores["model"] == "model") & (scores["metric"] == "smape")]
-    by_series = scores.set_index("series")["value"]
+    scores = scores[(scores["part"] == "test") & (scores["metric"] == "smape")]
+    by_series = scores[scores["model"] == "model"].set_index("series")["value"]
     is_short = by_series.index.isin(list(short))
-    naive = result.metrics_frame
-    naive = naive[(naive["part"] == "test") & (naive["model"] == "naive") & (naive["metric"] == "smape")]["value"]
+    naive = scores[scores["model"] == "naive"]["value"]
     return {"all": float(by_series.mean()), "long": float(by_series[~is_short].mean()), "naive": float(naive.mean()),
             "short": float(by_series[is_short].mean()), "window": result.data.window,
             "seconds": time.perf_counter() - start}

@@ -656,9 +656,8 @@ def compare(models=None, datasets=None, seeds=(0, 1, 2), csv: list[dict] | None 
     results.attrs["failures"] = failed
     results.attrs["verdict"] = {dataset: comparison_verdict(results, summary, dataset, ordered)
                                 for dataset in dict.fromkeys(results["dataset"])}
-    series = summary.groupby("dataset")["series"].first() if len(summary) else {}
-    results.attrs["tested_on"] = {dataset: tested_on_text(ordered, dataset, int(series[dataset]))  # ", tested on ..."
-                                  for dataset in dict.fromkeys(results["dataset"]) if dataset in series}
+    results.attrs["tested_on"] = {dataset: tested_on_text(ordered, dataset)  # ", tested on the last 8 values of each"
+                                  for dataset in dict.fromkeys(results["dataset"])}
     return results
 
 

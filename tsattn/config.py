@@ -895,16 +895,16 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
         # the default window also leaves the longest series' training part one window and its horizon
         from .windows import split_bounds
 
-        longest = int(panel.lengths.max())
-        train = int(split_bounds(np.array([longest]), split)[0, 0])
+        train_parts = split_bounds(panel.lengths, split)[:, 0]  # each series' training part (longer series: longer)
+        train = int(train_parts.max())
         window = int(max(2, min(window, train - config.horizon)))
-        if panel.n_series > 1 and not config.pad:
-            # and half the series of a panel (the median series' training part): with a window that only the
-            # longest series' training parts hold, small panels of short series trained on a few series' windows.
-            # Chosen on the values before the M3 hold-outs (panels of 10 series, 3 networks, 3 seeds: -1.41 sMAPE,
-            # nbeats +0.90 of it; the hold-outs after: -2.45), benchmarks/results/small_panels_window.md
-            median = int(np.median(split_bounds(panel.lengths, split)[:, 0]))
-            window = int(max(2, min(window, median - config.horizon)))
+        if not config.pad:
+            # and half the series of a panel (the median series' training part; one series: the same bound): with a
+            # window that only the longest series' training parts hold, small panels of short series trained on a
+            # few series' windows. Chosen on the values before the M3 hold-outs (panels of 10 series, 3 networks,
+            # 3 seeds: -1.41 sMAPE, nbeats +0.90 of it; the hold-outs after: -2.45),
+            # benchmarks/results/small_panels_window.md
+            window = int(max(2, min(window, int(np.median(train_parts)) - config.horizon)))
     covariates = config.covariates()
     if covariates is not None and covariates.layout.futr and window < config.horizon:
         if default_window:  # the data, not a setting, is too short for a window that holds the future-known steps

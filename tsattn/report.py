@@ -363,7 +363,7 @@ def write_report(out: Path, spec, records: list[dict], results: pd.DataFrame,
         blocks += [{"kind": "h2", "text": dataset_label(dataset)},
                    {"kind": "verdict", "items": comparison_verdict(results, summary, dataset, records)},
                    {"kind": "p", "text": f"{int(table['series'].iloc[0])} series{_left_out_text(records, dataset)}"
-                                         f"{tested_on_text(records, dataset, int(table['series'].iloc[0]))}; "
+                                         f"{tested_on_text(records, dataset)}; "
                                          f"ranked on {ranked_on_text(table)}; ratio to naive on the same "
                                          "metric."},
                    {"kind": "table", "header": header, "rows": rows,
@@ -417,11 +417,13 @@ def _left_out_text(records: list[dict], dataset: str) -> str:
             f"not scored: {few_names(left)})")
 
 
-def tested_on_text(records: list[dict], dataset: str, series: int) -> str:
+def tested_on_text(records: list[dict], dataset: str) -> str:
     """", tested on the last 8 values of each" for a panel whose runs say which values their test figures are on
     (records written before they said it: ""); one series' test part is told by its own figures."""
-    parts = {record.get("test_part") for record in records if record["dataset"] == dataset} - {None, ""}
-    return f", tested on {parts.pop()}" if series > 1 and len(parts) == 1 else ""
+    mine = [record for record in records if record["dataset"] == dataset]
+    parts = {record.get("test_part") for record in mine} - {None, ""}
+    panel = any(record.get("series", 1) > 1 for record in mine)
+    return f", tested on {parts.pop()}" if panel and len(parts) == 1 else ""
 
 
 def _column_means(table: pd.DataFrame, columns) -> list[dict]:
