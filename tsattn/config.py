@@ -895,8 +895,9 @@ def window_config(data, config: RunConfig, with_test: bool = True) -> WindowedPa
         # the default window also leaves the longest series' training part one window and its horizon
         from .windows import split_bounds
 
+        longest = int(panel.lengths.max())
         train_parts = split_bounds(panel.lengths, split)[:, 0]  # each series' training part (longer series: longer)
-        train = int(train_parts.max())
+        train = int(train_parts.max())  # the longest series' (named in the error below)
         window = int(max(2, min(window, train - config.horizon)))
         if not config.pad:
             # and half the series of a panel (the median series' training part; one series: the same bound): with a
