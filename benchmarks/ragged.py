@@ -31,7 +31,7 @@ import _common as C  # noqa: E402
 
 CANDIDATES = {"shrink": {"pad": False}, "pad": {"pad": True}}  # (at 7897b80 "pad" was {}: the default then)
 DATASETS = {"m3-monthly": 12, "m3-quarterly": 8, "m3-other": 8, "m3-yearly": None,  # the short series' values beyond
-             "m1-monthly": 12, "tourism-monthly": 12}                          # h; None: the series as they are
+             "m1-monthly": 12, "tourism-monthly": 12, "m1-quarterly": 8, "tourism-quarterly": 8}                          # h; None: the series as they are
 MODELS = ("simple-rnn", "attention-rnn", "nbeats")
 SIZE, SHORT = 10, 2
 

@@ -130,6 +130,9 @@ def test_fit_csv_writes_run(runner, small_csv, tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert config["config"]["csv"] == str(small_csv) and config["config"]["window"] == 8
     assert config["model_params_resolved"]["units"] == 4 and "tensorflow" in config["versions"]
+    from tsattn.io import code_digest
+
+    assert config["code"] == code_digest() and len(config["code"]) == 16
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["test"]["naive"]["rmse"] > 0 and metrics["epochs_run"] == 2
     again = invoke(runner, ["fit", "--csv", str(small_csv), "--column", "demand", *TINY_ARGS, "--out", str(out)])

@@ -206,6 +206,9 @@ def test_load_errors(tmp_path, fitted):
     with zipfile.ZipFile(saved) as archive:
         metadata = json.loads(archive.read("tsattn.json"))
         model_bytes = archive.read("model.keras")
+    from tsattn.io import code_digest
+
+    assert metadata["code"] == code_digest()  # which code fitted it
     metadata["format_version"] = 99
     future = tmp_path / "future2.tsattn"
     with zipfile.ZipFile(future, "w") as archive:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import ConfigError, DataError
-from .io import atomic_file, check_output_file, versions, write_json
+from .io import atomic_file, check_output_file, code_digest, versions, write_json
 
 ARTEFACT_FORMAT = "tsattn-forecaster"
 ARTEFACT_VERSION = 2
@@ -108,6 +108,7 @@ def metadata(state) -> dict:
                                                       "rows": json_records(state.choice)},
         "config": state.config.to_dict(),
         "versions": versions(),
+        "code": code_digest(),  # the package's .py files: an artefact says which code (an edited checkout too) made it
     }
 
 

@@ -140,6 +140,7 @@ def write_run(result: RunResult, out: Path, force: bool = False, units: str | No
                        "length_max": int(lengths.max()), "start": str(panel.index.min()),
                        "end": str(panel.index.max()), "frequency": panel.freq},
             "versions": artefacts.versions(),
+            "code": artefacts.code_digest(),  # which code made the run (io.code_digest), as compare's records say
         })
         write_json(staging / "metrics.json", {
             "model": result.config.model,
