@@ -96,7 +96,7 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     naive = scores[scores["model"] == "naive"]["value"]
     return {"all": float(by_series.mean()), "long": float(by_series[~is_short].mean()), "naive": float(naive.mean()),
             "short": float(by_series[is_short].mean()), "window": result.data.window,
-            "seconds": time.perf_counter() - start}
+            "train_windows": result.data.count("train"), "seconds": time.perf_counter() - start}
 
 
 def main() -> None:
@@ -118,7 +118,10 @@ def main() -> None:
     models = args.models.split(",")[:1] if args.quick else args.models.split(",")
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     count = 1 if args.quick else args.panels
-    lines = C.header("Ragged panels: shrink the window or pad the short series", C.command_line(), args.quick)
+    candidates = json.loads(args.candidates) if args.candidates else CANDIDATES
+    title = "Ragged panels: shrink the window or pad the short series" if not args.candidates else \
+        f"{'Small' if args.uncut else 'Ragged'} panels: {', '.join(candidates)}"
+    lines = C.header(title, C.command_line(), args.quick)
     part = "the hold-out (the last horizon of every series)" if args.holdout else \
         (f"the selection part (the last horizon of each series once {args.origin} horizon(s) are cut off; the "
          "hold-outs are not read)")
@@ -127,7 +130,6 @@ def main() -> None:
               f"then over {count} panels (random draws {draws}) x seeds {', '.join(map(str, seeds))}; 'short': the "
               "series shorter than the horizon plus the window their panel's median series allows, 'long' the "
               "others.", ""]
-    candidates = json.loads(args.candidates) if args.candidates else CANDIDATES
     first, others = list(candidates)[0], list(candidates)[1:]
     differences = {(label, m): [] for label in others for m in models}  # candidate minus the first, per model
     long_differences = {(label, m): [] for label in others for m in models}
@@ -146,14 +148,15 @@ def main() -> None:
                 for seed in seeds:
                     for label, settings in candidates.items():
                         runs[label].append(score(frame, horizon, model, settings, seed, args.quick, short))
-                        print(name, model, seed, label, {k: round(v, 3) for k, v in runs[label][-1].items()},
-                              flush=True)
+                        print(name, model, seed, label, {k: round(v, 3) if isinstance(v, float) else v
+                                                         for k, v in runs[label][-1].items()}, flush=True)
             for label in others:
                 for reference, run in zip(runs[first], runs[label]):
                     differences[label, model].append(run["all"] - reference["all"])
                     long_differences[label, model].append(run["long"] - reference["long"])
             for label, done in runs.items():
                 rows.append([model, label, "/".join(sorted({str(r["window"]) for r in done})),
+                             "/".join(map(str, sorted({r["train_windows"] for r in done}))),
                              f"{statistics.mean(r['all'] for r in done):.3f}",
                              f"{statistics.mean(r['long'] for r in done):.3f}",
                              f"{np.nanmean([r['short'] for r in done]):.3f}" if any(
@@ -165,8 +168,9 @@ def main() -> None:
         cut = "as they are" if extra is None else f"{SHORT} cut short"
         shorts = statistics.mean(len(short) for _, short in found)
         lines += [f"## {name}: {count} panels of {SIZE} series, {cut} (h = {horizon}; {shorts:g} short on average)", ""]
-        lines += C.table(["model", "candidate", "window", "sMAPE, all series", "long series", "short series",
-                          "naive, all series", "fit s", f"{others[0] if len(others) == 1 else 'candidate'} lower in"], rows) + [""]
+        lower = f"{others[0] if len(others) == 1 else 'candidate'} lower in"
+        lines += C.table(["model", "candidate", "window", "training windows", "sMAPE, all series", "long series",
+                          "short series", "naive, all series", "fit s", lower], rows) + [""]
     for label in others:
         every = [d for model in models for d in differences[label, model]]
         every_long = [d for model in models for d in long_differences[label, model]]
