@@ -270,6 +270,11 @@ CELLS = (
          ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "nbeats", "--candidates",
           '{"default": {}, "half train": {"window": "half train"}}'), "m3-yearly", "nbeats | half train",
          "sMAPE, all series"),
+    Cell("small panels, the skip path started at zero (not the default), M3 yearly, simple-rnn, 4 panels x 3 seeds",
+         "small_panels_skip_start.md",
+         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "simple-rnn", "--candidates",
+          '{"default": {}, "zero init": {"skip_init": "zeros"}}'), "m3-yearly", "simple-rnn | zero init",
+         "sMAPE, all series"),
 )
 
 # results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell
