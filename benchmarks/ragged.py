@@ -79,7 +79,7 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     import keras
 
     from tsattn.config import RunConfig
-    from tsattn.harness import fit
+    from tsattn.harness import CHOICES, fit
 
     keras.backend.clear_session()
     if settings.get("window") == HALF_TRAIN:
@@ -96,7 +96,8 @@ def score(frame, horizon: int, model: str, settings: dict, seed: int, quick: boo
     naive = scores[scores["model"] == "naive"]["value"]
     return {"all": float(by_series.mean()), "long": float(by_series[~is_short].mean()), "naive": float(naive.mean()),
             "short": float(by_series[is_short].mean()), "window": result.data.window,
-            "train_windows": result.data.count("train"), "seconds": time.perf_counter() - start}
+            "train_windows": result.data.count("train"), "seconds": time.perf_counter() - start,
+            **{key: value for key, value in result.history.attrs.items() if key in CHOICES}}  # what the fit chose
 
 
 def main() -> None:

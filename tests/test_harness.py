@@ -600,3 +600,44 @@ def test_a_panel_fit_does_not_depend_on_the_order_its_series_come_in(settings):
     for order in (["a", "b", "c"], ["c", "a", "b"]):
         again = forecasts(order)
         np.testing.assert_array_equal(again["simple-rnn"].to_numpy(), first["simple-rnn"].to_numpy())
+
+
+def _windows(frame, horizon=4, window=8):
+    from tsattn.config import resolve
+    from tsattn.harness import windowed_or_fallback
+
+    config, panel = resolve(RunConfig(model="simple-rnn", dataset=None, horizon=horizon, window=window), frame, None)
+    return windowed_or_fallback(config, panel, with_test=True)[1]
+
+
+def _panel(values: dict) -> pd.DataFrame:
+    return pd.concat([pd.DataFrame({"unique_id": name, "ds": pd.date_range("2000-01-01", periods=len(v), freq="MS"),
+                                    "y": v}) for name, v in values.items()], ignore_index=True)
+
+
+def test_the_cross_series_start_keeps_a_fit_that_carries_to_other_series_and_shrinks_one_that_does_not():
+    """skip_init="cross-series": the least-squares start shrunk by the ridge penalty that forecasts each series best
+    when fitted on the others. Series sharing one seasonal pattern keep the plain fit (it carries over); one long
+    series with a steady climb among short ones with none gets a shrunk start (the climb does not carry over);
+    fewer than 3 series: the plain fit."""
+    from tsattn.baselines import cross_series_coefficients, linear_coefficients
+
+    rng = np.random.default_rng(0)
+    t = np.arange(96)
+    shared = _windows(_panel({f"s{k}": 50 + 20 * np.sin(2 * np.pi * (t + 3 * k) / 12) + rng.normal(0, 1, 96)
+                              for k in range(5)}))
+    coefficients, penalty = cross_series_coefficients(shared, relative=True)
+    assert penalty <= 0.01
+    plain = linear_coefficients(shared, shared.starts["train"], relative=True)
+    assert np.abs(coefficients - plain).max() < 0.05 * np.abs(plain).max()
+    climb = {"long": 10 + 0.002 * np.arange(160) ** 2 + rng.normal(0, 0.2, 160)}
+    climb.update({f"flat{k}": 30 + rng.normal(0, 1, 40).cumsum() for k in range(4)})
+    climbing = _windows(_panel(climb))
+    coefficients, penalty = cross_series_coefficients(climbing, relative=True)
+    assert penalty >= 1
+    plain = linear_coefficients(climbing, climbing.starts["train"], relative=True)
+    assert np.abs(coefficients).sum() < 0.5 * np.abs(plain).sum()
+    two = _windows(_panel({"a": t * 1.0 + rng.normal(0, 1, 96), "b": 2.0 * t + rng.normal(0, 1, 96)}))
+    coefficients, penalty = cross_series_coefficients(two, relative=True)
+    assert penalty == 0
+    np.testing.assert_allclose(coefficients, linear_coefficients(two, two.starts["train"], relative=True), atol=1e-6)

@@ -240,6 +240,53 @@ def choose_covariate_lags(data, relative: bool = False, choices: tuple = COVARIA
     return chosen
 
 
+CROSS_SERIES_PENALTIES = (0.0, 0.01, 0.1, 1.0, 10.0, np.inf)  # ridge penalties over the mean diagonal of X'X
+
+
+def cross_series_coefficients(data, relative: bool = False) -> tuple[np.ndarray, float]:
+    """skip_init="cross-series": the least-squares autoregression of :func:`linear_coefficients`, shrunk toward zero
+    (with the relative skip, toward the naive forecast) by the ridge penalty that forecasts each series best when
+    fitted on the other series' training windows (leave one series out; the penalty is a multiple of the mean diagonal
+    of the windows' Gram matrix, infinity the zero start). A pooled fit that one or two long series dominate and that
+    does not carry over to the others is shrunk; one that does is kept. Fewer than 3 series with training windows:
+    the plain least-squares fit (penalty 0). Returns (coefficients (window + 1, horizon), the penalty chosen)."""
+    starts = data.starts["train"]
+    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
+        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
+    series = data.panel.series_of(starts + data.window)
+    batch = data.batch("train", starts=starts)
+    X, y = batch.insample_y.astype(np.float64), batch.target.astype(np.float64)
+    if relative:
+        X, y = _relative_to_last(X, y)
+    design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
+    numbers = np.unique(series)
+    if len(numbers) < 3:
+        return M.fit_linear_autoregression(X, y), 0.0
+    grams = np.stack([design[series == n].T @ design[series == n] for n in numbers])
+    moments = np.stack([design[series == n].T @ y[series == n] for n in numbers])
+    gram, moment = grams.sum(axis=0), moments.sum(axis=0)
+    size = gram.shape[0]
+    unit = max(float(np.trace(gram)) / size, 1e-12)
+    errors = []
+    for penalty in CROSS_SERIES_PENALTIES:
+        error = 0.0
+        for k, n in enumerate(numbers):
+            mine = series == n
+            if np.isinf(penalty):
+                forecast = np.zeros_like(y[mine])
+            else:
+                others = gram - grams[k] + penalty * unit * np.eye(size)
+                forecast = design[mine] @ np.linalg.lstsq(others, moment - moments[k], rcond=None)[0]
+            error += float(np.sum((forecast - y[mine]) ** 2))
+        errors.append(error)
+    penalty = CROSS_SERIES_PENALTIES[int(np.argmin(errors))]
+    if np.isinf(penalty):
+        return np.zeros((size, y.shape[1])), penalty
+    if penalty == 0:
+        return M.fit_linear_autoregression(X, y), penalty
+    return np.linalg.solve(gram + penalty * unit * np.eye(size), moment), penalty
+
+
 NORMALISE_GAIN = COVARIATE_LAG_GAIN  # normalise="auto" leaves instance normalisation only for this gain at least
 
 

@@ -33,7 +33,7 @@ from .specs import ENSEMBLE_METHODS, MODELS, get_spec, model_hint
 from .windows import SCALER_FITS, SCALINGS, SPLITS as SPLIT_METHODS, SplitSpec, WindowedPanel, window_panel
 
 LR_SCHEDULES = ("constant", "warmup-cosine", "warmup-inverse-sqrt", "halving")
-SKIP_INITS = ("auto", "least-squares", "least-squares+zero-output", "zeros")
+SKIP_INITS = ("auto", "least-squares", "least-squares+zero-output", "cross-series", "zeros")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -180,7 +180,9 @@ class RunConfig:
     jit_compile: bool | str = "auto"  # XLA: true, false, or auto (on from XLA_MIN_STEPS training steps per epoch)
     steps_per_execution: int = 32
     skip_init: str = "auto"          # auto: least-squares, or with covariates least-squares+zero-output (chosen on
-                                     # validation: benchmarks/results/covariates_defaults.md)
+                                     # validation: benchmarks/results/covariates_defaults.md); cross-series: the
+                                     # least-squares start shrunk by leave-one-series-out ridge (not the default:
+                                     # benchmarks/results/small_panels_cross_series.md); zeros
     covariate_lags: int | str = "auto"  # the least-squares start with future-known covariates regresses each
                                      # forecast step on their values at that step and at this many steps before it;
                                      # auto: 0, 3 or 6, chosen on the training part's last windows (chosen on

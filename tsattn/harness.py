@@ -30,7 +30,8 @@ from keras import layers
 
 from . import metrics as M
 from .baselines import (NetworkModel, baseline_models, choose_covariate_lags, choose_normalisation, end_deviation,
-                        forecaster_baseline, linear_coefficients, statsforecast_installed)
+                        cross_series_coefficients, forecaster_baseline, linear_coefficients,
+                        statsforecast_installed)
 from .config import LossPart, NetworkPart, RunConfig, TrainingPart, resolve, season_of, settings_text, window_config
 from .errors import ConfigError, TooShortError, TrainingError, user_stacklevel
 from .evaluation import PartForecast, calibrate, score_windows  # noqa: F401  (PartForecast: RunResult's parts)
@@ -446,7 +447,7 @@ def _twin(model: keras.Model) -> keras.Model:
 
 
 def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, zero_output: bool = False,
-                                     covariate_lags: int | str = 0) -> bool:
+                                     covariate_lags: int | str = 0, cross_series: bool = False) -> bool:
     """Start a model's linear skip path at the least-squares autoregression of the training windows.
 
     The skip Dense gets the AR coefficients fit on the (scaled) training windows of every series (pooled:
@@ -466,8 +467,13 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
         covariate_lags = choose_covariate_lags(data, relative="level" in names) if futures else 0
     if futures:
         model.covariate_lags = covariate_lags  # reported with the fit (train_model's history.attrs)
-    coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names, covariates=not alone,
-                                       covariate_lags=covariate_lags)  # (window * features + 1, h); alone (window + 1, h)
+    if cross_series and not futures and int(model.input_shape[-1]) == 1:  # the target alone: shrunk across series
+        coefficients, penalty = cross_series_coefficients(data, relative="level" in names)
+        model.skip_penalty_chosen = "zero start" if np.isinf(penalty) else f"{penalty:g}"
+    else:
+        coefficients = linear_coefficients(data, data.starts["train"], relative="level" in names,
+                                           covariates=not alone, covariate_lags=covariate_lags)
+        # (window * features + 1, h); alone (window + 1, h)
     skip = model.get_layer("linear_skip")
     if "covariate_skip" in names:  # covariate_path="outside": the target's slopes inside, the covariates' outside
         features = int(model.input_shape[-1])
@@ -551,7 +557,8 @@ def _series_units(data: WindowedPanel, loss: LossPart) -> np.ndarray:
     return np.stack([data.scaler.offset, data.scaler.scale, mase], axis=1)
 
 
-CHOICES = ("covariate_lags", "normalise_chosen")  # what a fit chooses on its own data, kept in history.attrs
+# what a fit chooses on its own data, kept in history.attrs
+CHOICES = ("covariate_lags", "normalise_chosen", "skip_penalty_chosen")
 
 
 def _choices_of(model: keras.Model) -> dict:
@@ -679,7 +686,7 @@ def _built(data: WindowedPanel, network: NetworkPart, loss: LossPart, training: 
         init = "least-squares+zero-output" if data.covariates is not None else "least-squares"
     if init != "zeros":
         start_from_linear_autoregression(model, data, zero_output=init.endswith("zero-output"),
-                                         covariate_lags=training.covariate_lags)
+                                         covariate_lags=training.covariate_lags, cross_series=init == "cross-series")
     return model
 
 
