@@ -79,6 +79,8 @@ WIDE_SETTINGS = '{"d_model": 64, "ff_dim": 128}'
 NARROW = " (d_model=32, ff_dim=64, patch-transformer's default when measured)"
 NARROW_SETTINGS = '{"d_model": 32, "ff_dim": 64}'
 
+CROSS_SERIES = '{"default": {}, "cross-series": {"skip_init": "cross-series"}}'  # small_panels_cross_series*.md
+
 CELLS = (
     Cell("M3 yearly, nbeats, seed 0 (the README table)", "m3_main.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "nbeats", "--seeds", "0"),
@@ -275,6 +277,14 @@ CELLS = (
          ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "simple-rnn", "--candidates",
           '{"default": {}, "zero init": {"skip_init": "zeros"}}'), "m3-yearly", "simple-rnn | zero init",
          "sMAPE, all series"),
+    Cell("small panels, the skip start shrunk across series (not the default), M3 quarterly, attention-rnn",
+         "small_panels_cross_series.md",
+         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-quarterly", "--models", "attention-rnn", "--candidates",
+          CROSS_SERIES), "m3-quarterly", "attention-rnn | cross-series", "sMAPE, all series"),
+    Cell("small panels, the skip start shrunk across series, two horizons before the hold-outs, M3 yearly, simple-rnn",
+         "small_panels_cross_series_o2.md",
+         ("benchmarks/ragged.py", "--uncut", "--origin", "2", "--datasets", "m3-yearly", "--models", "simple-rnn",
+          "--candidates", CROSS_SERIES), "m3-yearly", "simple-rnn | cross-series", "sMAPE, all series"),
 )
 
 # results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell
