@@ -641,3 +641,28 @@ def test_the_cross_series_start_keeps_a_fit_that_carries_to_other_series_and_shr
     coefficients, penalty = cross_series_coefficients(two, relative=True)
     assert penalty == 0
     np.testing.assert_allclose(coefficients, linear_coefficients(two, two.starts["train"], relative=True), atol=1e-6)
+
+
+def test_the_recurrent_networks_start_a_small_panel_from_the_cross_series_fit_unless_told_otherwise():
+    """cross_series_start: the classic settings on a panel of 3 or more series without covariates start simple-rnn and
+    attention-rnn from the cross-series fit (said in the settings line); one series, covariates, another model or a
+    named skip_init keep their start."""
+    from tsattn.config import resolve, settings_text, settle
+
+    rng = np.random.default_rng(0)
+    panel_frame = _panel({f"s{k}": 50 + rng.normal(0, 1, 60).cumsum() for k in range(4)})
+    config, panel = resolve(RunConfig(model="attention-rnn", dataset=None, horizon=4), panel_frame, None)
+    settled = settle(config, panel)
+    assert settled.preset == "classic" and settled.skip_init == "cross-series"
+    assert "skip start cross-series" in settings_text(settled, panel, automatic=True)
+    named = settle(*resolve(RunConfig(model="attention-rnn", dataset=None, horizon=4, skip_init="least-squares"),
+                            panel_frame, None))
+    assert named.skip_init == "least-squares" and "cross-series" not in settings_text(named, panel, automatic=True)
+    assert settle(*resolve(RunConfig(model="nbeats", dataset=None, horizon=4), panel_frame, None)).skip_init == "auto"
+    driven = panel_frame.assign(x=rng.normal(0, 1, len(panel_frame)))
+    assert settle(*resolve(RunConfig(model="simple-rnn", dataset=None, horizon=4, hist_exog=["x"]), driven,
+                           None)).skip_init == "auto"
+    one = panel_frame[panel_frame["unique_id"] == "s0"]
+    assert settle(*resolve(RunConfig(model="simple-rnn", dataset=None, horizon=4), one, None)).skip_init == "auto"
+    result = fit(RunConfig(model="simple-rnn", dataset=None, horizon=4, epochs=2, window=8), series=panel_frame)
+    assert result.history.attrs["skip_penalty_chosen"] in {"0", "0.01", "0.1", "1", "10", "zero start"}

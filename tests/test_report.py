@@ -269,3 +269,19 @@ def test_every_figure_of_a_panel_is_titled_with_its_dataset(tmp_path, monkeypatc
     results = results_table(records)
     write_report(tmp_path, Spec, records, results, summarise(results))
     assert len(titles) == 3 and all(title.startswith("shops (column units)") for title in titles), titles
+
+
+def test_a_baseline_some_runs_lack_is_paired_only_where_they_have_it():
+    """A covariate comparison's twin without covariates has no regression baseline (ARIMA with the covariates): the
+    per-series pairing against it is skipped (None), not a KeyError that loses the report."""
+    from tsattn.verdicts import _paired_over_series
+
+    def record(model, rows):
+        return {"dataset": "d", "model": model, "by_series": {"ids": ["a", "b", "c"], "test_smape": rows}}
+
+    twin = record("simple-rnn without covariates", {"model": [1.0, 2.0, 3.0], "naive": [2.0, 3.0, 4.0]})
+    full = record("simple-rnn", {"model": [1.5, 2.5, 3.5], "naive": [2.0, 3.0, 4.0], "arima": [1.0, 1.0, 1.0]})
+    assert _paired_over_series([twin, full], "d", "simple-rnn without covariates", "arima", "test_smape") is None
+    wins, compared, _ = _paired_over_series([twin, full], "d", "simple-rnn without covariates", "naive", "test_smape")
+    assert (wins, compared) == (3, 3)
+    assert _paired_over_series([twin, full], "d", "simple-rnn", "arima", "test_smape")[:2] == (0, 3)

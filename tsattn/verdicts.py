@@ -195,8 +195,10 @@ def interval_verdict(result, part: str = "test", tolerance: float = 3.0) -> str 
 def _series_values(records: list[dict], dataset: str, model: str, key: str, metric: str):
     """A per-series test metric of ``key`` ("model" or a baseline key) in the runs of ``model``, mean over seeds."""
     # (records written before they kept per-series MAE lack it: no paired test on it from them)
-    runs = [r for r in records
-            if r["dataset"] == dataset and r["model"] == model and metric in (r.get("by_series") or {})]
+    # (a baseline only some runs have is compared where they have it: the regression baseline with covariates, ARIMA,
+    # is not in the runs of a twin without covariates, whose table row still ranks it beside the twin)
+    runs = [r for r in records if r["dataset"] == dataset and r["model"] == model
+            and key in ((r.get("by_series") or {}).get(metric) or {})]
     if not runs:
         return None
     values = pd.DataFrame([[np.nan if v is None else v for v in r["by_series"][metric][key]] for r in runs],
