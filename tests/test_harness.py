@@ -644,8 +644,8 @@ def test_the_cross_series_start_keeps_a_fit_that_carries_to_other_series_and_shr
 
 
 def test_the_recurrent_networks_start_a_small_panel_from_the_cross_series_fit_unless_told_otherwise():
-    """cross_series_start: the classic settings on a panel of 3 or more series without covariates start simple-rnn and
-    attention-rnn from the cross-series fit (said in the settings line); one series, covariates, another model or a
+    """cross_series_start: the classic settings on a panel of 3 or more series without covariates start simple-rnn,
+    attention-rnn and the transformer from the cross-series fit (said in the settings line); one series, covariates, another model or a
     named skip_init keep their start."""
     from tsattn.config import resolve, settings_text, settle
 
@@ -659,6 +659,8 @@ def test_the_recurrent_networks_start_a_small_panel_from_the_cross_series_fit_un
                             panel_frame, None))
     assert named.skip_init == "least-squares" and "cross-series" not in settings_text(named, panel, automatic=True)
     assert settle(*resolve(RunConfig(model="nbeats", dataset=None, horizon=4), panel_frame, None)).skip_init == "auto"
+    assert settle(*resolve(RunConfig(model="transformer", dataset=None, horizon=4), panel_frame,
+                           None)).skip_init == "cross-series"
     driven = panel_frame.assign(x=rng.normal(0, 1, len(panel_frame)))
     assert settle(*resolve(RunConfig(model="simple-rnn", dataset=None, horizon=4, hist_exog=["x"]), driven,
                            None)).skip_init == "auto"
