@@ -30,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 CANDIDATES = {"shrink": {"pad": False}, "pad": {"pad": True}}  # (at 7897b80 "pad" was {}: the default then)
-DATASETS = {"m3-monthly": 12, "m3-quarterly": 8, "m3-other": 8, "m3-yearly": None,  # the short series' values beyond
-             "m1-monthly": 12, "tourism-monthly": 12, "m1-quarterly": 8, "tourism-quarterly": 8}                          # h; None: the series as they are
+# the short series' values beyond h; None: the series as they are
+DATASETS = {"m3-monthly": 12, "m3-quarterly": 8, "m3-other": 8, "m3-yearly": None,
+            "m1-monthly": 12, "tourism-monthly": 12, "m1-quarterly": 8, "tourism-quarterly": 8}
 MODELS = ("simple-rnn", "attention-rnn", "nbeats")
 SIZE, SHORT = 10, 2
 

@@ -81,6 +81,14 @@ NARROW_SETTINGS = '{"d_model": 32, "ff_dim": 64}'
 
 CROSS_SERIES = '{"default": {}, "cross-series": {"skip_init": "cross-series"}}'  # small_panels_cross_series*.md
 
+
+def small_panel_cell(label: str, file: str, dataset: str, model: str, candidates: str, candidate: str,
+                     *options: str) -> Cell:
+    """A cell of a small-panel study (benchmarks/ragged.py --uncut, 4 panels x 3 seeds): ``model`` on ``dataset``'s
+    panels with the JSON ``candidates``; the figure is ``candidate``'s mean sMAPE over all series."""
+    return Cell(label, file, ("benchmarks/ragged.py", "--uncut", *options, "--datasets", dataset, "--models", model,
+                              "--candidates", candidates), dataset, f"{model} | {candidate}", "sMAPE, all series")
+
 CELLS = (
     Cell("M3 yearly, nbeats, seed 0 (the README table)", "m3_main.md",
          ("benchmarks/m3.py", "--frequencies", "yearly", "--models", "nbeats", "--seeds", "0"),
@@ -262,41 +270,31 @@ CELLS = (
     Cell("ragged panels, the shorter series padded (not the default), M3 other, nbeats, 4 panels x 3 seeds",
          "ragged.md", ("benchmarks/ragged.py", "--datasets", "m3-other", "--models", "nbeats"), "m3-other",
          "nbeats | pad", "sMAPE, all series"),
-    Cell("small panels with a final fit (not the default), M3 other, nbeats, 4 panels x 3 seeds",
-         "small_panels_final_fit.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-other", "--models", "nbeats", "--candidates",
-          '{"default": {}, "final fit": {"final_fit": true}, "2 windows, final fit": {"validation_windows": 2, '
-          '"final_fit": true}}'), "m3-other", "nbeats | final fit", "sMAPE, all series"),
-    Cell("small panels, the window at which half the series train (the default since that study), M3 yearly, nbeats",
-         "small_panels_window.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "nbeats", "--candidates",
-          '{"default": {}, "half train": {"window": "half train"}}'), "m3-yearly", "nbeats | half train",
-         "sMAPE, all series"),
-    Cell("small panels, the skip path started at zero (not the default), M3 yearly, simple-rnn, 4 panels x 3 seeds",
-         "small_panels_skip_start.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "simple-rnn", "--candidates",
-          '{"default": {}, "zero init": {"skip_init": "zeros"}}'), "m3-yearly", "simple-rnn | zero init",
-         "sMAPE, all series"),
-    Cell("small panels, the skip start shrunk across series (the default since), M3 quarterly, attention-rnn",
-         "small_panels_cross_series.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-quarterly", "--models", "attention-rnn", "--candidates",
-          CROSS_SERIES), "m3-quarterly", "attention-rnn | cross-series", "sMAPE, all series"),
-    Cell("small panels, the skip start shrunk across series, two horizons before the hold-outs, M3 yearly, simple-rnn",
-         "small_panels_cross_series_o2.md",
-         ("benchmarks/ragged.py", "--uncut", "--origin", "2", "--datasets", "m3-yearly", "--models", "simple-rnn",
-          "--candidates", CROSS_SERIES), "m3-yearly", "simple-rnn | cross-series", "sMAPE, all series"),
-    Cell("small panels, the skip start shrunk across series (the default since), M1 quarterly, attention-rnn",
-         "small_panels_cross_series_heldout.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m1-quarterly", "--models", "attention-rnn",
-          "--candidates", CROSS_SERIES), "m1-quarterly", "attention-rnn | cross-series", "sMAPE, all series"),
-    Cell("small panels, the transformer's skip start shrunk across series (the default since), M3 yearly",
-         "small_panels_cross_series_transformer.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m3-yearly", "--models", "transformer", "--candidates",
-          CROSS_SERIES), "m3-yearly", "transformer | cross-series", "sMAPE, all series"),
-    Cell("small panels, the transformer's cross-series start on M1 quarterly (the check after M3)",
-         "small_panels_cross_series_transformer_heldout.md",
-         ("benchmarks/ragged.py", "--uncut", "--datasets", "m1-quarterly", "--models", "transformer", "--candidates",
-          CROSS_SERIES), "m1-quarterly", "transformer | cross-series", "sMAPE, all series"),
+    small_panel_cell("small panels with a final fit (not the default), M3 other, nbeats, 4 panels x 3 seeds",
+                     "small_panels_final_fit.md", "m3-other", "nbeats",
+                     '{"default": {}, "final fit": {"final_fit": true}, "2 windows, final fit": '
+                     '{"validation_windows": 2, "final_fit": true}}', "final fit"),
+    small_panel_cell("small panels, the window at which half the series train (the default since that study), M3 "
+                     "yearly, nbeats", "small_panels_window.md", "m3-yearly", "nbeats",
+                     '{"default": {}, "half train": {"window": "half train"}}', "half train"),
+    small_panel_cell("small panels, the skip path started at zero (not the default), M3 yearly, simple-rnn, 4 panels x "
+                     "3 seeds", "small_panels_skip_start.md", "m3-yearly", "simple-rnn",
+                     '{"default": {}, "zero init": {"skip_init": "zeros"}}', "zero init"),
+    small_panel_cell("small panels, the skip start shrunk across series (the default since), M3 quarterly, "
+                     "attention-rnn", "small_panels_cross_series.md", "m3-quarterly", "attention-rnn", CROSS_SERIES,
+                     "cross-series"),
+    small_panel_cell("small panels, the skip start shrunk across series, two horizons before the hold-outs, M3 yearly, "
+                     "simple-rnn", "small_panels_cross_series_o2.md", "m3-yearly", "simple-rnn", CROSS_SERIES,
+                     "cross-series", "--origin", "2"),
+    small_panel_cell("small panels, the skip start shrunk across series (the default since), M1 quarterly, "
+                     "attention-rnn", "small_panels_cross_series_heldout.md", "m1-quarterly", "attention-rnn",
+                     CROSS_SERIES, "cross-series"),
+    small_panel_cell("small panels, the transformer's skip start shrunk across series (the default since), M3 yearly",
+                     "small_panels_cross_series_transformer.md", "m3-yearly", "transformer", CROSS_SERIES,
+                     "cross-series"),
+    small_panel_cell("small panels, the transformer's cross-series start on M1 quarterly (the check after M3)",
+                     "small_panels_cross_series_transformer_heldout.md", "m1-quarterly", "transformer", CROSS_SERIES,
+                     "cross-series"),
 )
 
 # results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell

@@ -142,6 +142,13 @@ def window_scales(X: np.ndarray) -> np.ndarray:
     return np.where(scale > 0, scale, 1.0)
 
 
+def _fit_starts(starts: np.ndarray) -> np.ndarray:
+    """The windows a least-squares fit reads: ``starts``, or an evenly spaced ``LINEAR_FIT_MAX_WINDOWS`` of them."""
+    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
+        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
+    return starts
+
+
 def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window_scaled: bool = False,
                         covariates: bool = False, covariate_lags: int = 0, normalise: str = "none") -> np.ndarray:
     """Least-squares AR coefficients (window + 1, horizon) on the scaled windows starting at ``starts``
@@ -152,9 +159,7 @@ def linear_coefficients(data, starts: np.ndarray, relative: bool = False, window
     (window * features + 1, horizon), the layout of a network's skip path); the scaling and the relative form
     apply to the target column only; ``covariate_lags``: see :func:`_structured_coefficients`; ``normalise``: the
     covariates as a model with that window normalisation reads them (:func:`covariates_as_read`)."""
-    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
-        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
-    batch = data.batch("train", starts=starts)
+    batch = data.batch("train", starts=_fit_starts(starts))
     X = covariates_as_read(batch.network_input().astype(np.float64), normalise) if covariates else \
         batch.insample_y  # (windows, window, features)
     y = batch.target  # (windows, horizon)
@@ -250,34 +255,32 @@ def cross_series_coefficients(data, relative: bool = False) -> tuple[np.ndarray,
     of the windows' Gram matrix, infinity the zero start). A pooled fit that one or two long series dominate and that
     does not carry over to the others is shrunk; one that does is kept. Fewer than 3 series with training windows:
     the plain least-squares fit (penalty 0). Returns (coefficients (window + 1, horizon), the penalty chosen)."""
-    starts = data.starts["train"]
-    if len(starts) > LINEAR_FIT_MAX_WINDOWS:
-        starts = starts[np.linspace(0, len(starts) - 1, LINEAR_FIT_MAX_WINDOWS).astype(np.int64)]
+    starts = _fit_starts(data.starts["train"])
     series = data.panel.series_of(starts + data.window)
     batch = data.batch("train", starts=starts)
     X, y = batch.insample_y.astype(np.float64), batch.target.astype(np.float64)
     if relative:
         X, y = _relative_to_last(X, y)
-    design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
     numbers = np.unique(series)
     if len(numbers) < 3:
         return M.fit_linear_autoregression(X, y), 0.0
-    grams = np.stack([design[series == n].T @ design[series == n] for n in numbers])
-    moments = np.stack([design[series == n].T @ y[series == n] for n in numbers])
+    design = np.hstack([X.reshape(len(X), -1), np.ones((len(X), 1))])
+    parts = [(design[series == n], y[series == n]) for n in numbers]  # each series' windows and targets
+    grams = np.stack([inputs.T @ inputs for inputs, _ in parts])
+    moments = np.stack([inputs.T @ targets for inputs, targets in parts])
     gram, moment = grams.sum(axis=0), moments.sum(axis=0)
     size = gram.shape[0]
     unit = max(float(np.trace(gram)) / size, 1e-12)
     errors = []
     for penalty in CROSS_SERIES_PENALTIES:
         error = 0.0
-        for k, n in enumerate(numbers):
-            mine = series == n
+        for k, (inputs, targets) in enumerate(parts):
             if np.isinf(penalty):
-                forecast = np.zeros_like(y[mine])
+                forecast = np.zeros_like(targets)
             else:
                 others = gram - grams[k] + penalty * unit * np.eye(size)
-                forecast = design[mine] @ np.linalg.lstsq(others, moment - moments[k], rcond=None)[0]
-            error += float(np.sum((forecast - y[mine]) ** 2))
+                forecast = inputs @ np.linalg.lstsq(others, moment - moments[k], rcond=None)[0]
+            error += float(np.sum((forecast - targets) ** 2))
         errors.append(error)
     penalty = CROSS_SERIES_PENALTIES[int(np.argmin(errors))]
     if np.isinf(penalty):

@@ -181,8 +181,9 @@ class RunConfig:
     steps_per_execution: int = 32
     skip_init: str = "auto"          # auto: least-squares, or with covariates least-squares+zero-output (chosen on
                                      # validation: benchmarks/results/covariates_defaults.md), or for the
-                                     # recurrent networks on a panel under the classic settings cross-series (the
-                                     # least-squares start shrunk by leave-one-series-out ridge: cross_series_start);
+                                     # recurrent networks and the transformer on a panel under the classic settings
+                                     # cross-series (the least-squares start shrunk by leave-one-series-out ridge:
+                                     # cross_series_start);
                                      # least-squares, least-squares+zero-output, cross-series or zeros name one
     covariate_lags: int | str = "auto"  # the least-squares start with future-known covariates regresses each
                                      # forecast step on their values at that step and at this many steps before it;
@@ -503,9 +504,9 @@ CROSS_SERIES_MODELS = ("simple-rnn", "attention-rnn", "transformer")
 def cross_series_start(config: RunConfig, panel: Panel) -> bool:
     """Whether ``config``'s automatic skip start (``skip_init="auto"``, not named) is the least-squares fit shrunk
     across series (``"cross-series"``): the classic settings on a panel of 3 or more series without covariates, for
-    the recurrent networks and the transformer. On small panels of M3 series their pooled least-squares start, fitted mostly on the longer
-    series' windows, extrapolated trends the other series did not follow (ten quarterly series: 14.7-15.0 sMAPE
-    against the naive forecast's 9.6). Chosen before the M3 hold-outs: -0.99 over 96 cells (quarterly -4.02, monthly
+    the recurrent networks and the transformer. On small panels of M3 series their pooled least-squares start, fitted
+    mostly on the longer series' windows, extrapolated trends the other series did not follow (ten quarterly series:
+    14.7-15.0 sMAPE against the naive forecast's 9.6). Chosen before the M3 hold-outs: -0.99 over 96 cells (quarterly -4.02, monthly
     +0.11: the first rule, no frequency worse by 0.10, failed by 0.008;
     benchmarks/results/small_panels_cross_series.md), -0.78 two horizons earlier (monthly +0.01, _o2.md), then a
     second rule written before the M1 and Tourism panels: -0.27 there, no dataset worse (_heldout.md). The transformer
