@@ -644,10 +644,11 @@ def test_the_cross_series_start_keeps_a_fit_that_carries_to_other_series_and_shr
 
 
 def test_the_recurrent_networks_start_a_small_panel_from_the_cross_series_fit_unless_told_otherwise():
-    """cross_series_start: the classic settings on a panel of 3 or more series without covariates start simple-rnn,
-    attention-rnn and the transformer from the cross-series fit (said in the settings line); one series, covariates, another model or a
-    named skip_init keep their start."""
+    """The classic settings on a panel of 3 or more series without covariates start simple-rnn, attention-rnn and the
+    transformer from the cross-series fit (said in the settings line), fitted alone or as auto's candidate; one
+    series, covariates, another model or a named skip_init keep their start; named with covariates it is refused."""
     from tsattn.config import resolve, settings_text, settle
+    from tsattn.selection import candidate_config
 
     rng = np.random.default_rng(0)
     panel_frame = _panel({f"s{k}": 50 + rng.normal(0, 1, 60).cumsum() for k in range(4)})
@@ -661,9 +662,17 @@ def test_the_recurrent_networks_start_a_small_panel_from_the_cross_series_fit_un
     assert settle(*resolve(RunConfig(model="nbeats", dataset=None, horizon=4), panel_frame, None)).skip_init == "auto"
     assert settle(*resolve(RunConfig(model="transformer", dataset=None, horizon=4), panel_frame,
                            None)).skip_init == "cross-series"
+    auto = settle(*resolve(RunConfig(model="auto", dataset=None, horizon=4), panel_frame, None))
+    assert [candidate_config(auto, name, panel).skip_init for name in ("attention-rnn", "simple-rnn", "nbeats")] == \
+        ["cross-series", "cross-series", "auto"]
+    named_auto = settle(*resolve(RunConfig(model="auto", dataset=None, horizon=4, skip_init="least-squares"),
+                                 panel_frame, None))
+    assert candidate_config(named_auto, "attention-rnn", panel).skip_init == "least-squares"
     driven = panel_frame.assign(x=rng.normal(0, 1, len(panel_frame)))
     assert settle(*resolve(RunConfig(model="simple-rnn", dataset=None, horizon=4, hist_exog=["x"]), driven,
                            None)).skip_init == "auto"
+    with pytest.raises(ConfigError, match="^skip_init=cross-series .* with covariates use skip_init=least-squares"):
+        check_config(RunConfig(model="simple-rnn", dataset=None, horizon=4, hist_exog=["x"], skip_init="cross-series"))
     one = panel_frame[panel_frame["unique_id"] == "s0"]
     assert settle(*resolve(RunConfig(model="simple-rnn", dataset=None, horizon=4), one, None)).skip_init == "auto"
     result = fit(RunConfig(model="simple-rnn", dataset=None, horizon=4, epochs=2, window=8), series=panel_frame)

@@ -183,7 +183,7 @@ class RunConfig:
                                      # validation: benchmarks/results/covariates_defaults.md), or for the
                                      # recurrent networks and the transformer on a panel under the classic settings
                                      # cross-series (the least-squares start shrunk by leave-one-series-out ridge:
-                                     # cross_series_start);
+                                     # _data_rules);
                                      # least-squares, least-squares+zero-output, cross-series or zeros name one
     covariate_lags: int | str = "auto"  # the least-squares start with future-known covariates regresses each
                                      # forecast step on their values at that step and at this many steps before it;
@@ -491,8 +491,6 @@ def settle(config: RunConfig, panel: Panel) -> RunConfig:
     settled = data_model_settings(_settled_preset(config, panel), panel)
     if settled.masked_targets and settled.futr_exog and "masked_targets" not in settled.given:
         settled = dataclasses.replace(settled, masked_targets=False)
-    if cross_series_start(settled, panel):
-        settled = dataclasses.replace(settled, skip_init="cross-series")
     return settled
 
 
@@ -501,24 +499,27 @@ def settle(config: RunConfig, panel: Panel) -> RunConfig:
 CROSS_SERIES_MODELS = ("simple-rnn", "attention-rnn", "transformer")
 
 
-def cross_series_start(config: RunConfig, panel: Panel) -> bool:
-    """Whether ``config``'s automatic skip start (``skip_init="auto"``, not named) is the least-squares fit shrunk
-    across series (``"cross-series"``): the classic settings on a panel of 3 or more series without covariates, for
-    the recurrent networks and the transformer. On small panels of M3 series their pooled least-squares start, fitted
-    mostly on the longer series' windows, extrapolated trends the other series did not follow (ten quarterly series:
-    14.7-15.0 sMAPE against the naive forecast's 9.6). Chosen before the M3 hold-outs: -0.99 over 96 cells (quarterly -4.02, monthly
-    +0.11: the first rule, no frequency worse by 0.10, failed by 0.008;
-    benchmarks/results/small_panels_cross_series.md), -0.78 two horizons earlier (monthly +0.01, _o2.md), then a
-    second rule written before the M1 and Tourism panels: -0.27 there, no dataset worse (_heldout.md). The transformer
-    (the same rule first: M3 -1.21, no frequency worse; M1 and Tourism -0.33, every dataset lower;
-    small_panels_cross_series_transformer*.md)."""
-    return (config.preset == "classic" and config.skip_init == "auto" and "skip_init" not in config.given
-            and config.model in CROSS_SERIES_MODELS and panel.n_series >= 3 and config.covariates() is None)
-
-
 def data_model_settings(config: RunConfig, panel: Panel) -> RunConfig:
-    """``config`` with the model parameters that its preset gives only for data of some shape, where the run does not
-    set them itself (every fit path: :func:`settle`, and auto's candidates).
+    """``config`` with the settings its preset gives only for data of some shape (:func:`_data_rules`) where the run
+    does not set them itself: a model parameter the run does not give, a setting it does not name and leaves at its
+    default. Every fit path takes them: :func:`settle`, and auto's candidates
+    (:func:`tsattn.selection.candidate_config`)."""
+    defaults = RunConfig()
+    params, fields = {}, {}
+    for key, (value, _) in _data_rules(config, panel).items():
+        if key.startswith("model."):
+            if key[len("model."):] not in config.model_params:
+                params[key[len("model."):]] = value
+        elif key not in config.given and getattr(config, key) == getattr(defaults, key):
+            fields[key] = value
+    if params:
+        fields["model_params"] = {**config.model_params, **params}
+    return dataclasses.replace(config, **fields) if fields else config
+
+
+def _data_rules(config: RunConfig, panel: Panel) -> dict:
+    """The settings a preset gives for data of ``panel``'s shape, whether or not the run sets them itself:
+    ``{name: (value, why)}``, a model parameter's name prefixed ``model.``.
 
     Under the N-BEATS recipe, attention-rnn on data without a season (season 1: yearly, integer steps) without
     covariates takes ``skip="naive"`` (the last value plus the network, nbeats' head) instead of ``"relative"``,
@@ -527,36 +528,49 @@ def data_model_settings(config: RunConfig, panel: Panel) -> RunConfig:
     before, seeds 0-2: yearly -0.259 / -0.130, other -0.106 / -0.198, benchmarks/results/attention_skip_o1.md,
     _o2.md), then checked on data it was not chosen on: M1 yearly -2.082 / -0.761, Tourism yearly -0.391 / -4.296,
     better in every seed (attention_skip_heldout_o1.md, _o2.md). On seasonal data relative stays (naive +0.16 to
-    +1.58 there)."""
-    chosen = {key: value for key, (value, _) in _data_model_rules(config, panel).items()
-              if key not in config.model_params}
-    return dataclasses.replace(config, model_params={**config.model_params, **chosen}) if chosen else config
+    +1.58 there).
 
-
-def _data_model_rules(config: RunConfig, panel: Panel) -> dict:
-    """The model parameters :func:`data_model_settings` gives ``config`` on ``panel`` where the run does not set
-    them: ``{name: (value, why)}``."""
-    if (config.model == "attention-rnn" and config.preset == "nbeats-recipe" and config.covariates() is None
+    Under the classic settings, on a panel of 3 or more series without covariates, the recurrent networks and the
+    transformer start their skip path from the least-squares fit shrunk across series (``skip_init="cross-series"``).
+    On small panels of M3 series their pooled least-squares start, fitted mostly on the longer series' windows,
+    extrapolated trends the other series did not follow (ten quarterly series: 14.7-15.0 sMAPE against the naive
+    forecast's 9.6). Chosen before the M3 hold-outs: -0.99 over 96 cells (quarterly -4.02, monthly +0.11: the first
+    rule, no frequency worse by 0.10, failed by 0.008; benchmarks/results/small_panels_cross_series.md), -0.78 two
+    horizons earlier (monthly +0.01, _o2.md), then a second rule written before the M1 and Tourism panels: -0.27
+    there, no dataset worse (_heldout.md). The transformer: the same rule first, M3 -1.21 with no frequency worse,
+    then M1 and Tourism -0.33 with every dataset lower (small_panels_cross_series_transformer*.md)."""
+    rules = {}
+    covariates = config.covariates()
+    if (config.model == "attention-rnn" and config.preset == "nbeats-recipe" and covariates is None
             and season_of(config, panel) == 1):
-        return {"skip": ("naive", "data without a season")}
-    return {}
+        rules["model.skip"] = ("naive", "data without a season")
+    if (config.preset == "classic" and config.model in CROSS_SERIES_MODELS and panel.n_series >= 3
+            and covariates is None):
+        rules["skip_init"] = ("cross-series", "a panel of few series")
+    return rules
+
+
+RULE_NAMES = {"skip_init": "skip start"}  # how the settings line names a setting a rule chose (a model parameter:
+# by its own name)
 
 
 def settings_text(config: RunConfig, panel: Panel, automatic: bool) -> str:
     """How a fit announces its settled ``config`` (`tsattn fit`'s "Training ..." line, ``Forecaster.fit``'s "Fitting
-    ..." line): the preset, said to be chosen for the data when it was ``"auto"`` (``automatic``), and each model
-    parameter :func:`data_model_settings` chose for the data, with why (not those the user named)."""
+    ..." line): the preset, said to be chosen for the data when it was ``"auto"`` (``automatic``), and each setting
+    :func:`data_model_settings` chose for the data, with why (not those the user named)."""
     if not config.preset:
         return ""
     text = f", settings {config.preset}" + (f" (chosen for {panel.n_series} series, horizon {config.horizon})"
                                             if automatic else "")
     named = set(config.given)
-    if config.skip_init == "cross-series" and "skip_init" not in named and cross_series_start(
-            dataclasses.replace(config, skip_init="auto"), panel):
-        text += ", skip start cross-series (for a panel of few series)"
-    for key, (value, why) in _data_model_rules(config, panel).items():
-        if config.model_params.get(key) == value and key not in named and "model_params" not in named:
-            text += f", {key} {value} (for {why})"
+    for key, (value, why) in _data_rules(config, panel).items():
+        if key.startswith("model."):
+            name = key[len("model."):]
+            chosen = config.model_params.get(name) == value and name not in named and "model_params" not in named
+        else:
+            name, chosen = RULE_NAMES.get(key, key), getattr(config, key) == value and key not in named
+        if chosen:
+            text += f", {name} {value} (for {why})"
     return text
 
 
@@ -651,6 +665,9 @@ def check_config(config: RunConfig) -> RunConfig:
                           "validation_fraction is 0; set validation_fraction above 0 (or train with loss=quantile)")
     statistical_keys(config.baselines)
     check_covariates(config.hist_exog, config.futr_exog, config.stat_exog, config.calendar)
+    if config.skip_init == "cross-series" and config.covariates() is not None:
+        raise ConfigError("skip_init=cross-series shrinks the target's own autoregression across series and reads no "
+                          "covariates; with covariates use skip_init=least-squares (or auto)")
     if config.masked_targets and config.futr_exog and "masked_targets" in config.given:
         raise ConfigError("masked_targets trains on windows whose targets run past the end of the data, where the "
                           f"future-known covariates ({', '.join(config.futr_exog)}) are unknown; drop masked_targets "

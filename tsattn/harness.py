@@ -467,7 +467,10 @@ def start_from_linear_autoregression(model: keras.Model, data: WindowedPanel, ze
         covariate_lags = choose_covariate_lags(data, relative="level" in names) if futures else 0
     if futures:
         model.covariate_lags = covariate_lags  # reported with the fit (train_model's history.attrs)
-    if cross_series and int(model.input_shape[-1]) == 1:  # the target alone (no covariates): shrunk across series
+    if cross_series:  # the target alone (check_config refuses it with covariates): shrunk across series
+        if int(model.input_shape[-1]) != 1:
+            raise ValueError("the cross-series start reads the target alone; this model's input has "
+                             f"{int(model.input_shape[-1])} columns")
         coefficients, penalty = cross_series_coefficients(data, relative="level" in names)
         model.skip_penalty_chosen = "zero start" if np.isinf(penalty) else f"{penalty:g}"
     else:
