@@ -80,6 +80,7 @@ NARROW = " (d_model=32, ff_dim=64, patch-transformer's default when measured)"
 NARROW_SETTINGS = '{"d_model": 32, "ff_dim": 64}'
 
 CROSS_SERIES = '{"default": {}, "cross-series": {"skip_init": "cross-series"}}'  # small_panels_cross_series*.md
+AUTO_WINDOWS = '{"default": {}, "2 validation windows": {"validation_windows": 2}}'  # small_panels_auto_validation*.md
 
 
 def small_panel_cell(label: str, file: str, dataset: str, model: str, candidates: str, candidate: str,
@@ -295,6 +296,14 @@ CELLS = (
     small_panel_cell("small panels, the transformer's cross-series start on M1 quarterly (the check after M3)",
                      "small_panels_cross_series_transformer_heldout.md", "m1-quarterly", "transformer", CROSS_SERIES,
                      "cross-series"),
+    small_panel_cell("small panels, auto at its defaults (one validation horizon), M3 other",
+                     "small_panels_auto_validation.md", "m3-other", "auto", AUTO_WINDOWS, "default"),
+    small_panel_cell("small panels, auto choosing on two validation horizons (not adopted), two horizons before the "
+                     "hold-outs, M3 yearly", "small_panels_auto_validation_o2.md", "m3-yearly", "auto", AUTO_WINDOWS,
+                     "2 validation windows", "--origin", "2"),
+    small_panel_cell("small panels, auto choosing on two validation horizons (not adopted), M1 monthly (where it "
+                     "failed the rule)", "small_panels_auto_validation_heldout.md", "m1-monthly", "auto", AUTO_WINDOWS,
+                     "2 validation windows"),
 )
 
 # results files not rerun at main, and why (grouped); every other file under benchmarks/results/ must have a cell
