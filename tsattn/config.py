@@ -508,8 +508,9 @@ def data_model_settings(config: RunConfig, panel: Panel) -> RunConfig:
     params, fields = {}, {}
     for key, (value, _) in _data_rules(config, panel).items():
         if key.startswith("model."):
-            if key[len("model."):] not in config.model_params:
-                params[key[len("model."):]] = value
+            name = key.removeprefix("model.")
+            if name not in config.model_params:
+                params[name] = value
         elif key not in config.given and getattr(config, key) == getattr(defaults, key):
             fields[key] = value
     if params:
@@ -565,7 +566,7 @@ def settings_text(config: RunConfig, panel: Panel, automatic: bool) -> str:
     named = set(config.given)
     for key, (value, why) in _data_rules(config, panel).items():
         if key.startswith("model."):
-            name = key[len("model."):]
+            name = key.removeprefix("model.")
             chosen = config.model_params.get(name) == value and name not in named and "model_params" not in named
         else:
             name, chosen = RULE_NAMES.get(key, key), getattr(config, key) == value and key not in named
